@@ -1,0 +1,1 @@
+"""Overseer: an MCP-native agent host with human-in-the-loop approvals."""

@@ -1,0 +1,1 @@
+"""Overseer's built-in MCP tool servers. They import nothing of `backend`."""
