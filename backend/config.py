@@ -1,0 +1,175 @@
+"""Settings: environment (`OVERSEER_*`) over `overseer.yaml` over defaults.
+
+`overseer.yaml` is read from the current directory or, failing that, the data dir. `${VAR}` and
+`${VAR:-default}` are expanded in it before validation, so secrets stay in the environment.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
+from pydantic.fields import FieldInfo
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+
+from backend.mcp.config import McpServerConfig
+
+CONFIG_FILE_NAME = "overseer.yaml"
+_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+
+PolicyValue = Literal["always_allow", "ask", "deny"]
+
+
+class ConfigError(Exception):
+    """The configuration cannot be used; the message says where and why."""
+
+
+class PermissionsConfig(BaseModel):
+    """Claude Code's `permissions` block: rule strings by effect."""
+
+    model_config = ConfigDict(extra="forbid")
+    allow: list[str] = Field(default_factory=list)
+    ask: list[str] = Field(default_factory=list)
+    deny: list[str] = Field(default_factory=list)
+
+
+class Settings(BaseSettings):
+    """Everything Overseer can be configured with."""
+
+    model_config = SettingsConfigDict(env_prefix="OVERSEER_", extra="forbid", populate_by_name=True)
+
+    model: str | None = None
+    """LiteLLM model name, e.g. `anthropic/claude-sonnet-4-5`. None: the offline demo model."""
+    api_base: str | None = None
+    api_key: SecretStr | None = None
+    fallback_models: list[str] = Field(default_factory=list)
+    data_dir: Path = Field(default_factory=lambda: Path.home() / ".overseer")
+    workspace: Path | None = None
+    max_iterations: int = Field(default=40, ge=1)
+    tool_concurrency: int = Field(default=8, ge=1)
+    approval_timeout: float = Field(default=600, gt=0)
+    model_retries: int = Field(default=3, ge=0)
+    retry_backoff: float = Field(default=1.0, ge=0)
+    model_timeout: float = Field(default=600, gt=0)
+    read_only_auto_allow: bool = False
+    builtin_servers: bool = True
+    mcp_servers: dict[str, McpServerConfig] = Field(default_factory=dict, alias="mcpServers")
+    permissions: PermissionsConfig = Field(default_factory=PermissionsConfig)
+    policies: dict[str, PolicyValue] = Field(default_factory=dict)
+
+    config_file: Path | None = Field(default=None, exclude=True)
+    """Where the YAML came from; "always allow" rules are written back there."""
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        # Explicit arguments beat the environment, which beats the file.
+        return init_settings, env_settings, _YamlSource(settings_cls)
+
+    @property
+    def resolved_workspace(self) -> Path:
+        return (self.workspace or Path.cwd()).expanduser().resolve()
+
+    @property
+    def db_path(self) -> Path:
+        return self.data_dir.expanduser() / "overseer.db"
+
+    @property
+    def writable_config_file(self) -> Path:
+        return self.config_file or (self.data_dir.expanduser() / CONFIG_FILE_NAME)
+
+
+class _YamlSource(PydanticBaseSettingsSource):
+    """Reads `overseer.yaml`; the path is found before validation, from env or defaults."""
+
+    def get_field_value(self, field: FieldInfo, field_name: str) -> tuple[Any, str, bool]:
+        return None, field_name, False
+
+    def __call__(self) -> dict[str, Any]:
+        path = find_config_file()
+        if path is None:
+            return {}
+        data = read_yaml(path)
+        data["config_file"] = path
+        return data
+
+
+def find_config_file() -> Path | None:
+    """`$OVERSEER_CONFIG`, else `./overseer.yaml`, else `<data dir>/overseer.yaml`."""
+    explicit = os.environ.get("OVERSEER_CONFIG")
+    if explicit:
+        path = Path(explicit).expanduser()
+        if not path.is_file():
+            raise ConfigError(f"OVERSEER_CONFIG points at {path}, which is not a file")
+        return path
+    data_dir = Path(os.environ.get("OVERSEER_DATA_DIR", str(Path.home() / ".overseer"))).expanduser()
+    for candidate in (Path.cwd() / CONFIG_FILE_NAME, data_dir / CONFIG_FILE_NAME):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def expand_vars(text: str, *, source: str) -> str:
+    """Replace `${VAR}` / `${VAR:-default}`; an unset variable without default is an error."""
+
+    def replace(match: re.Match[str]) -> str:
+        name, default = match.group(1), match.group(2)
+        value = os.environ.get(name)
+        if value is None:
+            if default is None:
+                raise ConfigError(f"{source}: ${{{name}}} is not set in the environment")
+            return default
+        return value
+
+    return _VAR.sub(replace, text)
+
+
+def read_yaml(path: Path) -> dict[str, Any]:
+    """Parse one config file with variables expanded; a clear error for anything malformed."""
+    try:
+        text = expand_vars(path.read_text(encoding="utf-8"), source=str(path))
+        data = yaml.safe_load(text) or {}
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{path}: not valid YAML: {exc}") from exc
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: expected a mapping at the top level, got {type(data).__name__}")
+    return data
+
+
+def load_settings(**overrides: Any) -> Settings:
+    """Build Settings, turning validation errors into one readable ConfigError."""
+    try:
+        return Settings(**overrides)
+    except ValidationError as exc:
+        lines = []
+        for err in exc.errors():
+            where = ".".join(str(p) for p in err["loc"]) or "(top level)"
+            lines.append(f"  {where}: {err['msg']}")
+        raise ConfigError("invalid configuration:\n" + "\n".join(lines)) from exc
+
+
+def append_allow_rules(path: Path, rules: list[str]) -> None:
+    """Persist "always allow" rules into `permissions.allow` of a config file, creating it if needed."""
+    # Read without expanding ${VAR}: the file must keep its references, not the secrets.
+    data: dict[str, Any] = (yaml.safe_load(path.read_text(encoding="utf-8")) or {}) if path.is_file() else {}
+    permissions = data.setdefault("permissions", {}) or {}
+    data["permissions"] = permissions
+    allow = permissions.setdefault("allow", []) or []
+    permissions["allow"] = allow
+    for rule in rules:
+        if rule not in allow:
+            allow.append(rule)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".yaml.tmp")
+    tmp.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+    os.replace(tmp, path)

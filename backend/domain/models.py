@@ -1,0 +1,169 @@
+"""The wire models: what is persisted, streamed and returned by the API."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from backend.domain.tools import ToolAnnotations
+
+SessionStatus = Literal["idle", "running", "waiting_approval", "completed", "stopped", "error"]
+ACTIVE_STATUSES: frozenset[str] = frozenset({"running", "waiting_approval"})
+
+Role = Literal["system", "user", "assistant", "tool"]
+
+ToolCallStatus = Literal["pending", "waiting_approval", "running", "done", "error", "denied", "interrupted", "stopped"]
+FINISHED_TOOL_STATUSES: frozenset[str] = frozenset({"done", "error", "denied", "interrupted", "stopped"})
+
+ApprovalStatus = Literal["pending", "allowed", "denied", "expired", "cancelled"]
+DecisionKind = Literal["allow_once", "allow_session", "allow_always", "deny"]
+DecidedBy = Literal["rule", "policy", "user", "timeout", "hook", "stop"]
+
+
+def utcnow() -> datetime:
+    """Timezone-aware now; every timestamp we store is UTC."""
+    return datetime.now(timezone.utc)
+
+
+class Usage(BaseModel):
+    """Tokens and cost of a session so far. Unknown models cost 0 but their tokens count."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float = 0.0
+
+    def plus(self, other: Usage) -> Usage:
+        return Usage(
+            input_tokens=self.input_tokens + other.input_tokens,
+            output_tokens=self.output_tokens + other.output_tokens,
+            cost_usd=self.cost_usd + other.cost_usd,
+        )
+
+
+class Session(BaseModel):
+    """One conversation of one agent in one workspace."""
+
+    id: str
+    title: str = ""
+    status: SessionStatus = "idle"
+    mode: str = "agent"
+    model: str = ""
+    engine: Literal["litellm", "claude-sdk"] = "litellm"
+    workspace: str
+    parent_id: str | None = None
+    error: str | None = None
+    usage: Usage = Field(default_factory=Usage)
+    session_rules: list[str] = Field(default_factory=list)
+    """Allow rules granted "for this session"; persisted so they survive a restart."""
+    created_at: datetime = Field(default_factory=utcnow)
+    updated_at: datetime = Field(default_factory=utcnow)
+
+
+class ToolCallRequest(BaseModel):
+    """A tool call as the model asked for it (OpenAI wire shape, arguments already parsed)."""
+
+    id: str
+    name: str
+    arguments: dict[str, Any] = Field(default_factory=dict)
+    raw_arguments: str = ""
+    argument_error: str | None = None
+    """Set when the arguments could not be parsed or repaired; the call is not run."""
+
+
+class Message(BaseModel):
+    """One transcript entry, in the OpenAI chat shape LiteLLM speaks."""
+
+    session_id: str
+    idx: int = 0
+    role: Role
+    content: str = ""
+    tool_calls: list[ToolCallRequest] = Field(default_factory=list)
+    tool_call_id: str | None = None
+    name: str | None = None
+    is_error: bool = False
+    created_at: datetime = Field(default_factory=utcnow)
+
+
+class ToolCallRecord(BaseModel):
+    """The life of one tool call, from the model's request to its result."""
+
+    id: str
+    session_id: str
+    name: str
+    arguments: dict[str, Any] = Field(default_factory=dict)
+    status: ToolCallStatus = "pending"
+    decision: str | None = None
+    """What let it run or stopped it, e.g. "allow_once (user)" or "deny rule Bash(rm *) (user)"."""
+    result: str | None = None
+    is_error: bool = False
+    started_at: datetime | None = None
+    finished_at: datetime | None = None
+    created_at: datetime = Field(default_factory=utcnow)
+
+
+class Decision(BaseModel):
+    """A person's (or a timeout's) answer to an approval."""
+
+    kind: DecisionKind
+    message: str | None = None
+    updated_arguments: dict[str, Any] | None = None
+    rules: list[str] | None = None
+    """For allow_always / allow_session: the rules to add; None means the narrowest rule for the call."""
+
+    @property
+    def allows(self) -> bool:
+        return self.kind != "deny"
+
+
+class Approval(BaseModel):
+    """A paused tool call waiting for a person."""
+
+    id: str
+    session_id: str
+    tool_call_id: str
+    tool_name: str
+    arguments: dict[str, Any] = Field(default_factory=dict)
+    annotations: ToolAnnotations = Field(default_factory=ToolAnnotations)
+    reason: str = ""
+    """Why it asks: the rule or policy that produced `ask`."""
+    suggested_rules: list[str] = Field(default_factory=list)
+    """What "always allow" would write."""
+    status: ApprovalStatus = "pending"
+    decision: Decision | None = None
+    decided_by: DecidedBy | None = None
+    created_at: datetime = Field(default_factory=utcnow)
+    expires_at: datetime
+    decided_at: datetime | None = None
+
+
+class AuditEntry(BaseModel):
+    """One permission decision, whoever made it."""
+
+    id: int | None = None
+    session_id: str
+    tool_call_id: str
+    tool_name: str
+    arguments: dict[str, Any] = Field(default_factory=dict)
+    decision: Literal["allow", "deny"]
+    decided_by: DecidedBy
+    detail: str = ""
+    latency_ms: float = 0.0
+    created_at: datetime = Field(default_factory=utcnow)
+
+
+class Event(BaseModel):
+    """One thing that happened in a session, as the dashboard and the CLI see it.
+
+    Persisted events have a gapless per-session `seq`. Token deltas are ephemeral: they carry
+    the seq of the last persisted event and an increasing `part`, and live only in memory.
+    """
+
+    session_id: str
+    seq: int
+    type: str
+    data: dict[str, Any] = Field(default_factory=dict)
+    part: int = 0
+    ephemeral: bool = False
+    created_at: datetime = Field(default_factory=utcnow)

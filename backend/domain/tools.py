@@ -1,0 +1,61 @@
+"""Tools as the host sees them: a catalog entry and the result of one call."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+TOOL_PREFIX = "mcp__"
+
+
+def full_tool_name(server: str, tool: str) -> str:
+    """The name a model sees: `mcp__<server>__<tool>`, as Claude Code spells MCP tools."""
+    return f"{TOOL_PREFIX}{server}__{tool}"
+
+
+def split_tool_name(name: str) -> tuple[str, str] | None:
+    """`mcp__srv__tool` -> ("srv", "tool"); None for a name that is not an MCP tool name."""
+    if not name.startswith(TOOL_PREFIX):
+        return None
+    server, sep, tool = name[len(TOOL_PREFIX) :].partition("__")
+    if not sep or not server or not tool:
+        return None
+    return server, tool
+
+
+class ToolAnnotations(BaseModel):
+    """What the server says about a tool. Hints from a server, not facts."""
+
+    title: str | None = None
+    readOnlyHint: bool | None = None
+    destructiveHint: bool | None = None
+    idempotentHint: bool | None = None
+    openWorldHint: bool | None = None
+
+
+class ToolInfo(BaseModel):
+    """One tool in the catalog, under its full name."""
+
+    name: str
+    server: str
+    tool: str
+    description: str = ""
+    input_schema: dict[str, Any] = Field(default_factory=lambda: {"type": "object", "properties": {}})
+    annotations: ToolAnnotations = Field(default_factory=ToolAnnotations)
+
+
+class ToolResult(BaseModel):
+    """What a tool call gave back. `is_error` results are shown to the model, never raised."""
+
+    text: str = ""
+    is_error: bool = False
+    images: list[dict[str, str]] = Field(default_factory=list)
+    """Image blocks as {"data": base64, "mime_type": ...}."""
+    structured: dict[str, Any] | None = None
+    spilled_to: str | None = None
+    """Where the full text was written when the result was cut."""
+
+    @classmethod
+    def error(cls, text: str) -> ToolResult:
+        return cls(text=text, is_error=True)

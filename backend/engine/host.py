@@ -1,0 +1,155 @@
+"""The Host: one process's store, event bus, MCP pool, gate and runner, wired from Settings.
+
+The CLI, the web API and the gateway all run agents through a Host. With no model configured
+it starts the offline demo: the scripted model server from `backend.testing`, reached through
+the same LiteLLM HTTP path a real provider takes.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from pathlib import Path
+from typing import Any
+
+from backend.config import Settings, append_allow_rules
+from backend.domain.models import Session
+from backend.domain.tools import ToolInfo
+from backend.engine.events import EventBus
+from backend.engine.loop import LoopLimits
+from backend.engine.model import LiteLLMClient, ModelClient
+from backend.engine.runner import SessionRunner
+from backend.mcp.config import McpServerConfig, builtin_servers
+from backend.mcp.pool import McpPool
+from backend.permissions.approvals import ApprovalBroker
+from backend.permissions.gate import ToolGate
+from backend.permissions.hooks import HookChain
+from backend.permissions.policy import DEFAULT_POLICIES, PolicyEngine
+from backend.permissions.rules import RuleSet
+from backend.store.sqlite import SqliteStore
+
+log = logging.getLogger(__name__)
+
+DEMO_MODEL = "openai/overseer-demo"
+TOOLS_READY_TIMEOUT = 60.0
+
+
+def build_policy(settings: Settings) -> PolicyEngine:
+    """Rules from the config file, policies over the defaults."""
+    rules = RuleSet.from_config(settings.permissions.model_dump(), source="user")
+    return PolicyEngine(
+        rules,
+        {**DEFAULT_POLICIES, **settings.policies},
+        read_only_auto_allow=settings.read_only_auto_allow,
+    )
+
+
+def server_configs(settings: Settings) -> dict[str, McpServerConfig]:
+    """Built-in servers (rooted at the default workspace) plus the person's own; theirs win."""
+    servers: dict[str, McpServerConfig] = {}
+    if settings.builtin_servers:
+        servers.update(builtin_servers(python=sys.executable, root=settings.resolved_workspace))
+    servers.update(settings.mcp_servers)
+    return {name: cfg for name, cfg in servers.items() if not cfg.disabled}
+
+
+class Host:
+    """Owns every long-lived part of a running Overseer."""
+
+    def __init__(self, settings: Settings, *, hooks: HookChain | None = None) -> None:
+        self.settings = settings
+        self.data_dir = settings.data_dir.expanduser()
+        self.store = SqliteStore(settings.db_path)
+        self.bus = EventBus(self.store)
+        self.pool = McpPool(server_configs(settings), log_dir=self.data_dir / "logs")
+        self.broker = ApprovalBroker(self.store, self.bus, timeout=settings.approval_timeout)
+        self.hooks = hooks or HookChain()
+        self.demo: Any = None
+        self.gate = ToolGate(
+            policy=build_policy(settings),
+            broker=self.broker,
+            store=self.store,
+            bus=self.bus,
+            tools=self.pool,
+            sessions=self,  # type: ignore[arg-type]  # forwarded to the runner below
+            hooks=self.hooks,
+            on_always_allow=self._save_always_allow,
+        )
+        self.runner = SessionRunner(
+            store=self.store,
+            bus=self.bus,
+            gate=self.gate,
+            list_tools=self._ready_tools,
+            model_for=self.model_for,
+            limits=LoopLimits(max_iterations=settings.max_iterations, tool_concurrency=settings.tool_concurrency),
+            default_workspace=settings.resolved_workspace,
+            default_model=settings.model or DEMO_MODEL,
+        )
+
+    @property
+    def is_demo(self) -> bool:
+        return self.settings.model is None
+
+    async def start(self, *, recover: bool = True) -> None:
+        """Open the store, start MCP servers in the background, resume interrupted sessions."""
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        await self.store.open()
+        await self.pool.start()
+        if self.is_demo:
+            self._demo_server()
+        if recover:
+            await self.runner.recover()
+
+    async def aclose(self) -> None:
+        await self.runner.aclose()
+        await self.pool.aclose()
+        if self.demo is not None:
+            self.demo.stop()
+        await self.store.close()
+
+    async def __aenter__(self) -> Host:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    # forwarded SessionSink, so the gate exists before the runner
+
+    async def approval_waiting(self, session_id: str, delta: int) -> None:
+        await self.runner.approval_waiting(session_id, delta)
+
+    async def add_session_rules(self, session_id: str, rules: list[str]) -> None:
+        await self.runner.add_session_rules(session_id, rules)
+
+    async def _ready_tools(self) -> list[ToolInfo]:
+        await self.pool.wait_ready(timeout=TOOLS_READY_TIMEOUT)
+        return self.pool.tools()
+
+    def _save_always_allow(self, rules: list[str]) -> None:
+        path: Path = self.settings.writable_config_file
+        append_allow_rules(path, rules)
+        log.info("always-allow rules %s written to %s", rules, path)
+
+    def _demo_server(self) -> Any:
+        if self.demo is None:
+            from backend.testing.demo import demo_script
+            from backend.testing.model_server import ScriptedModelServer
+
+            self.demo = ScriptedModelServer(demo_script()).start()
+        return self.demo
+
+    def model_for(self, session: Session) -> ModelClient:
+        """The model client for a session: its own model, else the configured one, else the demo."""
+        s = self.settings
+        if session.model == DEMO_MODEL or (self.is_demo and session.model in ("", DEMO_MODEL)):
+            return LiteLLMClient(model=DEMO_MODEL, api_base=self._demo_server().openai_base, api_key="demo", retries=0)
+        return LiteLLMClient(
+            model=session.model or s.model or DEMO_MODEL,
+            api_base=s.api_base,
+            api_key=s.api_key.get_secret_value() if s.api_key else None,
+            fallback_models=s.fallback_models,
+            retries=s.model_retries,
+            backoff=s.retry_backoff,
+            timeout=s.model_timeout,
+        )

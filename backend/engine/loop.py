@@ -1,0 +1,185 @@
+"""run_agent_loop: model, tools, model, ... until the model answers with text.
+
+The loop reads the transcript from the store every iteration, so a session recovered after a
+restart continues from exactly what was persisted. Tool calls go through the gate, concurrently
+and bounded; a call the previous process left mid-run is reported to the model as interrupted.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from backend.domain.models import Message, ToolCallRecord, ToolCallRequest, Usage, utcnow
+from backend.domain.tools import ToolInfo
+from backend.engine.events import EventBus
+from backend.engine.model import ModelClient, ModelError
+from backend.permissions.gate import ERROR_HINT, GateCall, GateSession, ToolGate
+from backend.store.base import Store
+
+INTERRUPTED = (
+    "The host restarted while this tool call was running. It was not run again: "
+    "check whether it had its effect before repeating it."
+)
+
+Outcome = Literal["completed", "error"]
+
+
+@dataclass(kw_only=True)
+class LoopLimits:
+    """Bounds of one run."""
+
+    max_iterations: int = 40
+    tool_concurrency: int = 8
+
+
+@dataclass(kw_only=True)
+class LoopResult:
+    """How a run ended and what the model said last."""
+
+    outcome: Outcome
+    text: str = ""
+    error: str | None = None
+
+
+def tool_schemas(tools: list[ToolInfo]) -> list[dict[str, Any]]:
+    """Tools in the OpenAI function shape LiteLLM translates for every provider."""
+    return [
+        {
+            "type": "function",
+            "function": {"name": t.name, "description": t.description[:1024], "parameters": t.input_schema},
+        }
+        for t in tools
+    ]
+
+
+def to_wire(system_prompt: str, history: list[Message]) -> list[dict[str, Any]]:
+    """The transcript in OpenAI chat shape, each tool result right after the call that asked for it.
+
+    Results are stored in completion order and user messages may arrive while tools run, so the
+    stored order is not always a valid request order.
+    """
+    results = {m.tool_call_id: m for m in history if m.role == "tool" and m.tool_call_id}
+    wire: list[dict[str, Any]] = [{"role": "system", "content": system_prompt}] if system_prompt else []
+    for message in history:
+        if message.role == "tool":
+            continue
+        if message.role == "assistant":
+            entry: dict[str, Any] = {"role": "assistant", "content": message.content or None}
+            if message.tool_calls:
+                entry["tool_calls"] = [
+                    {
+                        "id": c.id,
+                        "type": "function",
+                        "function": {"name": c.name, "arguments": json.dumps(c.arguments)},
+                    }
+                    for c in message.tool_calls
+                ]
+            wire.append(entry)
+            for call in message.tool_calls:
+                result = results.get(call.id)
+                if result is not None:
+                    wire.append({"role": "tool", "tool_call_id": call.id, "content": result.content})
+        else:
+            wire.append({"role": message.role, "content": message.content})
+    return wire
+
+
+def unanswered_calls(history: list[Message]) -> list[ToolCallRequest]:
+    """Tool calls of the last assistant message that have no result yet (a run cut short)."""
+    answered = {m.tool_call_id for m in history if m.role == "tool"}
+    for message in reversed(history):
+        if message.role == "assistant":
+            return [c for c in message.tool_calls if c.id not in answered]
+    return []
+
+
+async def run_agent_loop(
+    *,
+    session: GateSession,
+    system_prompt: str,
+    tools: list[ToolInfo],
+    model: ModelClient,
+    gate: ToolGate,
+    store: Store,
+    bus: EventBus,
+    limits: LoopLimits,
+    on_usage: Callable[[Usage], Awaitable[None]],
+) -> LoopResult:
+    """Drive one session until the model answers with text, a limit, or an error."""
+    sid = session.session_id
+    schemas = tool_schemas(tools)
+    semaphore = asyncio.Semaphore(limits.tool_concurrency)
+
+    async def run_call(call: ToolCallRequest) -> None:
+        async with semaphore:
+            await gate.run(
+                session,
+                GateCall(id=call.id, name=call.name, arguments=call.arguments, argument_error=call.argument_error),
+            )
+
+    async def run_calls(calls: list[ToolCallRequest]) -> None:
+        records = {r.id: r for r in await store.list_tool_calls(sid)}
+        runnable = []
+        for call in calls:
+            record = records.get(call.id)
+            if record is not None and record.status == "running":
+                await _record_interrupted(store, bus, record)
+            else:
+                runnable.append(call)
+        await asyncio.gather(*(run_call(c) for c in runnable))
+
+    await run_calls(unanswered_calls(await store.list_messages(sid)))
+    for _iteration in range(limits.max_iterations):
+        history = await store.list_messages(sid)
+
+        async def on_delta(text: str) -> None:
+            await bus.publish_delta(sid, "token", {"text": text})
+
+        async def on_retry(note: str) -> None:
+            await bus.publish(sid, "model.retry", {"message": note})
+
+        try:
+            turn = await model.complete(
+                messages=to_wire(system_prompt, history), tools=schemas, on_delta=on_delta, on_retry=on_retry
+            )
+        except ModelError as exc:
+            return LoopResult(outcome="error", error=str(exc))
+        await on_usage(turn.usage)
+        assistant = await store.add_message(
+            Message(session_id=sid, role="assistant", content=turn.text, tool_calls=turn.tool_calls)
+        )
+        await bus.publish(sid, "message", assistant.model_dump(mode="json"))
+        if not turn.tool_calls:
+            return LoopResult(outcome="completed", text=turn.text)
+        await run_calls(turn.tool_calls)
+    return LoopResult(
+        outcome="error",
+        error=f"Stopped after {limits.max_iterations} model calls (the iteration limit) without a final answer.",
+    )
+
+
+async def _record_interrupted(store: Store, bus: EventBus, record: ToolCallRecord) -> None:
+    record.status = "interrupted"
+    record.is_error = True
+    record.result = INTERRUPTED + ERROR_HINT
+    record.finished_at = utcnow()
+    await store.finish_tool_call(
+        record,
+        Message(
+            session_id=record.session_id,
+            role="tool",
+            content=record.result,
+            tool_call_id=record.id,
+            name=record.name,
+            is_error=True,
+        ),
+    )
+    await bus.publish(
+        record.session_id,
+        "tool.result",
+        {"id": record.id, "name": record.name, "status": "interrupted", "is_error": True, "text": record.result},
+    )

@@ -1,0 +1,194 @@
+"""ModelClient, the seam between the loop and a model, and its LiteLLM implementation.
+
+LiteLLM covers every provider; the scripted model server in `backend.testing` is reached through
+the very same path (`openai/<name>` + `api_base`). Transient failures (429, 5xx, timeouts, broken
+connections) are retried with exponential backoff, then the fallback models are tried in order.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from backend.domain.models import ToolCallRequest, Usage
+from backend.engine.arguments import parse_arguments
+
+log = logging.getLogger(__name__)
+
+RETRYABLE_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 529})
+
+OnDelta = Callable[[str], Awaitable[None]]
+OnRetry = Callable[[str], Awaitable[None]]
+
+
+class ModelError(Exception):
+    """The model could not be reached or refused; the message is meant for the person."""
+
+
+@dataclass(kw_only=True)
+class ModelTurn:
+    """One complete assistant turn."""
+
+    text: str = ""
+    tool_calls: list[ToolCallRequest] = field(default_factory=list)
+    usage: Usage = field(default_factory=Usage)
+    model: str = ""
+
+
+class ModelClient(Protocol):
+    """Anything that turns a transcript and a tool list into the next assistant turn."""
+
+    async def complete(
+        self, *, messages: list[dict[str, Any]], tools: list[dict[str, Any]], on_delta: OnDelta, on_retry: OnRetry
+    ) -> ModelTurn: ...
+
+
+_litellm_module: Any = None
+
+
+def litellm() -> Any:
+    """Import LiteLLM once, lazily and offline (its import costs seconds)."""
+    global _litellm_module
+    if _litellm_module is None:
+        os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+        import litellm as module
+
+        module.suppress_debug_info = True
+        module.drop_params = True
+        _litellm_module = module
+    return _litellm_module
+
+
+def is_retryable(exc: BaseException) -> bool:
+    """429/5xx/timeouts/connection failures are worth another try; 4xx are not."""
+    status = getattr(exc, "status_code", None)
+    if isinstance(status, int):
+        return status in RETRYABLE_STATUS
+    return isinstance(exc, (TimeoutError, ConnectionError)) or type(exc).__name__ in {
+        "APIConnectionError",
+        "Timeout",
+        "APITimeoutError",
+        "ServiceUnavailableError",
+        "InternalServerError",
+    }
+
+
+def describe_error(exc: BaseException) -> str:
+    status = getattr(exc, "status_code", None)
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return f"HTTP {status}: {text}" if status else f"{type(exc).__name__}: {text}"
+
+
+def token_cost(model: str, input_tokens: int, output_tokens: int) -> float:
+    """USD cost from LiteLLM's price map; a model it does not know costs 0."""
+    try:
+        prompt, completion = litellm().cost_per_token(
+            model=model, prompt_tokens=input_tokens, completion_tokens=output_tokens
+        )
+        return float(prompt + completion)
+    except Exception:
+        return 0.0
+
+
+@dataclass(kw_only=True)
+class LiteLLMClient:
+    """Streams completions through LiteLLM with retries and fallbacks."""
+
+    model: str
+    api_base: str | None = None
+    api_key: str | None = None
+    fallback_models: list[str] = field(default_factory=list)
+    retries: int = 3
+    backoff: float = 1.0
+    timeout: float = 600
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    async def complete(
+        self, *, messages: list[dict[str, Any]], tools: list[dict[str, Any]], on_delta: OnDelta, on_retry: OnRetry
+    ) -> ModelTurn:
+        failures: list[str] = []
+        for model in [self.model, *self.fallback_models]:
+            for attempt in range(self.retries + 1):
+                try:
+                    return await self._stream_once(model, messages, tools, on_delta)
+                except asyncio.CancelledError:
+                    raise
+                except Exception as exc:
+                    reason = describe_error(exc)
+                    failures.append(f"{model}: {reason}")
+                    if not is_retryable(exc) or attempt == self.retries:
+                        log.warning("model %s failed: %s", model, reason)
+                        break
+                    delay = self.backoff * (2**attempt)
+                    await on_retry(f"{model} failed ({reason}); retrying in {delay:.1f} s")
+                    await asyncio.sleep(delay)
+            if model != ([self.model, *self.fallback_models])[-1]:
+                await on_retry(f"{model} is unavailable; trying the fallback model")
+        raise ModelError("The model could not answer. " + "; ".join(failures[-3:]))
+
+    async def _stream_once(
+        self, model: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]], on_delta: OnDelta
+    ) -> ModelTurn:
+        lm = litellm()
+        kwargs: dict[str, Any] = {
+            "model": model,
+            "messages": messages,
+            "stream": True,
+            "stream_options": {"include_usage": True},
+            "timeout": self.timeout,
+            **self.extra,
+        }
+        if tools:
+            kwargs["tools"] = tools
+        # The fallback models may live elsewhere; api_base/key belong to the primary model.
+        if model == self.model:
+            if self.api_base:
+                kwargs["api_base"] = self.api_base
+            if self.api_key:
+                kwargs["api_key"] = self.api_key
+        stream = await lm.acompletion(**kwargs)
+        chunks = []
+        async for chunk in stream:
+            chunks.append(chunk)
+            choices = getattr(chunk, "choices", None) or []
+            delta = getattr(choices[0], "delta", None) if choices else None
+            text = getattr(delta, "content", None) if delta is not None else None
+            if text:
+                await on_delta(text)
+        if not chunks:
+            raise ModelError(f"{model} returned an empty stream")
+        response = lm.stream_chunk_builder(chunks, messages=messages)
+        return self._turn(model, response)
+
+    def _turn(self, model: str, response: Any) -> ModelTurn:
+        message = response.choices[0].message
+        calls = []
+        for index, call in enumerate(getattr(message, "tool_calls", None) or []):
+            raw = call.function.arguments or ""
+            arguments, error = parse_arguments(raw, tool=call.function.name)
+            calls.append(
+                ToolCallRequest(
+                    id=call.id or f"call_{index}",
+                    name=call.function.name or "",
+                    arguments=arguments,
+                    raw_arguments=raw,
+                    argument_error=error,
+                )
+            )
+        usage = getattr(response, "usage", None)
+        input_tokens = int(getattr(usage, "prompt_tokens", 0) or 0)
+        output_tokens = int(getattr(usage, "completion_tokens", 0) or 0)
+        return ModelTurn(
+            text=message.content or "",
+            tool_calls=calls,
+            usage=Usage(
+                input_tokens=input_tokens,
+                output_tokens=output_tokens,
+                cost_usd=token_cost(model, input_tokens, output_tokens),
+            ),
+            model=model,
+        )

@@ -1,0 +1,224 @@
+"""Session lifecycle: create, send, stop, wait, and recover after a restart.
+
+The runner is the only writer of a session's row while it runs, so status, usage and session
+rules never race each other. Runs are asyncio tasks; a stop cancels the task, and the gate's
+cancellation path makes sure no tool call is left half-recorded.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import uuid
+from collections.abc import Awaitable, Callable
+from datetime import datetime
+from pathlib import Path
+
+from backend.domain.models import ACTIVE_STATUSES, Message, Session, SessionStatus, Usage, utcnow
+from backend.domain.tools import ToolInfo
+from backend.engine.events import EventBus
+from backend.engine.loop import LoopLimits, LoopResult, run_agent_loop
+from backend.engine.model import ModelClient
+from backend.engine.prompt import PromptParts, build_system_prompt
+from backend.permissions.gate import GateSession, ToolGate
+from backend.store.base import Store
+
+log = logging.getLogger(__name__)
+
+
+class SessionBusy(RuntimeError):
+    """The session is still running."""
+
+
+class SessionRunner:
+    """Starts and supervises session runs; implements the gate's SessionSink."""
+
+    def __init__(
+        self,
+        *,
+        store: Store,
+        bus: EventBus,
+        gate: ToolGate,
+        list_tools: Callable[[], Awaitable[list[ToolInfo]]],
+        model_for: Callable[[Session], ModelClient],
+        limits: LoopLimits,
+        default_workspace: Path,
+        default_model: str,
+    ) -> None:
+        self.store = store
+        self.bus = bus
+        self.gate = gate
+        self.list_tools = list_tools
+        self.model_for = model_for
+        self.limits = limits
+        self.default_workspace = default_workspace
+        self.default_model = default_model
+        self._tasks: dict[str, asyncio.Task[None]] = {}
+        self._waiting: dict[str, int] = {}
+        self._locks: dict[str, asyncio.Lock] = {}
+
+    # the session row, written by one owner
+
+    def _lock(self, session_id: str) -> asyncio.Lock:
+        return self._locks.setdefault(session_id, asyncio.Lock())
+
+    async def _update(self, session_id: str, **changes: object) -> Session:
+        async with self._lock(session_id):
+            session = await self.store.get_session(session_id)
+            before = session.status
+            session = session.model_copy(update={**changes, "updated_at": utcnow()})
+            await self.store.save_session(session)
+        if session.status != before:
+            await self.bus.publish(
+                session_id, "session.status", {"status": session.status, "error": session.error}
+            )
+        return session
+
+    async def approval_waiting(self, session_id: str, delta: int) -> None:
+        count = self._waiting.get(session_id, 0) + delta
+        self._waiting[session_id] = max(count, 0)
+        session = await self.store.get_session(session_id)
+        if session.status not in ACTIVE_STATUSES:
+            return
+        wanted: SessionStatus = "waiting_approval" if count > 0 else "running"
+        if session.status != wanted:
+            await self._update(session_id, status=wanted)
+
+    async def add_session_rules(self, session_id: str, rules: list[str]) -> None:
+        session = await self.store.get_session(session_id)
+        merged = session.session_rules + [r for r in rules if r not in session.session_rules]
+        await self._update(session_id, session_rules=merged)
+
+    async def _add_usage(self, session_id: str, usage: Usage) -> None:
+        session = await self.store.get_session(session_id)
+        await self._update(session_id, usage=session.usage.plus(usage))
+        await self.bus.publish(session_id, "usage", usage.model_dump())
+
+    # lifecycle
+
+    async def create(
+        self,
+        *,
+        prompt: str | None = None,
+        title: str | None = None,
+        mode: str = "agent",
+        model: str | None = None,
+        workspace: str | Path | None = None,
+        parent_id: str | None = None,
+    ) -> Session:
+        """Persist a new session; with a prompt it starts working at once."""
+        root = Path(workspace).expanduser().resolve() if workspace else self.default_workspace
+        if not root.is_dir():
+            raise ValueError(f"workspace {root} is not a directory")
+        session = Session(
+            id=uuid.uuid4().hex,
+            title=title or (prompt or "New session").strip().splitlines()[0][:80],
+            mode=mode,
+            model=model or self.default_model,
+            workspace=str(root),
+            parent_id=parent_id,
+        )
+        await self.store.create_session(session)
+        await self.bus.publish(session.id, "session.created", session.model_dump(mode="json"))
+        if prompt:
+            await self.send(session.id, prompt)
+        return session
+
+    async def send(self, session_id: str, content: str) -> Message:
+        """Persist a user message first, then make sure a run will read it."""
+        session = await self.store.get_session(session_id)
+        message = await self.store.add_message(Message(session_id=session_id, role="user", content=content))
+        await self.bus.publish(session_id, "message", message.model_dump(mode="json"))
+        if not self.is_running(session_id):
+            await self._start(session)
+        return message
+
+    def is_running(self, session_id: str) -> bool:
+        task = self._tasks.get(session_id)
+        return task is not None and not task.done()
+
+    async def _start(self, session: Session) -> None:
+        await self._update(session.id, status="running", error=None)
+        self._tasks[session.id] = asyncio.create_task(self._run(session.id), name=f"session-{session.id}")
+
+    async def _run(self, session_id: str) -> None:
+        try:
+            while True:
+                result = await self._run_once(session_id)
+                history = await self.store.list_messages(session_id)
+                # A message sent while the last run was finishing gets its own run.
+                if result.outcome != "completed" or not history or history[-1].role != "user":
+                    break
+            status: SessionStatus = "completed" if result.outcome == "completed" else "error"
+            await self._update(session_id, status=status, error=result.error)
+            if result.error:
+                await self.bus.publish(session_id, "error", {"message": result.error})
+        except asyncio.CancelledError:
+            if not self.gate.shutting_down:
+                await asyncio.shield(self._update(session_id, status="stopped"))
+            raise
+        except Exception as exc:
+            log.exception("session %s failed", session_id)
+            message = f"Internal error: {type(exc).__name__}: {exc}"
+            await self._update(session_id, status="error", error=message)
+            await self.bus.publish(session_id, "error", {"message": message})
+        finally:
+            self._waiting.pop(session_id, None)
+
+    async def _run_once(self, session_id: str) -> LoopResult:
+        session = await self.store.get_session(session_id)
+        workspace = Path(session.workspace)
+        prompt = build_system_prompt(PromptParts(workspace=workspace, now=datetime.now().astimezone()))
+        return await run_agent_loop(
+            session=GateSession(
+                session_id=session_id, workspace=workspace, mode=session.mode, rules=list(session.session_rules)
+            ),
+            system_prompt=prompt,
+            tools=await self.list_tools(),
+            model=self.model_for(session),
+            gate=self.gate,
+            store=self.store,
+            bus=self.bus,
+            limits=self.limits,
+            on_usage=lambda usage: self._add_usage(session_id, usage),
+        )
+
+    async def stop(self, session_id: str, *, timeout: float = 10) -> Session:
+        """Cancel a run; the session ends `stopped` with every tool call recorded."""
+        task = self._tasks.get(session_id)
+        if task is not None and not task.done():
+            task.cancel()
+            await asyncio.wait({task}, timeout=timeout)
+        session = await self.store.get_session(session_id)
+        if session.status in ACTIVE_STATUSES:
+            session = await self._update(session_id, status="stopped")
+        return session
+
+    async def wait(self, session_id: str, timeout: float | None = None) -> Session:
+        """Wait (bounded) for the current run to end; returns the session as stored."""
+        task = self._tasks.get(session_id)
+        if task is not None:
+            await asyncio.wait_for(asyncio.shield(task), timeout=timeout)
+        return await self.store.get_session(session_id)
+
+    async def recover(self) -> list[str]:
+        """Continue sessions a previous process left running or waiting for approval."""
+        recovered = []
+        for session in await self.store.list_sessions(statuses=ACTIVE_STATUSES, limit=10_000):
+            if self.is_running(session.id):
+                continue
+            await self.bus.publish(session.id, "session.recovered", {"status": session.status})
+            await self._start(session)
+            recovered.append(session.id)
+        return recovered
+
+    async def aclose(self) -> None:
+        """Stop supervising; sessions stay `running`/`waiting_approval` in the store for recovery."""
+        # A shutdown is not a stop: sessions, approvals and tool calls stay as they are in the
+        # store, to be found active and resumed at the next start.
+        self.gate.shutting_down = True
+        tasks = [t for t in self._tasks.values() if not t.done()]
+        for task in tasks:
+            task.cancel()
+        if tasks:
+            await asyncio.wait(tasks, timeout=10)

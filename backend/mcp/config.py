@@ -1,0 +1,86 @@
+"""How one MCP server is launched: a Claude Desktop / `.mcp.json` entry plus Overseer's extras."""
+
+from __future__ import annotations
+
+import re
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+MANAGED_ENV_VAR = "OVERSEER_MANAGED"
+"""Set to "1" for servers the host manages, which then honour per-call `_meta` context."""
+
+# Server names become part of tool names (`mcp__<server>__<tool>`), split on the first "__",
+# so they must not contain "__"; the character set is what model APIs accept in tool names.
+_SERVER_NAME = re.compile(r"^[A-Za-z0-9_-]{1,40}$")
+
+
+class McpServerConfig(BaseModel):
+    """One stdio MCP server, spelled as a Claude Desktop `mcpServers` entry.
+
+    `command`, `args` and `env` are the standard fields, so an entry pasted from Claude
+    Desktop or Claude Code works unchanged; the rest are Overseer's optional extras.
+    """
+
+    # Unknown keys are refused so that a typo ("arg") fails loudly instead of being dropped.
+    model_config = ConfigDict(extra="forbid")
+
+    type: Literal["stdio"] = "stdio"
+    """Claude Code writes `"type": "stdio"`; only stdio servers are supported."""
+    command: str = Field(min_length=1)
+    args: list[str] = Field(default_factory=list)
+    env: dict[str, str] = Field(default_factory=dict)
+    """Extra environment, merged over a minimal safe base (PATH, HOME, ...), as Claude Desktop does."""
+
+    cwd: str | None = None
+    start_timeout: float = Field(default=30, gt=0)
+    """Seconds from launch until the server must have listed its tools."""
+    call_timeout: float = Field(default=120, gt=0)
+    """Seconds a tool call may take unless the call gives its own timeout."""
+    disabled: bool = False
+    managed: bool = False
+    """True for Overseer's built-in servers: they get OVERSEER_MANAGED=1 and read `_meta`."""
+
+    def process_env(self) -> dict[str, str]:
+        """The extra environment the process gets, including the managed flag."""
+        if self.managed:
+            return {**self.env, MANAGED_ENV_VAR: "1"}
+        return dict(self.env)
+
+
+def check_server_name(name: str) -> None:
+    """Raise ValueError for a name that cannot appear in `mcp__<server>__<tool>`."""
+    if not _SERVER_NAME.match(name) or "__" in name:
+        raise ValueError(
+            f"invalid MCP server name {name!r}: use 1-40 letters, digits, '-' or '_', without '__'"
+        )
+
+
+def parse_mcp_servers(data: Mapping[str, Any]) -> dict[str, McpServerConfig]:
+    """Read servers from `{"mcpServers": {...}}` (a whole `.mcp.json`) or from the inner mapping."""
+    entries = data.get("mcpServers", data)
+    if not isinstance(entries, Mapping):
+        raise ValueError("mcpServers must be a mapping of server name to server entry")
+    servers: dict[str, McpServerConfig] = {}
+    for name, entry in entries.items():
+        check_server_name(name)
+        servers[name] = McpServerConfig.model_validate(entry)
+    return servers
+
+
+def builtin_servers(*, root: Path, python: str = sys.executable) -> dict[str, McpServerConfig]:
+    """Overseer's own `file` and `shell` servers, run with this interpreter.
+
+    `root` is the default workspace they serve; per call, the host's `_meta` overrides it.
+    """
+    return {
+        name: McpServerConfig(
+            command=python,
+            args=["-m", f"mcp_servers.{name}", "--root", str(root)],
+            managed=True,
+        )
+        for name in ("file", "shell")
+    }

@@ -1,0 +1,144 @@
+"""ApprovalBroker: persisted approval requests and the futures that wait on them.
+
+The store is the truth; futures are only how a waiting tool call learns of an answer quickly.
+That is why approvals survive a restart: after one, waiting again on a stored approval picks up
+either the answer already given or a fresh future.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from datetime import timedelta
+from typing import Any, Protocol
+
+from backend.domain.models import Approval, DecidedBy, Decision, Event, utcnow
+from backend.domain.tools import ToolAnnotations
+from backend.store.base import NotFound, Store
+
+
+class Publisher(Protocol):
+    """Where approval events go (the engine's EventBus); permissions do not import the engine."""
+
+    async def publish(self, session_id: str, type_: str, data: dict[str, Any] | None = None) -> Event: ...
+
+
+class ApprovalError(Exception):
+    """An answer that cannot be applied."""
+
+
+class ApprovalNotFound(ApprovalError):
+    """No approval has that id."""
+
+
+class ApprovalClosed(ApprovalError):
+    """The approval was already answered, expired or cancelled."""
+
+
+class ApprovalBroker:
+    """Creates approvals, waits for their answers (bounded) and applies answers exactly once."""
+
+    def __init__(self, store: Store, bus: Publisher, *, timeout: float = 600) -> None:
+        self._store = store
+        self._bus = bus
+        self.timeout = timeout
+        self._waiters: dict[str, asyncio.Future[None]] = {}
+        self._lock = asyncio.Lock()
+
+    async def open(
+        self,
+        *,
+        session_id: str,
+        tool_call_id: str,
+        tool_name: str,
+        arguments: dict[str, Any],
+        annotations: ToolAnnotations | None = None,
+        reason: str = "",
+        suggested_rules: list[str] | None = None,
+    ) -> Approval:
+        """Persist a new pending approval and announce it."""
+        now = utcnow()
+        approval = Approval(
+            id=uuid.uuid4().hex,
+            session_id=session_id,
+            tool_call_id=tool_call_id,
+            tool_name=tool_name,
+            arguments=arguments,
+            annotations=annotations or ToolAnnotations(),
+            reason=reason,
+            suggested_rules=suggested_rules or [],
+            created_at=now,
+            expires_at=now + timedelta(seconds=self.timeout),
+        )
+        await self._store.save_approval(approval)
+        await self._bus.publish(session_id, "approval.requested", approval.model_dump(mode="json"))
+        return approval
+
+    async def latest_for_call(self, session_id: str, tool_call_id: str) -> Approval | None:
+        """The newest approval of a tool call, whatever its status (used after a restart)."""
+        found = [a for a in await self._store.list_approvals(session_id=session_id) if a.tool_call_id == tool_call_id]
+        return found[-1] if found else None
+
+    async def wait(self, approval_id: str) -> Approval:
+        """Wait for the answer, bounded by the approval's expiry; expiry denies."""
+        while True:
+            approval = await self._store.get_approval(approval_id)
+            if approval.status != "pending":
+                return approval
+            remaining = (approval.expires_at - utcnow()).total_seconds()
+            if remaining <= 0:
+                return await self._close(approval, "expired", self._timeout_decision(approval), "timeout")
+            waiter = self._waiters.setdefault(approval_id, asyncio.get_running_loop().create_future())
+            try:
+                await asyncio.wait_for(asyncio.shield(waiter), timeout=remaining)
+            except TimeoutError:
+                pass
+            finally:
+                if waiter.done():
+                    self._waiters.pop(approval_id, None)
+
+    def _timeout_decision(self, approval: Approval) -> Decision:
+        waited = (approval.expires_at - approval.created_at).total_seconds()
+        return Decision(kind="deny", message=f"No answer within {waited:.0f} s: the approval timed out and was denied.")
+
+    async def answer(self, approval_id: str, decision: Decision, *, by: DecidedBy = "user") -> Approval:
+        """Apply an answer once. Unknown ids and closed approvals are refused."""
+        try:
+            approval = await self._store.get_approval(approval_id)
+        except NotFound as exc:
+            raise ApprovalNotFound(f"no approval {approval_id!r}") from exc
+        if approval.status == "pending" and approval.expires_at <= utcnow():
+            await self._close(approval, "expired", self._timeout_decision(approval), "timeout")
+            raise ApprovalClosed(f"approval {approval_id} expired at {approval.expires_at.isoformat()}")
+        status = "allowed" if decision.allows else "denied"
+        return await self._close(approval, status, decision, by)
+
+    async def cancel(self, approval_id: str, message: str) -> None:
+        """Withdraw a pending approval (its session stopped); no tool runs for it."""
+        try:
+            approval = await self._store.get_approval(approval_id)
+            await self._close(approval, "cancelled", Decision(kind="deny", message=message), "stop")
+        except (ApprovalClosed, NotFound):
+            pass
+
+    async def _close(self, approval: Approval, status: str, decision: Decision, by: DecidedBy) -> Approval:
+        async with self._lock:
+            current = await self._store.get_approval(approval.id)
+            if current.status != "pending":
+                raise ApprovalClosed(f"approval {approval.id} is already {current.status}")
+            closed = current.model_copy(
+                update={"status": status, "decision": decision, "decided_by": by, "decided_at": utcnow()}
+            )
+            await self._store.save_approval(closed)
+        await self._bus.publish(
+            closed.session_id,
+            "approval.resolved",
+            {"id": closed.id, "status": status, "decision": decision.model_dump(mode="json"), "decided_by": by},
+        )
+        waiter = self._waiters.pop(closed.id, None)
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+        return closed
+
+    async def pending(self, *, session_id: str | None = None) -> list[Approval]:
+        return await self._store.list_approvals(status="pending", session_id=session_id)

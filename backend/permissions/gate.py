@@ -1,0 +1,281 @@
+"""The one road to a tool: evaluate, ask, record, then run.
+
+Every engine hands each tool call to `ToolGate.run`. A tool runs only after an allow decision
+has been written to the audit log; denials, hook blocks and timeouts come back to the model as
+error results it can act on, never as exceptions.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from backend.domain.models import Approval, AuditEntry, DecidedBy, Decision, Message, ToolCallRecord, utcnow
+from backend.domain.tools import ToolInfo, ToolResult
+from backend.permissions.approvals import ApprovalBroker, Publisher
+from backend.permissions.hooks import ToolHooks
+from backend.permissions.policy import Evaluation, PolicyEngine, ToolCallView, narrow_rules_for
+from backend.permissions.rules import RuleSet
+from backend.store.base import Store
+
+ERROR_HINT = "\n\n(The call failed. Read the error, then try a different approach rather than repeating the same call.)"
+
+
+class ToolRunner(Protocol):
+    """What actually runs tools: the shared MCP pool."""
+
+    def tool(self, name: str) -> ToolInfo | None: ...
+
+    async def call(
+        self, name: str, arguments: dict[str, Any], *, workspace: Path, session_id: str, timeout: float | None = None
+    ) -> ToolResult: ...
+
+
+class SessionSink(Protocol):
+    """The session's owner, told what the gate changes about a session."""
+
+    async def approval_waiting(self, session_id: str, delta: int) -> None: ...
+
+    async def add_session_rules(self, session_id: str, rules: list[str]) -> None: ...
+
+
+@dataclass(kw_only=True)
+class GateSession:
+    """What the gate needs to know about the session a call belongs to."""
+
+    session_id: str
+    workspace: Path
+    mode: str = "agent"
+    rules: list[str] = field(default_factory=list)
+    """"Allow for this session" rules."""
+
+
+@dataclass(kw_only=True)
+class GateCall:
+    """One call to decide and run."""
+
+    id: str
+    name: str
+    arguments: dict[str, Any]
+    argument_error: str | None = None
+
+
+class ToolGate:
+    """Decides and runs tool calls; the only place a tool is started."""
+
+    def __init__(
+        self,
+        *,
+        policy: PolicyEngine,
+        broker: ApprovalBroker,
+        store: Store,
+        bus: Publisher,
+        tools: ToolRunner,
+        sessions: SessionSink,
+        hooks: ToolHooks | None = None,
+        on_always_allow: Callable[[list[str]], None] | None = None,
+    ) -> None:
+        self.policy = policy
+        self.broker = broker
+        self.store = store
+        self.bus = bus
+        self.tools = tools
+        self.sessions = sessions
+        self.hooks = hooks or ToolHooks()
+        self.on_always_allow = on_always_allow
+        self.shutting_down = False
+        """Set on host shutdown: cancelled calls are then left as stored, for recovery."""
+
+    def evaluate(self, session: GateSession, view: ToolCallView) -> Evaluation:
+        session_rules = RuleSet.from_config({"allow": session.rules}, source="session") if session.rules else None
+        return self.policy.evaluate(view, session_rules=session_rules, mode=session.mode)
+
+    async def run(self, session: GateSession, call: GateCall) -> ToolResult:
+        """Decide, ask if needed, record, run; always returns a result and finishes the record."""
+        record = ToolCallRecord(id=call.id, session_id=session.session_id, name=call.name, arguments=call.arguments)
+        approval: Approval | None = None
+        try:
+            if call.argument_error:
+                return await self._finish(record, ToolResult.error(call.argument_error), status="error")
+            info = self.tools.tool(call.name)
+            if info is None:
+                known = ", ".join(sorted(self._known_names())) or "none"
+                return await self._finish(
+                    record, ToolResult.error(f"Unknown tool {call.name!r}. Available tools: {known}."), status="error"
+                )
+            view = ToolCallView(
+                name=call.name, arguments=call.arguments, workspace=session.workspace, annotations=info.annotations
+            )
+            blocked = await self.hooks.before_tool(session_id=session.session_id, call=view)
+            if blocked is not None:
+                await self._audit(record, "deny", "hook", blocked.message)
+                return await self._finish(record, ToolResult.error(f"Blocked by a hook: {blocked.message}"), "denied")
+
+            evaluation = self.evaluate(session, view)
+            decided_by: DecidedBy = "rule" if evaluation.rule else "policy"
+            if evaluation.verdict == "deny":
+                await self._audit(record, "deny", decided_by, evaluation.reason)
+                return await self._finish(record, ToolResult.error(f"Denied: {evaluation.reason}."), "denied")
+            if evaluation.verdict == "ask":
+                approval, decision_by = await self._ask(session, record, view, evaluation)
+                decision = approval.decision
+                assert decision is not None
+                latency = (approval.decided_at or utcnow()) - approval.created_at
+                if not decision.allows:
+                    detail = decision.message or "denied"
+                    await self._audit(record, "deny", decision_by, detail, latency.total_seconds() * 1000)
+                    said = f" They said: {decision.message}" if decision.message else ""
+                    verb = "timed out" if decision_by == "timeout" else "was denied by the person"
+                    return await self._finish(record, ToolResult.error(f"This tool call {verb}.{said}"), "denied")
+                if decision.updated_arguments is not None:
+                    record.arguments = view.arguments = decision.updated_arguments
+                    again = self.evaluate(session, view)
+                    if again.verdict == "deny":
+                        await self._audit(record, "deny", "rule", f"edited arguments: {again.reason}")
+                        return await self._finish(record, ToolResult.error(f"Denied: {again.reason}."), "denied")
+                await self._apply_standing_decision(session, view, decision)
+                record.decision = f"{decision.kind} ({decision_by})"
+                await self._audit(record, "allow", decision_by, decision.kind, latency.total_seconds() * 1000)
+            else:
+                record.decision = evaluation.reason
+                await self._audit(record, "allow", decided_by, evaluation.reason)
+            return await self._execute(session, record, view)
+        except asyncio.CancelledError:
+            if not self.shutting_down:
+                await asyncio.shield(self._stopped(record, approval))
+            raise
+
+    async def _ask(
+        self, session: GateSession, record: ToolCallRecord, view: ToolCallView, evaluation: Evaluation
+    ) -> tuple[Approval, DecidedBy]:
+        approval = await self.broker.latest_for_call(session.session_id, record.id)
+        if approval is None or approval.status == "cancelled":
+            approval = await self.broker.open(
+                session_id=session.session_id,
+                tool_call_id=record.id,
+                tool_name=record.name,
+                arguments=record.arguments,
+                annotations=view.annotations,
+                reason=evaluation.reason,
+                suggested_rules=narrow_rules_for(view),
+            )
+        if approval.status == "pending":
+            record.status = "waiting_approval"
+            await self.store.save_tool_call(record)
+            await self.sessions.approval_waiting(session.session_id, +1)
+            try:
+                approval = await self.broker.wait(approval.id)
+            finally:
+                await asyncio.shield(self.sessions.approval_waiting(session.session_id, -1))
+        return approval, approval.decided_by or "user"
+
+    async def _apply_standing_decision(self, session: GateSession, view: ToolCallView, decision: Decision) -> None:
+        if decision.kind not in ("allow_session", "allow_always"):
+            return
+        rules = decision.rules if decision.rules is not None else narrow_rules_for(view)
+        if not rules:
+            return
+        session.rules.extend(r for r in rules if r not in session.rules)
+        if decision.kind == "allow_session":
+            await self.sessions.add_session_rules(session.session_id, rules)
+        else:
+            self.policy = self.policy.with_rules(RuleSet.from_config({"allow": rules}, source="user"))
+            if self.on_always_allow is not None:
+                self.on_always_allow(rules)
+        await self._answer_covered(session)
+
+    async def _answer_covered(self, session: GateSession) -> None:
+        """A new standing rule also answers the session's other pending approvals it covers."""
+        for pending in await self.broker.pending(session_id=session.session_id):
+            view = ToolCallView(
+                name=pending.tool_name,
+                arguments=pending.arguments,
+                workspace=session.workspace,
+                annotations=pending.annotations,
+            )
+            if self.evaluate(session, view).verdict == "allow":
+                try:
+                    await self.broker.answer(pending.id, Decision(kind="allow_once"), by="rule")
+                except Exception:  # answered meanwhile by someone else: theirs stands
+                    pass
+
+    async def _execute(self, session: GateSession, record: ToolCallRecord, view: ToolCallView) -> ToolResult:
+        record.status = "running"
+        record.started_at = utcnow()
+        await self.store.save_tool_call(record)
+        await self.bus.publish(
+            session.session_id,
+            "tool.started",
+            {"id": record.id, "name": record.name, "arguments": record.arguments, "decision": record.decision},
+        )
+        try:
+            result = await self.tools.call(
+                record.name, view.arguments, workspace=session.workspace, session_id=session.session_id
+            )
+        except Exception as exc:  # a fault in the pool itself: the model still gets a result
+            replaced = await self.hooks.on_tool_error(session_id=session.session_id, call=view, error=exc)
+            result = replaced or ToolResult.error(f"Tool {record.name} failed: {type(exc).__name__}: {exc}")
+        result = await self.hooks.after_tool(session_id=session.session_id, call=view, result=result)
+        return await self._finish(record, result, "error" if result.is_error else "done")
+
+    async def _finish(self, record: ToolCallRecord, result: ToolResult, status: str) -> ToolResult:
+        if result.is_error and not result.text.endswith(ERROR_HINT):
+            result = result.model_copy(update={"text": result.text + ERROR_HINT})
+        record.status = status  # type: ignore[assignment]
+        record.result = result.text
+        record.is_error = result.is_error
+        record.finished_at = utcnow()
+        message = Message(
+            session_id=record.session_id,
+            role="tool",
+            content=result.text,
+            tool_call_id=record.id,
+            name=record.name,
+            is_error=result.is_error,
+        )
+        # Shielded: a stop arriving mid-write must not leave the call half-recorded.
+        await asyncio.shield(self.store.finish_tool_call(record, message))
+        await self.bus.publish(
+            record.session_id,
+            "tool.result",
+            {
+                "id": record.id,
+                "name": record.name,
+                "status": status,
+                "is_error": result.is_error,
+                "text": result.text,
+                "spilled_to": result.spilled_to,
+            },
+        )
+        return result
+
+    async def _stopped(self, record: ToolCallRecord, approval: Approval | None) -> None:
+        if approval is None:
+            approval = await self.broker.latest_for_call(record.session_id, record.id)
+        if approval is not None and approval.status == "pending":
+            await self.broker.cancel(approval.id, "The session was stopped.")
+        if record.finished_at is None:
+            await self._finish(record, ToolResult.error("Stopped by the person before this tool call finished."), "stopped")
+
+    async def _audit(
+        self, record: ToolCallRecord, decision: str, by: DecidedBy, detail: str, latency_ms: float = 0.0
+    ) -> None:
+        await self.store.add_audit(
+            AuditEntry(
+                session_id=record.session_id,
+                tool_call_id=record.id,
+                tool_name=record.name,
+                arguments=record.arguments,
+                decision=decision,  # type: ignore[arg-type]
+                decided_by=by,
+                detail=detail,
+                latency_ms=latency_ms,
+            )
+        )
+
+    def _known_names(self) -> list[str]:
+        lister = getattr(self.tools, "tools", None)
+        return [t.name for t in lister()] if callable(lister) else []

@@ -1,0 +1,60 @@
+"""The SQLite schema and its migrations, keyed by `PRAGMA user_version`.
+
+Each row keeps the full pydantic model as JSON in `data`, with the columns we query on beside
+it. Adding a field to a model needs no migration; a new index or table does: append a step.
+"""
+
+from __future__ import annotations
+
+MIGRATIONS: list[str] = [
+    # 1: the first schema.
+    """
+    CREATE TABLE sessions (
+        id TEXT PRIMARY KEY,
+        status TEXT NOT NULL,
+        parent_id TEXT,
+        created_at TEXT NOT NULL,
+        data TEXT NOT NULL
+    );
+    CREATE INDEX sessions_status ON sessions(status);
+    CREATE TABLE messages (
+        session_id TEXT NOT NULL,
+        idx INTEGER NOT NULL,
+        data TEXT NOT NULL,
+        PRIMARY KEY (session_id, idx)
+    );
+    CREATE TABLE tool_calls (
+        session_id TEXT NOT NULL,
+        id TEXT NOT NULL,
+        status TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        data TEXT NOT NULL,
+        PRIMARY KEY (session_id, id)
+    );
+    CREATE TABLE approvals (
+        id TEXT PRIMARY KEY,
+        session_id TEXT NOT NULL,
+        tool_call_id TEXT NOT NULL,
+        status TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        data TEXT NOT NULL
+    );
+    CREATE INDEX approvals_status ON approvals(status);
+    CREATE INDEX approvals_call ON approvals(session_id, tool_call_id);
+    CREATE TABLE audit (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        session_id TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        data TEXT NOT NULL
+    );
+    CREATE TABLE events (
+        session_id TEXT NOT NULL,
+        seq INTEGER NOT NULL,
+        type TEXT NOT NULL,
+        data TEXT NOT NULL,
+        PRIMARY KEY (session_id, seq)
+    );
+    """,
+]
+
+SCHEMA_VERSION = len(MIGRATIONS)

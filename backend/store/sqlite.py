@@ -1,0 +1,272 @@
+"""SQLite (WAL) implementation of the Store, on one aiosqlite connection.
+
+One connection and one lock make every write serial, which is what gives events their gapless
+per-session seq without a round trip to find the maximum each time.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import aiosqlite
+
+from backend.domain.models import (
+    Approval,
+    ApprovalStatus,
+    AuditEntry,
+    Event,
+    Message,
+    Session,
+    ToolCallRecord,
+)
+from backend.store.base import NotFound
+from backend.store.schema import MIGRATIONS, SCHEMA_VERSION
+
+
+class SchemaTooNew(RuntimeError):
+    """The database was written by a newer Overseer."""
+
+
+class SqliteStore:
+    """The embedded store: `<data dir>/overseer.db`."""
+
+    def __init__(self, path: Path | str) -> None:
+        self.path = Path(path)
+        self._db: aiosqlite.Connection | None = None
+        self._lock = asyncio.Lock()
+        self._seq: dict[str, int] = {}
+        self._msg_idx: dict[str, int] = {}
+
+    async def open(self) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._db = await aiosqlite.connect(self.path)
+        await self._db.execute("PRAGMA journal_mode=WAL")
+        await self._db.execute("PRAGMA synchronous=NORMAL")
+        await self._db.execute("PRAGMA foreign_keys=ON")
+        await self._migrate()
+
+    async def close(self) -> None:
+        if self._db is not None:
+            await self._db.close()
+            self._db = None
+
+    async def __aenter__(self) -> SqliteStore:
+        await self.open()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    @property
+    def db(self) -> aiosqlite.Connection:
+        if self._db is None:
+            raise RuntimeError("store is not open")
+        return self._db
+
+    async def _migrate(self) -> None:
+        (version,) = await (await self.db.execute("PRAGMA user_version")).fetchone()  # type: ignore[misc]
+        if version > SCHEMA_VERSION:
+            raise SchemaTooNew(f"{self.path} has schema {version}; this Overseer knows up to {SCHEMA_VERSION}")
+        for step in range(version, SCHEMA_VERSION):
+            await self.db.executescript(MIGRATIONS[step])
+            await self.db.execute(f"PRAGMA user_version = {step + 1}")
+            await self.db.commit()
+
+    async def schema_version(self) -> int:
+        (version,) = await (await self.db.execute("PRAGMA user_version")).fetchone()  # type: ignore[misc]
+        return int(version)
+
+    async def _write(self, sql: str, params: tuple[Any, ...]) -> None:
+        async with self._lock:
+            await self.db.execute(sql, params)
+            await self.db.commit()
+
+    async def _fetch_all(self, sql: str, params: tuple[Any, ...] = ()) -> list[Any]:
+        cursor = await self.db.execute(sql, params)
+        return list(await cursor.fetchall())
+
+    # sessions
+
+    async def create_session(self, session: Session) -> Session:
+        await self._write(
+            "INSERT INTO sessions (id, status, parent_id, created_at, data) VALUES (?, ?, ?, ?, ?)",
+            (session.id, session.status, session.parent_id, session.created_at.isoformat(), session.model_dump_json()),
+        )
+        return session
+
+    async def get_session(self, session_id: str) -> Session:
+        rows = await self._fetch_all("SELECT data FROM sessions WHERE id = ?", (session_id,))
+        if not rows:
+            raise NotFound(f"no session {session_id!r}")
+        return Session.model_validate_json(rows[0][0])
+
+    async def save_session(self, session: Session) -> Session:
+        async with self._lock:
+            cursor = await self.db.execute(
+                "UPDATE sessions SET status = ?, data = ? WHERE id = ?",
+                (session.status, session.model_dump_json(), session.id),
+            )
+            await self.db.commit()
+        if cursor.rowcount == 0:
+            raise NotFound(f"no session {session.id!r}")
+        return session
+
+    async def list_sessions(self, *, statuses: Iterable[str] | None = None, limit: int = 200) -> list[Session]:
+        if statuses is not None:
+            wanted = list(statuses)
+            marks = ",".join("?" * len(wanted))
+            rows = await self._fetch_all(
+                f"SELECT data FROM sessions WHERE status IN ({marks}) ORDER BY created_at DESC LIMIT ?",
+                (*wanted, limit),
+            )
+        else:
+            rows = await self._fetch_all("SELECT data FROM sessions ORDER BY created_at DESC LIMIT ?", (limit,))
+        return [Session.model_validate_json(r[0]) for r in rows]
+
+    async def delete_session(self, session_id: str) -> None:
+        async with self._lock:
+            for table in ("messages", "tool_calls", "approvals", "events"):
+                await self.db.execute(f"DELETE FROM {table} WHERE session_id = ?", (session_id,))
+            cursor = await self.db.execute("DELETE FROM sessions WHERE id = ?", (session_id,))
+            await self.db.commit()
+        self._seq.pop(session_id, None)
+        self._msg_idx.pop(session_id, None)
+        if cursor.rowcount == 0:
+            raise NotFound(f"no session {session_id!r}")
+
+    # messages and tool calls
+
+    async def _next_idx(self, session_id: str) -> int:
+        if session_id not in self._msg_idx:
+            rows = await self._fetch_all("SELECT COALESCE(MAX(idx), -1) FROM messages WHERE session_id = ?", (session_id,))
+            self._msg_idx[session_id] = int(rows[0][0])
+        self._msg_idx[session_id] += 1
+        return self._msg_idx[session_id]
+
+    async def _insert_message(self, message: Message) -> Message:
+        message = message.model_copy(update={"idx": await self._next_idx(message.session_id)})
+        await self.db.execute(
+            "INSERT INTO messages (session_id, idx, data) VALUES (?, ?, ?)",
+            (message.session_id, message.idx, message.model_dump_json()),
+        )
+        return message
+
+    async def add_message(self, message: Message) -> Message:
+        async with self._lock:
+            stored = await self._insert_message(message)
+            await self.db.commit()
+        return stored
+
+    async def list_messages(self, session_id: str) -> list[Message]:
+        rows = await self._fetch_all("SELECT data FROM messages WHERE session_id = ? ORDER BY idx", (session_id,))
+        return [Message.model_validate_json(r[0]) for r in rows]
+
+    _UPSERT_CALL = (
+        "INSERT INTO tool_calls (session_id, id, status, created_at, data) VALUES (?, ?, ?, ?, ?) "
+        "ON CONFLICT (session_id, id) DO UPDATE SET status = excluded.status, data = excluded.data"
+    )
+
+    def _call_params(self, record: ToolCallRecord) -> tuple[Any, ...]:
+        return (record.session_id, record.id, record.status, record.created_at.isoformat(), record.model_dump_json())
+
+    async def save_tool_call(self, record: ToolCallRecord) -> None:
+        await self._write(self._UPSERT_CALL, self._call_params(record))
+
+    async def finish_tool_call(self, record: ToolCallRecord, result: Message) -> Message:
+        async with self._lock:
+            try:
+                await self.db.execute(self._UPSERT_CALL, self._call_params(record))
+                stored = await self._insert_message(result)
+                await self.db.commit()
+            except BaseException:
+                await self.db.rollback()
+                self._msg_idx.pop(result.session_id, None)
+                raise
+        return stored
+
+    async def list_tool_calls(self, session_id: str) -> list[ToolCallRecord]:
+        rows = await self._fetch_all(
+            "SELECT data FROM tool_calls WHERE session_id = ? ORDER BY created_at, rowid", (session_id,)
+        )
+        return [ToolCallRecord.model_validate_json(r[0]) for r in rows]
+
+    # approvals and audit
+
+    async def save_approval(self, approval: Approval) -> None:
+        await self._write(
+            "INSERT INTO approvals (id, session_id, tool_call_id, status, created_at, data) VALUES (?, ?, ?, ?, ?, ?) "
+            "ON CONFLICT (id) DO UPDATE SET status = excluded.status, data = excluded.data",
+            (
+                approval.id,
+                approval.session_id,
+                approval.tool_call_id,
+                approval.status,
+                approval.created_at.isoformat(),
+                approval.model_dump_json(),
+            ),
+        )
+
+    async def get_approval(self, approval_id: str) -> Approval:
+        rows = await self._fetch_all("SELECT data FROM approvals WHERE id = ?", (approval_id,))
+        if not rows:
+            raise NotFound(f"no approval {approval_id!r}")
+        return Approval.model_validate_json(rows[0][0])
+
+    async def list_approvals(
+        self, *, status: ApprovalStatus | None = None, session_id: str | None = None
+    ) -> list[Approval]:
+        clauses, params = [], []
+        if status is not None:
+            clauses.append("status = ?")
+            params.append(status)
+        if session_id is not None:
+            clauses.append("session_id = ?")
+            params.append(session_id)
+        where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
+        rows = await self._fetch_all(f"SELECT data FROM approvals {where} ORDER BY created_at, rowid", tuple(params))
+        return [Approval.model_validate_json(r[0]) for r in rows]
+
+    async def add_audit(self, entry: AuditEntry) -> AuditEntry:
+        async with self._lock:
+            cursor = await self.db.execute(
+                "INSERT INTO audit (session_id, created_at, data) VALUES (?, ?, ?)",
+                (entry.session_id, entry.created_at.isoformat(), entry.model_dump_json()),
+            )
+            await self.db.commit()
+        return entry.model_copy(update={"id": cursor.lastrowid})
+
+    async def list_audit(self, *, limit: int = 100, offset: int = 0, session_id: str | None = None) -> list[AuditEntry]:
+        where, params = ("WHERE session_id = ?", (session_id,)) if session_id else ("", ())
+        rows = await self._fetch_all(
+            f"SELECT id, data FROM audit {where} ORDER BY id DESC LIMIT ? OFFSET ?", (*params, limit, offset)
+        )
+        return [AuditEntry.model_validate_json(r[1]).model_copy(update={"id": r[0]}) for r in rows]
+
+    # events
+
+    async def last_seq(self, session_id: str) -> int:
+        if session_id not in self._seq:
+            rows = await self._fetch_all("SELECT COALESCE(MAX(seq), 0) FROM events WHERE session_id = ?", (session_id,))
+            self._seq[session_id] = int(rows[0][0])
+        return self._seq[session_id]
+
+    async def append_event(self, event: Event) -> Event:
+        async with self._lock:
+            seq = await self.last_seq(event.session_id) + 1
+            stored = event.model_copy(update={"seq": seq})
+            await self.db.execute(
+                "INSERT INTO events (session_id, seq, type, data) VALUES (?, ?, ?, ?)",
+                (stored.session_id, seq, stored.type, stored.model_dump_json()),
+            )
+            await self.db.commit()
+            self._seq[event.session_id] = seq
+        return stored
+
+    async def list_events(self, session_id: str, *, since: int = 0, limit: int = 10_000) -> list[Event]:
+        rows = await self._fetch_all(
+            "SELECT data FROM events WHERE session_id = ? AND seq > ? ORDER BY seq LIMIT ?", (session_id, since, limit)
+        )
+        return [Event.model_validate_json(r[0]) for r in rows]

@@ -1,0 +1,84 @@
+"""Where a call may touch files: the workspace root and confinement of paths inside it.
+
+The root comes from `--root`, or, only when the host launched the server
+(`OVERSEER_MANAGED=1`), from the call's `_meta["overseer/workspace"]`. Every
+user-supplied path is resolved (symlinks included) and refused unless the
+result stays inside the resolved root.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from mcp.server.mcpserver.exceptions import ToolError
+
+WORKSPACE_META_KEY = "overseer/workspace"
+SESSION_META_KEY = "overseer/session_id"
+
+
+def workspace_root(default_root: Path, meta: Mapping[str, Any] | None, *, trust_meta: bool) -> Path:
+    """The resolved workspace root for one call; refuses a root that is not an existing directory.
+
+    `meta` overrides `default_root` only when `trust_meta` is set: a standalone
+    server must not let a client point it at another folder.
+    """
+    root: Path = default_root
+    if trust_meta and meta and meta.get(WORKSPACE_META_KEY) is not None:
+        raw = meta[WORKSPACE_META_KEY]
+        if not isinstance(raw, str) or "\x00" in raw or not os.path.isabs(raw):
+            raise ToolError(f"_meta {WORKSPACE_META_KEY!r} must be an absolute path, got {raw!r}")
+        root = Path(raw)
+    resolved = _resolve(root, shown=str(root))
+    if not resolved.is_dir():
+        raise ToolError(f"workspace {root} does not exist or is not a directory")
+    return resolved
+
+
+def confine(root: Path, user_path: str) -> Path:
+    """Resolve `user_path` against the resolved `root`, refusing any result outside it.
+
+    Relative paths are joined to the root; absolute paths are accepted only when
+    they resolve inside it. A leading `~` is expanded (that is what a model means
+    by it), so `~/.ssh/id_rsa` is judged by where it really points.
+    """
+    if "\x00" in user_path:
+        raise ToolError(f"path {user_path!r} contains a NUL byte")
+    raw = user_path or "."
+    if raw.startswith("~"):
+        expanded = os.path.expanduser(raw)
+        if expanded == raw:
+            raise ToolError(f"path '{user_path}' starts with '~' that cannot be expanded; use a relative path")
+        raw = expanded
+    resolved = _resolve(root / raw, shown=user_path)
+    if not resolved.is_relative_to(root):
+        raise ToolError(f"path '{user_path}' is outside the workspace {root}")
+    return resolved
+
+
+def is_inside(root: Path, candidate: Path) -> bool:
+    """Whether `candidate`, with symlinks resolved, lies inside the resolved `root`."""
+    try:
+        return candidate.resolve(strict=False).is_relative_to(root)
+    except (OSError, RuntimeError):
+        return False
+
+
+def display_path(root: Path, path: Path) -> str:
+    """`path` relative to the workspace root, as the model should write it back ("." for the root)."""
+    try:
+        rel = path.relative_to(root)
+    except ValueError:
+        return str(path)
+    return rel.as_posix() or "."
+
+
+def _resolve(path: Path, *, shown: str) -> Path:
+    try:
+        return path.resolve(strict=False)
+    except RuntimeError as exc:  # a symlink loop (Python 3.11 raises RuntimeError)
+        raise ToolError(f"path '{shown}' cannot be resolved: {exc}") from exc
+    except OSError as exc:
+        raise ToolError(f"path '{shown}' cannot be resolved: {exc.strerror or exc}") from exc

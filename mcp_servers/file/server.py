@@ -1,0 +1,99 @@
+"""The file tool server: read, write, edit, list and search files inside one workspace."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+from mcp.server.mcpserver import Context, MCPServer
+from mcp_types import ToolAnnotations
+from pydantic import Field
+
+from mcp_servers._shared.errors import os_errors_as_tool_errors
+from mcp_servers._shared.workspace import confine, workspace_root
+from mcp_servers.file.reading import read_page
+from mcp_servers.file.searching import find_by_glob, list_entries, search_contents
+from mcp_servers.file.writing import edit_text, write_text
+
+READ_ONLY = ToolAnnotations(readOnlyHint=True, destructiveHint=False, idempotentHint=True, openWorldHint=False)
+# Overwriting with the same content twice leaves the same file: idempotent, but destructive.
+OVERWRITES = ToolAnnotations(readOnlyHint=False, destructiveHint=True, idempotentHint=True, openWorldHint=False)
+# A second identical edit fails (old_text is gone), so editing is not idempotent.
+EDITS = ToolAnnotations(readOnlyHint=False, destructiveHint=True, idempotentHint=False, openWorldHint=False)
+
+INSTRUCTIONS = (
+    "Files of one workspace. Paths are relative to the workspace root; anything resolving "
+    "outside it (via '..', absolute paths or symlinks) is refused."
+)
+
+
+def create_server(root: Path, *, trust_meta: bool) -> MCPServer:
+    """Build the file server for the workspace `root`.
+
+    With `trust_meta` (the host launched us) a call's `_meta["overseer/workspace"]`
+    replaces `root` for that call.
+    """
+    server = MCPServer("file", instructions=INSTRUCTIONS)
+
+    def root_for(ctx: Context) -> Path:
+        return workspace_root(root, ctx.request_context.meta, trust_meta=trust_meta)
+
+    @server.tool(annotations=READ_ONLY)
+    def read_file(
+        path: str,
+        ctx: Context,
+        offset: Annotated[int, Field(ge=0, description="first line to read, 0-based")] = 0,
+        limit: Annotated[int | None, Field(ge=1, description="how many lines to read")] = None,
+    ) -> str:
+        """Read a UTF-8 text file, in pages of at most 50 KB.
+
+        When more lines remain, the last line of the result says so and gives the
+        offset to continue from. Binary files are refused.
+        """
+        target = confine(root_for(ctx), path)
+        with os_errors_as_tool_errors("read", path):
+            return read_page(target, path, offset=offset, limit=limit)
+
+    @server.tool(annotations=OVERWRITES)
+    def write_file(path: str, content: str, ctx: Context) -> str:
+        """Write `content` to a file (created or replaced), creating parent folders as needed."""
+        target = confine(root_for(ctx), path)
+        with os_errors_as_tool_errors("write", path):
+            return write_text(target, path, content)
+
+    @server.tool(annotations=EDITS)
+    def edit_file(path: str, old_text: str, new_text: str, ctx: Context) -> str:
+        """Replace `old_text` with `new_text` in a file; `old_text` must occur exactly once."""
+        target = confine(root_for(ctx), path)
+        with os_errors_as_tool_errors("edit", path):
+            return edit_text(target, path, old_text, new_text)
+
+    @server.tool(annotations=READ_ONLY)
+    def list_dir(ctx: Context, path: str = ".") -> str:
+        """List a folder's entries, sorted, folders marked with a trailing `/`."""
+        target = confine(root_for(ctx), path)
+        with os_errors_as_tool_errors("list", path):
+            return list_entries(target, path)
+
+    @server.tool(annotations=READ_ONLY)
+    def glob(pattern: str, ctx: Context, path: str = ".") -> str:
+        """Find paths matching a glob (`**` spans folders) under `path`; results are relative to the workspace."""
+        workspace = root_for(ctx)
+        target = confine(workspace, path)
+        with os_errors_as_tool_errors("search", path):
+            return find_by_glob(workspace, target, path, pattern)
+
+    @server.tool(annotations=READ_ONLY)
+    def grep(
+        pattern: str,
+        ctx: Context,
+        path: str = ".",
+        glob: Annotated[str | None, Field(description="only files matching this glob, e.g. '*.py'")] = None,
+    ) -> str:
+        """Search text files for a Python regular expression; results are `file:line:text`. Binary files are skipped."""
+        workspace = root_for(ctx)
+        target = confine(workspace, path)
+        with os_errors_as_tool_errors("search", path):
+            return search_contents(workspace, target, path, pattern, glob)
+
+    return server

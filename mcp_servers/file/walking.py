@@ -1,0 +1,81 @@
+"""Walking a workspace tree and matching paths against glob patterns.
+
+The walk never follows a symlinked directory (so it cannot leave the workspace
+or loop) and skips well-known bulky folders such as `.git` and `node_modules`
+unless the walk starts inside one.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+from mcp.server.mcpserver.exceptions import ToolError
+
+SKIPPED_DIRS = frozenset(
+    {".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", "venv", ".mypy_cache", ".pytest_cache",
+     ".ruff_cache", ".tox"}
+)
+
+
+def walk(base: Path) -> Iterator[tuple[Path, bool]]:
+    """Yield `(path, is_dir)` under `base` (not `base` itself), in a stable sorted order."""
+    for dirpath, dirnames, filenames in os.walk(base, followlinks=False):
+        dirnames[:] = sorted(d for d in dirnames if d not in SKIPPED_DIRS)
+        current = Path(dirpath)
+        for name in dirnames:
+            yield current / name, True
+        for name in sorted(filenames):
+            yield current / name, False
+
+
+def check_pattern(pattern: str) -> None:
+    """Refuse a glob pattern that could name something outside the folder it is matched in."""
+    if "\x00" in pattern:
+        raise ToolError(f"pattern {pattern!r} contains a NUL byte")
+    if not pattern:
+        raise ToolError("pattern is empty")
+    if pattern.startswith(("/", "~")) or os.path.isabs(pattern):
+        raise ToolError(f"pattern '{pattern}' is absolute; patterns are relative to the search folder")
+    if ".." in pattern.split("/"):
+        raise ToolError(f"pattern '{pattern}' contains '..'; patterns cannot leave the search folder")
+
+
+def compile_glob(pattern: str) -> re.Pattern[str]:
+    """A regex for a `/`-separated glob: `**` spans folders, `*` and `?` stay within one, `[...]` is a class."""
+    parts: list[str] = []
+    segments = pattern.split("/")
+    for index, segment in enumerate(segments):
+        last = index == len(segments) - 1
+        if segment == "**":
+            parts.append(".*" if last else "(?:[^/]+/)*")
+            continue
+        parts.append(_translate_segment(segment) + ("" if last else "/"))
+    return re.compile("".join(parts) + r"\Z", re.DOTALL)
+
+
+def _translate_segment(segment: str) -> str:
+    out: list[str] = []
+    i = 0
+    while i < len(segment):
+        char = segment[i]
+        if char == "*":
+            out.append("[^/]*")
+        elif char == "?":
+            out.append("[^/]")
+        elif char == "[":
+            end = segment.find("]", i + 2)
+            if end == -1:
+                out.append(re.escape(char))
+            else:
+                body = segment[i + 1 : end]
+                if body.startswith("!"):
+                    body = "^" + body[1:]
+                out.append("[" + body.replace("\\", "\\\\") + "]")
+                i = end
+        else:
+            out.append(re.escape(char))
+        i += 1
+    return "".join(out)
