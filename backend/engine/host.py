@@ -56,12 +56,14 @@ def server_configs(settings: Settings) -> dict[str, McpServerConfig]:
 class Host:
     """Owns every long-lived part of a running Overseer."""
 
-    def __init__(self, settings: Settings, *, hooks: HookChain | None = None) -> None:
+    def __init__(self, settings: Settings, *, hooks: HookChain | None = None, pool: McpPool | None = None) -> None:
         self.settings = settings
         self.data_dir = settings.data_dir.expanduser()
         self.store = SqliteStore(settings.db_path)
         self.bus = EventBus(self.store)
-        self.pool = McpPool(server_configs(settings), log_dir=self.data_dir / "logs")
+        # A pool may be shared (tests, benchmarks); then it is started and closed by its owner.
+        self._owns_pool = pool is None
+        self.pool = pool or McpPool(server_configs(settings), log_dir=self.data_dir / "logs")
         self.broker = ApprovalBroker(self.store, self.bus, timeout=settings.approval_timeout)
         self.hooks = hooks or HookChain()
         self.demo: Any = None
@@ -94,7 +96,8 @@ class Host:
         """Open the store, start MCP servers in the background, resume interrupted sessions."""
         self.data_dir.mkdir(parents=True, exist_ok=True)
         await self.store.open()
-        await self.pool.start()
+        if self._owns_pool:
+            await self.pool.start()
         if self.is_demo:
             self._demo_server()
         if recover:
@@ -102,7 +105,8 @@ class Host:
 
     async def aclose(self) -> None:
         await self.runner.aclose()
-        await self.pool.aclose()
+        if self._owns_pool:
+            await self.pool.aclose()
         if self.demo is not None:
             self.demo.stop()
         await self.store.close()

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from datetime import timedelta
+from collections.abc import Callable
+from datetime import datetime, timedelta
 from typing import Any, Protocol
 
 from backend.domain.models import Approval, DecidedBy, Decision, Event, utcnow
@@ -38,8 +39,11 @@ class ApprovalClosed(ApprovalError):
 class ApprovalBroker:
     """Creates approvals, waits for their answers (bounded) and applies answers exactly once."""
 
-    def __init__(self, store: Store, bus: Publisher, *, timeout: float = 600) -> None:
+    def __init__(
+        self, store: Store, bus: Publisher, *, timeout: float = 600, clock: Callable[[], datetime] = utcnow
+    ) -> None:
         self._store = store
+        self._clock = clock
         self._bus = bus
         self.timeout = timeout
         self._waiters: dict[str, asyncio.Future[None]] = {}
@@ -57,7 +61,7 @@ class ApprovalBroker:
         suggested_rules: list[str] | None = None,
     ) -> Approval:
         """Persist a new pending approval and announce it."""
-        now = utcnow()
+        now = self._clock()
         approval = Approval(
             id=uuid.uuid4().hex,
             session_id=session_id,
@@ -85,7 +89,7 @@ class ApprovalBroker:
             approval = await self._store.get_approval(approval_id)
             if approval.status != "pending":
                 return approval
-            remaining = (approval.expires_at - utcnow()).total_seconds()
+            remaining = (approval.expires_at - self._clock()).total_seconds()
             if remaining <= 0:
                 return await self._close(approval, "expired", self._timeout_decision(approval), "timeout")
             waiter = self._waiters.setdefault(approval_id, asyncio.get_running_loop().create_future())
@@ -107,7 +111,7 @@ class ApprovalBroker:
             approval = await self._store.get_approval(approval_id)
         except NotFound as exc:
             raise ApprovalNotFound(f"no approval {approval_id!r}") from exc
-        if approval.status == "pending" and approval.expires_at <= utcnow():
+        if approval.status == "pending" and approval.expires_at <= self._clock():
             await self._close(approval, "expired", self._timeout_decision(approval), "timeout")
             raise ApprovalClosed(f"approval {approval_id} expired at {approval.expires_at.isoformat()}")
         status = "allowed" if decision.allows else "denied"
@@ -127,7 +131,7 @@ class ApprovalBroker:
             if current.status != "pending":
                 raise ApprovalClosed(f"approval {approval.id} is already {current.status}")
             closed = current.model_copy(
-                update={"status": status, "decision": decision, "decided_by": by, "decided_at": utcnow()}
+                update={"status": status, "decision": decision, "decided_by": by, "decided_at": self._clock()}
             )
             await self._store.save_approval(closed)
         await self._bus.publish(

@@ -85,19 +85,32 @@ def stream_events(reply: Reply, request: ModelRequest) -> list[str]:
     index = 0
     if reply.text or not reply.tool_calls:
         events.append(
-            ("content_block_start", {"type": "content_block_start", "index": index, "content_block": {"type": "text", "text": ""}})
+            (
+                "content_block_start",
+                {
+                    "type": "content_block_start",
+                    "index": index,
+                    "content_block": {"type": "text", "text": ""},
+                },
+            )
         )
         for piece in split_for_stream(reply.text):
             delta = {"type": "text_delta", "text": piece}
-            events.append(("content_block_delta", {"type": "content_block_delta", "index": index, "delta": delta}))
+            events.append(
+                ("content_block_delta", {"type": "content_block_delta", "index": index, "delta": delta})
+            )
         events.append(("content_block_stop", {"type": "content_block_stop", "index": index}))
         index += 1
     for tool_id, call in zip(_tool_use_ids(reply), reply.tool_calls, strict=True):
         block = {"type": "tool_use", "id": tool_id, "name": call.name, "input": {}}
-        events.append(("content_block_start", {"type": "content_block_start", "index": index, "content_block": block}))
+        events.append(
+            ("content_block_start", {"type": "content_block_start", "index": index, "content_block": block})
+        )
         for piece in split_for_stream(call.arguments_json()):
             delta = {"type": "input_json_delta", "partial_json": piece}
-            events.append(("content_block_delta", {"type": "content_block_delta", "index": index, "delta": delta}))
+            events.append(
+                ("content_block_delta", {"type": "content_block_delta", "index": index, "delta": delta})
+            )
         events.append(("content_block_stop", {"type": "content_block_stop", "index": index}))
         index += 1
 

@@ -25,6 +25,11 @@ NOTES_FILE = "notes.txt"
 # How a denial reads in a tool result. Claude Code also flags it `is_error`; the LiteLLM path
 # carries only text, so the words are what we can go by.
 _DENIAL = re.compile(r"\b(denied|deny|rejected|declined|not approved|refused)\b", re.IGNORECASE)
+_FAILURE = re.compile(r"^\W*error\b", re.IGNORECASE)
+
+
+def _went_wrong(result: SeenToolResult) -> bool:
+    return result.is_error or bool(_DENIAL.search(result.text) or _FAILURE.match(result.text))
 
 
 @dataclass(kw_only=True)
@@ -51,7 +56,7 @@ def demo_script(workspace_hint: str = "") -> Callable[[ModelRequest], Reply]:
     def next_turn(request: ModelRequest) -> Reply:
         results = request.tool_results(since_prompt=True)
         done = len(results)
-        if results and (results[-1].is_error or _DENIAL.search(results[-1].text)):
+        if results and _went_wrong(results[-1]):
             return Reply(text=_stopped_text(_STEPS[min(done, len(_STEPS)) - 1], results[-1]))
         if done >= len(_STEPS):
             return Reply(text=_summary_text(where, results))
@@ -69,7 +74,7 @@ def demo_script(workspace_hint: str = "") -> Callable[[ModelRequest], Reply]:
             )
         if step.tool == WRITE_FILE:
             return Reply(
-                text=f"Next I'll write {NOTES_FILE}. Writing files needs your approval, so Overseer will ask you.",
+                text=f"Next I'll write {NOTES_FILE}. Writing a file needs your approval, so Overseer asks.",
                 tool_calls=[
                     ScriptedToolCall(
                         name=tool, arguments={"path": NOTES_FILE, "content": _notes(where, results[0].text)}

@@ -169,14 +169,18 @@ class ScriptedModelServer:
         async def count_tokens(request: Request) -> Response:
             body = await _json_body(request)
             if body is None:
-                return JSONResponse(anthropic_wire.error_body(400, "body is not a JSON object"), status_code=400)
+                return JSONResponse(
+                    anthropic_wire.error_body(400, "body is not a JSON object"), status_code=400
+                )
             return JSONResponse(anthropic_wire.count_tokens_body(ModelRequest.from_body("anthropic", body)))
 
         async def unknown(request: Request) -> Response:
             path = f"{request.method} {request.url.path}"
             with self._cond:
                 self.unknown_paths.append(path)
-            return JSONResponse(openai_wire.error_body(404, f"scripted model: no route {path}"), status_code=404)
+            return JSONResponse(
+                openai_wire.error_body(404, f"scripted model: no route {path}"), status_code=404
+            )
 
         routes = [
             Route("/", health, methods=["GET", "HEAD"]),
@@ -211,15 +215,21 @@ class ScriptedModelServer:
                 message = self._fail(f"scripted model: reply function raised on request #{number}: {exc!r}")
                 return JSONResponse(wire.error_body(500, message), status_code=500)
             if not isinstance(reply, Reply):
-                message = self._fail(f"scripted model: reply function returned {reply!r} for request #{number}")
+                message = self._fail(
+                    f"scripted model: reply function returned {reply!r} for request #{number}"
+                )
                 return JSONResponse(wire.error_body(500, message), status_code=500)
         if reply.status != 200:
             message = reply.text or f"scripted error {reply.status}"
             return JSONResponse(wire.error_body(reply.status, message), status_code=reply.status)
         if request.stream:
             events = wire.stream_events(reply, request)
-            return StreamingResponse(_iterate(events), media_type="text/event-stream", headers={"cache-control": "no-cache"})
-        body_out = wire.completion_body(reply, request) if api == "openai" else wire.message_body(reply, request)
+            return StreamingResponse(
+                _iterate(events), media_type="text/event-stream", headers={"cache-control": "no-cache"}
+            )
+        body_out = (
+            wire.completion_body(reply, request) if api == "openai" else wire.message_body(reply, request)
+        )
         return JSONResponse(body_out)
 
     # -- lifecycle -----------------------------------------------------------------------------
@@ -232,10 +242,17 @@ class ScriptedModelServer:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
         config = uvicorn.Config(
-            self.app, log_config=None, log_level="warning", access_log=False, lifespan="off", timeout_graceful_shutdown=1
+            self.app,
+            log_config=None,
+            log_level="warning",
+            access_log=False,
+            lifespan="off",
+            timeout_graceful_shutdown=1,
         )
         server = _Uvicorn(config)
-        thread = threading.Thread(target=_serve, args=(server, sock), name=f"scripted-model-{port}", daemon=True)
+        thread = threading.Thread(
+            target=_serve, args=(server, sock), name=f"scripted-model-{port}", daemon=True
+        )
         thread.start()
         if not server.listening.wait(START_TIMEOUT) or not server.started:
             server.request_exit()

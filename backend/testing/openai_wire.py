@@ -63,7 +63,11 @@ def completion_body(reply: Reply, request: ModelRequest) -> dict:
     message: dict = {"role": "assistant", "content": reply.text or None}
     if reply.tool_calls:
         message["tool_calls"] = [
-            {"id": call_id, "type": "function", "function": {"name": call.name, "arguments": call.arguments_json()}}
+            {
+                "id": call_id,
+                "type": "function",
+                "function": {"name": call.name, "arguments": call.arguments_json()},
+            }
             for call_id, call in zip(_tool_call_ids(reply), reply.tool_calls, strict=True)
         ]
     return {
@@ -71,7 +75,9 @@ def completion_body(reply: Reply, request: ModelRequest) -> dict:
         "object": "chat.completion",
         "created": int(time.time()),
         "model": request.model,
-        "choices": [{"index": 0, "message": message, "finish_reason": _finish_reason(reply), "logprobs": None}],
+        "choices": [
+            {"index": 0, "message": message, "finish_reason": _finish_reason(reply), "logprobs": None}
+        ],
         "usage": _usage(reply, request),
     }
 
@@ -95,7 +101,12 @@ def stream_events(reply: Reply, request: ModelRequest) -> list[str]:
     chunks = [chunk({"role": "assistant", "content": ""})]
     chunks += [chunk({"content": piece}) for piece in split_for_stream(reply.text)]
     for index, (call_id, call) in enumerate(zip(_tool_call_ids(reply), reply.tool_calls, strict=True)):
-        head = {"index": index, "id": call_id, "type": "function", "function": {"name": call.name, "arguments": ""}}
+        head = {
+            "index": index,
+            "id": call_id,
+            "type": "function",
+            "function": {"name": call.name, "arguments": ""},
+        }
         chunks.append(chunk({"tool_calls": [head]}))
         for piece in split_for_stream(call.arguments_json()):
             chunks.append(chunk({"tool_calls": [{"index": index, "function": {"arguments": piece}}]}))

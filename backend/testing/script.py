@@ -182,7 +182,9 @@ def _text_of(content: Any) -> str:
 def _results_in(message: dict) -> list[SeenToolResult]:
     """The tool results one message carries, in either wire format."""
     if message.get("role") == "tool":
-        return [SeenToolResult(text=_text_of(message.get("content")), tool_call_id=message.get("tool_call_id"))]
+        return [
+            SeenToolResult(text=_text_of(message.get("content")), tool_call_id=message.get("tool_call_id"))
+        ]
     content = message.get("content")
     if message.get("role") != "user" or not isinstance(content, list):
         return []

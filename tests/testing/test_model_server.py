@@ -22,7 +22,11 @@ TOOLS = [
         "function": {
             "name": "mcp__file__read_file",
             "description": "Read a file",
-            "parameters": {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]},
+            "parameters": {
+                "type": "object",
+                "properties": {"path": {"type": "string"}},
+                "required": ["path"],
+            },
         },
     },
     {
@@ -47,7 +51,9 @@ def _base(srv: ScriptedModelServer, provider: Provider) -> str:
     return srv.openai_base if provider == "openai" else srv.anthropic_base
 
 
-async def _complete(srv: ScriptedModelServer, provider: Provider, *, stream: bool, messages=MESSAGES, **kwargs):
+async def _complete(
+    srv: ScriptedModelServer, provider: Provider, *, stream: bool, messages=MESSAGES, **kwargs
+):
     """One LiteLLM call; a streamed one is rebuilt with `stream_chunk_builder`."""
     response = await litellm.acompletion(
         model=f"{provider}/scripted",
@@ -72,7 +78,9 @@ async def test_tool_call_text_and_usage_reach_litellm(server, provider, stream):
     server.push(
         Reply(
             text="Reading it now.",
-            tool_calls=[ScriptedToolCall(name="mcp__file__read_file", arguments={"path": "notes.txt"}, id="call_1")],
+            tool_calls=[
+                ScriptedToolCall(name="mcp__file__read_file", arguments={"path": "notes.txt"}, id="call_1")
+            ],
             usage=(123, 45),
         )
     )
@@ -119,7 +127,10 @@ async def test_streamed_parallel_tool_calls_are_rebuilt_in_order(server, provide
 
     calls = response.choices[0].message.tool_calls
     assert [c.function.name for c in calls] == ["mcp__file__read_file", "mcp__shell__exec"]
-    assert [json.loads(c.function.arguments) for c in calls] == [{"path": "a.txt"}, {"command": "wc -l a.txt"}]
+    assert [json.loads(c.function.arguments) for c in calls] == [
+        {"path": "a.txt"},
+        {"command": "wc -l a.txt"},
+    ]
     assert len({c.id for c in calls}) == 2
 
 
@@ -242,7 +253,9 @@ async def test_a_callable_script_answers_every_request_and_pushed_replies_go_fir
 
     async with ScriptedModelServer(echo) as srv:
         srv.push(Reply(text="pushed"))
-        texts = [(await _complete(srv, "openai", stream=False))[0].choices[0].message.content for _ in range(3)]
+        texts = [
+            (await _complete(srv, "openai", stream=False))[0].choices[0].message.content for _ in range(3)
+        ]
 
     assert texts == ["pushed", "echo 1", "echo 2"]
 
@@ -296,7 +309,8 @@ async def test_messages_endpoint_accepts_a_query_string_like_the_claude_cli_send
 
     async with httpx.AsyncClient() as client:
         response = await client.post(
-            f"{server.url}/v1/messages?beta=true", json={"model": "m", "max_tokens": 5, "messages": MESSAGES[1:]}
+            f"{server.url}/v1/messages?beta=true",
+            json={"model": "m", "max_tokens": 5, "messages": MESSAGES[1:]},
         )
 
     assert response.json()["content"] == [{"type": "text", "text": "hi"}]

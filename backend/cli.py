@@ -1,0 +1,174 @@
+"""`overseer`: run an agent, list servers, check rules."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import logging
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from backend.config import ConfigError, Settings, load_settings, read_yaml
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+os.environ.setdefault("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="overseer", description="An MCP-native agent host with approvals.")
+    parser.add_argument("--data-dir", help="where state lives (default ~/.overseer; env OVERSEER_DATA_DIR)")
+    parser.add_argument("-v", "--verbose", action="store_true")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    run = sub.add_parser("run", help="run an agent on a task, in this terminal")
+    run.add_argument("prompt", nargs="?", help="the task; asked for interactively when omitted")
+    run.add_argument("--model", help="LiteLLM model, e.g. anthropic/claude-sonnet-4-5 (default: the offline demo)")
+    run.add_argument("--api-base")
+    run.add_argument("--workspace", help="folder the agent works in (default: current directory)")
+    run.add_argument("--approve", choices=["ask", "all", "none"], default="ask",
+                     help="ask in the terminal, allow every ask (never a deny), or deny every ask")
+    run.add_argument("--json", action="store_true", help="print one JSON event per line")
+    run.add_argument("--max-iterations", type=int)
+
+    resume = sub.add_parser("resume", help="continue a session a previous process left running or waiting")
+    resume.add_argument("session_id", nargs="?", help="default: the most recent one")
+    resume.add_argument("--approve", choices=["ask", "all", "none"], default="ask")
+    resume.add_argument("--json", action="store_true")
+
+    servers = sub.add_parser("servers", help="list the MCP servers, their status and tools")
+    servers.add_argument("--json", action="store_true")
+    servers.add_argument("--timeout", type=float, default=30)
+
+    rules = sub.add_parser("rules", help="permission rules")
+    rules_sub = rules.add_subparsers(dest="rules_command", required=True)
+    check = rules_sub.add_parser("check", help="print the decision for one tool call and what decided it")
+    check.add_argument("tool", help="full tool name (mcp__shell__exec) or an alias (Bash, Read, Edit)")
+    check.add_argument("arguments", help='the arguments as JSON, e.g. \'{"command": "ls"}\'')
+    check.add_argument("--config", help="an overseer.yaml or .claude/settings.json to take rules from")
+    check.add_argument("--workspace", default=".")
+    return parser
+
+
+def _settings(args: argparse.Namespace, **overrides: Any) -> Settings:
+    if args.data_dir:
+        overrides["data_dir"] = Path(args.data_dir)
+    return load_settings(**{k: v for k, v in overrides.items() if v is not None})
+
+
+async def _run(args: argparse.Namespace) -> int:
+    from backend.engine.host import Host
+    from backend.terminal import DEMO_TASK, TerminalUI
+
+    settings = _settings(
+        args, model=args.model, api_base=args.api_base, workspace=args.workspace, max_iterations=args.max_iterations
+    )
+    prompt = args.prompt
+    if not prompt:
+        if sys.stdin.isatty():
+            prompt = input(f"What should the agent do? [{DEMO_TASK}]\n> ").strip()
+        prompt = prompt or DEMO_TASK
+    async with Host(settings) as host:
+        if host.is_demo and not args.json:
+            print(
+                "┌ Demo mode: no model is configured, so a scripted offline model plays the agent.\n"
+                "└ Set OVERSEER_MODEL (and OVERSEER_API_KEY / OVERSEER_API_BASE) to use a real one.\n"
+            )
+        ui = TerminalUI(host, approve=args.approve, as_json=args.json)
+        return await ui.run(prompt)
+
+
+async def _resume(args: argparse.Namespace) -> int:
+    from backend.engine.host import Host
+    from backend.terminal import TerminalUI
+
+    host = Host(_settings(args))
+    await host.start(recover=False)
+    try:
+        return await TerminalUI(host, approve=args.approve, as_json=args.json).resume(args.session_id)
+    finally:
+        await host.aclose()
+
+
+async def _servers(args: argparse.Namespace) -> int:
+    from backend.engine.host import server_configs
+    from backend.mcp.pool import McpPool
+
+    settings = _settings(args)
+    async with McpPool(server_configs(settings), log_dir=settings.data_dir.expanduser() / "logs") as pool:
+        await pool.wait_ready(timeout=args.timeout)
+        statuses = pool.statuses()
+    if args.json:
+        print(json.dumps([_status_json(s) for s in statuses], indent=2))
+        return 0
+    for status in statuses:
+        print(f"{status.name}: {status.state}" + (f" ({status.error})" if status.error else ""))
+        for tool in status.tools:
+            hints = [k for k, v in tool.annotations.model_dump().items() if v is True]
+            print(f"  {tool.name}" + (f"  [{', '.join(hints)}]" if hints else ""))
+    return 0 if all(s.state == "ready" for s in statuses) else 1
+
+
+def _status_json(status: Any) -> dict[str, Any]:
+    return {
+        "name": status.name,
+        "state": status.state,
+        "error": status.error,
+        "tools": [t.model_dump() for t in status.tools],
+    }
+
+
+def _rules_check(args: argparse.Namespace) -> int:
+    from backend.permissions.policy import DEFAULT_POLICIES, PolicyEngine, ToolCallView
+    from backend.permissions.rules import RuleSet, resolve_alias
+
+    try:
+        arguments = json.loads(args.arguments)
+    except json.JSONDecodeError as exc:
+        print(f"error: the arguments are not JSON: {exc}", file=sys.stderr)
+        return 2
+    if not isinstance(arguments, dict):
+        print("error: the arguments must be a JSON object", file=sys.stderr)
+        return 2
+    if args.config:
+        path = Path(args.config)
+        data = json.loads(path.read_text()) if path.suffix == ".json" else read_yaml(path)
+        rules = RuleSet.from_config(data.get("permissions") or {}, source=str(path))
+        policies = {**DEFAULT_POLICIES, **(data.get("policies") or {})}
+    else:
+        settings = _settings(args)
+        rules = RuleSet.from_config(settings.permissions.model_dump(), source="user")
+        policies = {**DEFAULT_POLICIES, **settings.policies}
+    engine = PolicyEngine(rules, policies)
+    tool = resolve_alias(args.tool)
+    verdict = engine.evaluate(
+        ToolCallView(name=tool, arguments=arguments, workspace=Path(args.workspace).resolve())
+    )
+    print(f"{verdict.verdict}\t{verdict.reason}")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    try:
+        if args.command == "run":
+            return asyncio.run(_run(args))
+        if args.command == "resume":
+            return asyncio.run(_resume(args))
+        if args.command == "servers":
+            return asyncio.run(_servers(args))
+        if args.command == "rules":
+            return _rules_check(args)
+    except ConfigError as exc:
+        print(f"configuration error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,190 @@
+"""McpPool: one shared stdio process per configured MCP server, multiplexing every session's calls.
+
+A session must not cost a process tree (DESIGN.md, "MCP servers are shared"): each server is
+started once, in the background and in parallel, and every session's calls go over its one
+connection, with the session's workspace and id in the request's `_meta`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import uuid
+from collections.abc import Mapping
+from functools import partial
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+import anyio
+import anyio.to_thread
+
+from backend.domain.tools import ToolInfo, ToolResult, split_tool_name
+from backend.mcp.config import McpServerConfig, check_server_name
+from backend.mcp.errors import McpPoolError, ToolNotFound
+from backend.mcp.results import DEFAULT_SPILL_LIMIT, cap_result, to_tool_result
+from backend.mcp.server import ServerRunner, ServerState, ServerStatus
+from backend.mcp.transport import EXIT_GRACE, KILL_GRACE
+
+__all__ = ["McpPool", "ServerState", "ServerStatus", "WORKSPACE_META_KEY", "SESSION_META_KEY"]
+
+logger = logging.getLogger(__name__)
+
+WORKSPACE_META_KEY = "overseer/workspace"
+SESSION_META_KEY = "overseer/session_id"
+
+# Every server stops in parallel and each stop is bounded (flush, stdin close, TERM, KILL).
+_STOP_TIMEOUT = 1 + EXIT_GRACE + 2 * KILL_GRACE + 2
+
+
+class McpPool:
+    """Starts the configured servers, keeps them running, and routes `mcp__<server>__<tool>` calls.
+
+    Use `async with McpPool(...) as pool:` or `start()` / `aclose()`; the two may run in
+    different tasks (an app's startup and shutdown hooks).
+    """
+
+    def __init__(
+        self,
+        servers: Mapping[str, McpServerConfig],
+        *,
+        log_dir: Path,
+        spill_limit: int = DEFAULT_SPILL_LIMIT,
+    ) -> None:
+        for name in servers:
+            try:
+                check_server_name(name)
+            except ValueError as exc:
+                raise McpPoolError(str(exc)) from None
+        self._log_dir = log_dir
+        self._spill_limit = spill_limit
+        self._runners = {
+            name: ServerRunner(name, config, log_path=log_dir / f"{name}.log") for name, config in servers.items()
+        }
+        self._task: asyncio.Task[None] | None = None
+        self._closed = False
+
+    async def start(self) -> None:
+        """Launch every enabled server in the background and return at once.
+
+        Servers go "starting" -> "ready" or "error"; calls made meanwhile wait for their server.
+        """
+        if self._task is not None:
+            raise McpPoolError("the MCP pool has already been started")
+        self._log_dir.mkdir(parents=True, exist_ok=True)
+        for runner in self._runners.values():
+            runner.prepare()
+        # A plain asyncio task, not a task group of the caller's: start() must return while
+        # the servers run on, and aclose() may be called from another task.
+        self._task = asyncio.get_running_loop().create_task(self._supervise(), name="mcp-pool")
+
+    async def _supervise(self) -> None:
+        async with anyio.create_task_group() as tg:
+            for runner in self._runners.values():
+                if not runner.config.disabled:
+                    tg.start_soon(runner.run, name=f"mcp-server:{runner.name}")
+
+    async def wait_ready(self, timeout: float | None = None) -> None:
+        """Wait until every enabled server is ready or has failed.
+
+        Bounded by `timeout`, by default the longest start timeout (plus a second); raises
+        TimeoutError when a server is still starting then.
+        """
+        if self._task is None:
+            raise McpPoolError("the MCP pool has not been started")
+        if timeout is None:
+            timeout = max((r.config.start_timeout for r in self._runners.values()), default=0) + 1
+        with anyio.fail_after(timeout):
+            for runner in self._runners.values():
+                await runner.wait_settled()
+
+    async def aclose(self) -> None:
+        """Stop every server (close stdin, wait, then kill); shielded and bounded."""
+        if self._task is None or self._closed:
+            return
+        self._closed = True
+        task = self._task
+        with anyio.CancelScope(shield=True):
+            for runner in self._runners.values():
+                runner.request_stop()
+            # asyncio.wait, unlike awaiting the task, does not cancel it when the wait ends.
+            done, _ = await asyncio.wait({task}, timeout=_STOP_TIMEOUT)
+            if not done:
+                logger.warning("MCP servers did not stop within %.0f s; cancelling", _STOP_TIMEOUT)
+                task.cancel()
+                await asyncio.wait({task}, timeout=_STOP_TIMEOUT)
+        if task.done() and not task.cancelled() and task.exception() is not None:
+            logger.error("the MCP pool's supervisor failed", exc_info=task.exception())
+
+    async def __aenter__(self) -> McpPool:
+        await self.start()
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.aclose()
+
+    def statuses(self) -> list[ServerStatus]:
+        """Every configured server's state, in configuration order."""
+        return [runner.status() for runner in self._runners.values()]
+
+    def tools(self) -> list[ToolInfo]:
+        """The catalog: every tool of every ready server, named `mcp__<server>__<tool>`."""
+        return [
+            tool
+            for runner in self._runners.values()
+            if runner.current_state()[0] == "ready"
+            for tool in runner.tools.values()
+        ]
+
+    def tool(self, name: str) -> ToolInfo | None:
+        """The catalog entry for a full tool name, or None if no ready server offers it."""
+        parts = split_tool_name(name)
+        runner = self._runners.get(parts[0]) if parts else None
+        if parts is None or runner is None or runner.current_state()[0] != "ready":
+            return None
+        return runner.tools.get(parts[1])
+
+    async def call(
+        self,
+        name: str,
+        arguments: dict[str, Any],
+        *,
+        workspace: Path,
+        session_id: str,
+        timeout: float | None = None,
+        call_id: str | None = None,
+    ) -> ToolResult:
+        """Run the tool `mcp__<server>__<tool>` for a session and return its (capped) result.
+
+        Failures the model should read (the tool failed, timed out, its server crashed or is
+        down) are `is_error` results. An unknown tool raises `ToolNotFound`; a call before
+        `start()` raises `McpPoolError`. `call_id` names the spill file of a cut result.
+        """
+        if self._task is None:
+            raise McpPoolError("the MCP pool has not been started")
+        parts = split_tool_name(name)
+        if parts is None:
+            raise ToolNotFound(name, "not an MCP tool name")
+        server, tool = parts
+        runner = self._runners.get(server)
+        if runner is None:
+            raise ToolNotFound(name, f"no MCP server named {server!r}")
+        if runner.config.disabled:
+            raise ToolNotFound(name, f"MCP server {server!r} is disabled")
+        meta = {WORKSPACE_META_KEY: str(workspace), SESSION_META_KEY: session_id}
+        raw = await runner.call(tool, arguments, meta=meta, timeout=timeout, full_name=name)
+        result = raw if isinstance(raw, ToolResult) else to_tool_result(raw)
+        if len(result.text.encode()) > self._spill_limit:
+            # Writing megabytes is blocking I/O: keep it off the event loop.
+            result = await anyio.to_thread.run_sync(
+                partial(
+                    cap_result,
+                    result,
+                    workspace=workspace,
+                    call_id=call_id or uuid.uuid4().hex,
+                    limit=self._spill_limit,
+                )
+            )
+        return result

@@ -1,0 +1,177 @@
+"""`overseer run` in a terminal: stream a session's events and answer its approvals."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from typing import Any, Literal, TextIO
+
+from backend.domain.models import Approval, Decision, Event
+from backend.engine.host import Host
+from backend.permissions.approvals import ApprovalError
+
+ApproveMode = Literal["ask", "all", "none"]
+
+DEMO_TASK = "Look around the workspace, write a short notes.txt about it, and count its lines."
+
+
+class TerminalUI:
+    """Renders events as text (or JSON lines) and asks the person about approvals."""
+
+    def __init__(
+        self,
+        host: Host,
+        *,
+        approve: ApproveMode = "ask",
+        as_json: bool = False,
+        out: TextIO = sys.stdout,
+        read_line: Any = None,
+    ) -> None:
+        self.host = host
+        self.approve = approve
+        self.as_json = as_json
+        self.out = out
+        self.read_line = read_line or (lambda prompt: input(prompt))
+        self._mid_line = False
+
+    def write(self, text: str) -> None:
+        self.out.write(text)
+        self.out.flush()
+
+    def line(self, text: str) -> None:
+        if self._mid_line:
+            self.write("\n")
+            self._mid_line = False
+        self.write(text + "\n")
+
+    async def run(self, prompt: str, **session_args: Any) -> int:
+        """Create a session with the prompt, follow it to the end; exit status 0 iff completed."""
+        sub = self.host.bus.subscribe(None)
+        session = await self.host.runner.create(prompt=prompt, **session_args)
+        return await self._follow(sub, session.id)
+
+    async def resume(self, session_id: str | None = None) -> int:
+        """Recover what a previous process left running and follow one session to its end."""
+        sub = self.host.bus.subscribe(None)
+        recovered = await self.host.runner.recover()
+        if session_id is None:
+            if not recovered:
+                self.host.bus.unsubscribe(sub)
+                self.line("Nothing to resume: no session was left running or waiting for approval.")
+                return 0
+            session_id = recovered[0]
+        for approval in await self.host.broker.pending(session_id=session_id):
+            await self.render(Event(session_id=session_id, seq=0, type="approval.requested", data=approval.model_dump(mode="json")))
+        return await self._follow(sub, session_id)
+
+    async def _follow(self, sub: Any, session_id: str) -> int:
+        try:
+            session = await self.host.store.get_session(session_id)
+            while session.status in ("running", "waiting_approval"):
+                event = await sub.get()
+                if event.session_id != session_id:
+                    continue
+                await self.render(event)
+                if event.type == "session.status" and event.data["status"] not in ("running", "waiting_approval"):
+                    break
+        finally:
+            self.host.bus.unsubscribe(sub)
+        final = await self.host.runner.wait(session_id, timeout=30)
+        if not self.as_json:
+            usage = final.usage
+            self.line(
+                f"── {final.status} · {usage.input_tokens} in / {usage.output_tokens} out tokens · ${usage.cost_usd:.4f}"
+            )
+        return 0 if final.status == "completed" else 1
+
+    async def render(self, event: Event) -> None:
+        if self.as_json:
+            self.write(event.model_dump_json() + "\n")
+        else:
+            self._render_text(event)
+        if event.type == "approval.requested":
+            await self.answer(Approval.model_validate(event.data))
+
+    def _render_text(self, event: Event) -> None:
+        data = event.data
+        if event.type == "token":
+            self.write(data["text"])
+            self._mid_line = True
+        elif event.type == "message" and data.get("role") == "assistant":
+            if self._mid_line:
+                self.line("")
+        elif event.type == "tool.started":
+            self.line(f"→ {data['name']} {_short(data['arguments'])}  [{data.get('decision') or ''}]")
+        elif event.type == "tool.result":
+            mark = "✗" if data["is_error"] else "✓"
+            self.line(f"  {mark} {_first_lines(data['text'])}")
+        elif event.type == "approval.resolved":
+            self.line(f"  approval {data['status']} ({data['decided_by']})")
+        elif event.type in ("error", "model.retry"):
+            self.line(f"! {data['message']}")
+
+    async def answer(self, approval: Approval) -> None:
+        if self.approve == "all":
+            decision = Decision(kind="allow_once", message="--approve all")
+        elif self.approve == "none":
+            decision = Decision(kind="deny", message="Denied by --approve none.")
+        else:
+            decision = await self.ask(approval)
+        try:
+            await self.host.broker.answer(approval.id, decision, by="user")
+        except ApprovalError as exc:
+            self.line(f"  (not applied: {exc})")
+
+    async def ask(self, approval: Approval) -> Decision:
+        self.line(f"? {approval.tool_name} wants to run with:")
+        self.line("  " + json.dumps(approval.arguments, indent=2).replace("\n", "\n  "))
+        if approval.reason:
+            self.line(f"  why it asks: {approval.reason}")
+        options = "[y] once  [s] this session  [a] always  [n] deny  [e] edit arguments"
+        while True:
+            choice = (await self._input(f"  {options} > ")).strip().lower()
+            if choice in ("y", "yes", ""):
+                return Decision(kind="allow_once")
+            if choice == "s":
+                return Decision(kind="allow_session")
+            if choice == "a":
+                rules = approval.suggested_rules
+                if not rules:
+                    self.line("  No narrow rule fits this call; allow it once or for the session instead.")
+                    continue
+                self.line(f"  will add allow rule(s): {', '.join(rules)}")
+                return Decision(kind="allow_always", rules=rules)
+            if choice in ("n", "no"):
+                reason = (await self._input("  reason for the agent (optional) > ", on_eof="")).strip()
+                return Decision(kind="deny", message=reason or None)
+            if choice == "e":
+                edited = await self._input("  arguments as JSON > ")
+                try:
+                    value = json.loads(edited)
+                except json.JSONDecodeError as exc:
+                    self.line(f"  not JSON: {exc}")
+                    continue
+                if not isinstance(value, dict):
+                    self.line("  the arguments must be a JSON object")
+                    continue
+                return Decision(kind="allow_once", updated_arguments=value)
+            self.line("  please answer y, s, a, n or e")
+
+    async def _input(self, prompt: str, *, on_eof: str = "n") -> str:
+        """One line from the person; a closed stdin answers `on_eof` (deny, by default)."""
+        try:
+            return await asyncio.to_thread(self.read_line, prompt)
+        except EOFError:
+            return on_eof
+
+
+def _short(arguments: dict[str, Any], limit: int = 120) -> str:
+    text = json.dumps(arguments, ensure_ascii=False)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _first_lines(text: str, lines: int = 3) -> str:
+    parts = text.strip().splitlines()
+    shown = "\n    ".join(parts[:lines])
+    return shown + (f"\n    … ({len(parts) - lines} more lines)" if len(parts) > lines else "")

@@ -1,0 +1,53 @@
+"""Suite-wide guards: offline, and a loud failure for any request that leaves this machine."""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+import socket
+
+import pytest
+
+os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
+os.environ["CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC"] = "1"
+for _name in ("OVERSEER_MODEL", "OVERSEER_API_BASE", "OVERSEER_API_KEY", "OVERSEER_CONFIG", "OPENAI_API_KEY", "ANTHROPIC_API_KEY"):
+    os.environ.pop(_name, None)
+
+
+class RealNetworkRequest(RuntimeError):
+    """A test tried to reach a real provider; tests must use the scripted model server."""
+
+
+_real_connect = socket.socket.connect
+_real_connect_ex = socket.socket.connect_ex
+
+
+def _check(address: object) -> None:
+    if isinstance(address, tuple) and address:
+        host = str(address[0])
+        try:
+            if ipaddress.ip_address(host).is_loopback:
+                return
+        except ValueError:
+            if host == "localhost":
+                return
+        raise RealNetworkRequest(f"test tried to connect to {address!r}; only loopback is allowed in tests")
+
+
+def _guarded_connect(self: socket.socket, address: object) -> None:
+    _check(address)
+    return _real_connect(self, address)
+
+
+def _guarded_connect_ex(self: socket.socket, address: object) -> int:
+    _check(address)
+    return _real_connect_ex(self, address)
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _no_real_network():
+    socket.socket.connect = _guarded_connect  # type: ignore[method-assign]
+    socket.socket.connect_ex = _guarded_connect_ex  # type: ignore[method-assign]
+    yield
+    socket.socket.connect = _real_connect  # type: ignore[method-assign]
+    socket.socket.connect_ex = _real_connect_ex  # type: ignore[method-assign]

@@ -1,0 +1,93 @@
+"""The SQLite store: schema, round trips, gapless seq, atomic tool-call finish."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from backend.domain.models import Approval, AuditEntry, Event, Message, Session, ToolCallRecord, utcnow
+from backend.store import NotFound, SqliteStore
+from backend.store.schema import SCHEMA_VERSION
+
+
+@pytest.fixture
+async def store(tmp_path):
+    async with SqliteStore(tmp_path / "o.db") as s:
+        yield s
+
+
+def session(sid: str = "s1", status: str = "running") -> Session:
+    return Session(id=sid, workspace="/w", status=status)  # type: ignore[arg-type]
+
+
+async def test_database_is_in_wal_mode_with_the_current_schema_version(store):
+    (mode,) = await (await store.db.execute("PRAGMA journal_mode")).fetchone()
+    assert mode == "wal"
+    assert await store.schema_version() == SCHEMA_VERSION
+
+
+async def test_a_newer_schema_refuses_to_open(tmp_path):
+    async with SqliteStore(tmp_path / "o.db") as s:
+        await s.db.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
+        await s.db.commit()
+    with pytest.raises(RuntimeError, match="schema"):
+        await SqliteStore(tmp_path / "o.db").open()
+
+
+async def test_sessions_round_trip_and_filter_by_status(store):
+    await store.create_session(session("a", "running"))
+    await store.create_session(session("b", "completed"))
+    assert [s.id for s in await store.list_sessions(statuses=["running"])] == ["a"]
+    b = await store.get_session("b")
+    b.title = "renamed"
+    await store.save_session(b)
+    assert (await store.get_session("b")).title == "renamed"
+    await store.delete_session("a")
+    with pytest.raises(NotFound):
+        await store.get_session("a")
+
+
+async def test_events_get_gapless_seq_under_concurrent_appends(store):
+    await store.create_session(session())
+    events = await asyncio.gather(
+        *(store.append_event(Event(session_id="s1", seq=0, type="t", data={"i": i})) for i in range(50))
+    )
+    assert sorted(e.seq for e in events) == list(range(1, 51))
+    assert [e.seq for e in await store.list_events("s1", since=45)] == [46, 47, 48, 49, 50]
+
+
+async def test_seq_continues_after_reopening(tmp_path):
+    async with SqliteStore(tmp_path / "o.db") as s:
+        for _ in range(3):
+            await s.append_event(Event(session_id="s1", seq=0, type="t"))
+    async with SqliteStore(tmp_path / "o.db") as s:
+        assert (await s.append_event(Event(session_id="s1", seq=0, type="t"))).seq == 4
+
+
+async def test_finishing_a_tool_call_writes_record_and_result_message_together(store):
+    record = ToolCallRecord(id="c1", session_id="s1", name="mcp__x__y", status="running")
+    await store.save_tool_call(record)
+    record.status = "done"
+    stored = await store.finish_tool_call(
+        record, Message(session_id="s1", role="tool", content="ok", tool_call_id="c1")
+    )
+    assert stored.idx == 0
+    assert [r.status for r in await store.list_tool_calls("s1")] == ["done"]
+    assert [m.content for m in await store.list_messages("s1")] == ["ok"]
+
+
+async def test_approvals_and_audit_are_listed_by_status_and_newest_audit_first(store):
+    now = utcnow()
+    for i, status in enumerate(["pending", "allowed"]):
+        await store.save_approval(
+            Approval(id=f"a{i}", session_id="s1", tool_call_id=f"c{i}", tool_name="t", status=status, expires_at=now)  # type: ignore[arg-type]
+        )
+    assert [a.id for a in await store.list_approvals(status="pending")] == ["a0"]
+    for i in range(3):
+        await store.add_audit(
+            AuditEntry(session_id="s1", tool_call_id=f"c{i}", tool_name="t", decision="allow", decided_by="rule")
+        )
+    page = await store.list_audit(limit=2)
+    assert [e.tool_call_id for e in page] == ["c2", "c1"]
+    assert page[0].id is not None
