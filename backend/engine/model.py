@@ -140,6 +140,8 @@ class LiteLLMClient:
             "stream": True,
             "stream_options": {"include_usage": True},
             "timeout": self.timeout,
+            # We retry ourselves (with events the person sees); the provider SDK must not retry too.
+            "max_retries": 0,
             **self.extra,
         }
         if tools:

@@ -211,17 +211,16 @@ class ServerRunner:
                         self._set("ready")
                         logger.info("MCP server %r ready (pid %s, %d tools)", self.name, self.pid, len(tools))
                         await transport.lost.wait()
-                        self._conn = None
+                        # Say so before the (bounded, but not instant) teardown below.
+                        self._conn, self.pid = None, None
+                        if not self._stopping:
+                            self._set("starting", error="crashed; restarting")
                 if not started:
                     start_error = f"did not start within {self.config.start_timeout:g} s"
-            except OSError as exc:
+            except Exception as exc:  # anything that stops a start is a start error; the client may group them
                 if started:
                     raise
-                start_error = f"could not launch {self.config.command!r}: {exc.strerror or exc}"
-            except (MCPError, ValidationError, anyio.BrokenResourceError, anyio.ClosedResourceError) as exc:
-                if started:
-                    raise
-                start_error = "exited while starting" if transport.lost.is_set() else f"failed to start: {exc}"
+                start_error = self._describe_start_failure(exc, transport)
             # The client is closed: the process is stopped and its exit code known.
             if start_error is not None:
                 if transport.returncode is not None and transport.lost.is_set():
@@ -231,9 +230,19 @@ class ServerRunner:
             return False
         reason = f"crashed (exit code {transport.returncode}); restarting"
         logger.warning("MCP server %r %s", self.name, reason)
-        self.pid = None
         self._set("starting", error=reason)
         return True
+
+    def _describe_start_failure(self, exc: Exception, transport: StdioProcessTransport) -> str:
+        leaves = _leaf_exceptions(exc)
+        logger.debug("MCP server %r failed to start", self.name, exc_info=exc)
+        if transport.pid is None:
+            os_errors = [e for e in leaves if isinstance(e, OSError)]
+            reason = (os_errors[0].strerror or str(os_errors[0])) if os_errors else str(leaves[0])
+            return f"could not launch {self.config.command!r}: {reason}"
+        if transport.lost.is_set():
+            return "exited while starting"
+        return f"failed to start: {leaves[0]!r}"
 
     async def _list_tools(self, client: Client) -> dict[str, ToolInfo]:
         tools: dict[str, ToolInfo] = {}
@@ -315,6 +324,13 @@ def _tool_info(server: str, tool: mcp_types.Tool) -> ToolInfo:
             openWorldHint=hints.open_world_hint,
         ),
     )
+
+
+def _leaf_exceptions(exc: BaseException) -> list[BaseException]:
+    """The exceptions inside (nested) exception groups, or the exception itself."""
+    if isinstance(exc, BaseExceptionGroup):
+        return [leaf for inner in exc.exceptions for leaf in _leaf_exceptions(inner)]
+    return [exc]
 
 
 def _log_tail(path: Path, start: int, max_bytes: int = 800) -> str:

@@ -23,8 +23,12 @@ def run_server(
     argv: Sequence[str] | None = None,
 ) -> None:
     """Parse `--root`, build the server with `factory(root, trust_meta=...)` and serve stdio."""
-    parser = argparse.ArgumentParser(prog=f"python -m mcp_servers.{name}", description=f"Overseer {name} tool server")
-    parser.add_argument("--root", type=Path, default=Path.cwd(), help="workspace root (default: current directory)")
+    parser = argparse.ArgumentParser(
+        prog=f"python -m mcp_servers.{name}", description=f"Overseer {name} tool server"
+    )
+    parser.add_argument(
+        "--root", type=Path, default=Path.cwd(), help="workspace root (default: current directory)"
+    )
     args = parser.parse_args(argv)
     root: Path = args.root.expanduser().resolve()
     if not root.is_dir():

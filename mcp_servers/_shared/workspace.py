@@ -50,7 +50,9 @@ def confine(root: Path, user_path: str) -> Path:
     if raw.startswith("~"):
         expanded = os.path.expanduser(raw)
         if expanded == raw:
-            raise ToolError(f"path '{user_path}' starts with '~' that cannot be expanded; use a relative path")
+            raise ToolError(
+                f"path '{user_path}' starts with '~' that cannot be expanded; use a relative path"
+            )
         raw = expanded
     resolved = _resolve(root / raw, shown=user_path)
     if not resolved.is_relative_to(root):

@@ -10,7 +10,9 @@ from mcp_servers._shared.limits import READ_PAGE_BYTES
 from mcp_servers._shared.textfiles import is_binary_file
 
 
-def read_page(path: Path, shown: str, *, offset: int, limit: int | None, page_bytes: int = READ_PAGE_BYTES) -> str:
+def read_page(
+    path: Path, shown: str, *, offset: int, limit: int | None, page_bytes: int = READ_PAGE_BYTES
+) -> str:
     """Lines `offset` .. `offset + limit` of a text file, at most `page_bytes` of them.
 
     When lines remain after the page, a last line says how many were shown and
@@ -52,7 +54,11 @@ def read_page(path: Path, shown: str, *, offset: int, limit: int | None, page_by
         notes.append(f"line {cut_line} is longer than the {page_bytes}-byte page and was cut")
     next_offset = offset + len(shown_lines)
     if next_offset < total:
-        reason = "limit reached" if limit is not None and len(shown_lines) >= limit else f"page limit {page_bytes} bytes"
+        reason = (
+            "limit reached"
+            if limit is not None and len(shown_lines) >= limit
+            else f"page limit {page_bytes} bytes"
+        )
         notes.append(
             f"truncated ({reason}): showed lines {offset}-{next_offset - 1} (0-based) of {total}; "
             f"continue with offset={next_offset}"

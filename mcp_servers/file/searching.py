@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from mcp.server.mcpserver.exceptions import ToolError
@@ -74,7 +75,7 @@ def require_dir(path: Path, shown: str) -> None:
         raise ToolError(f"'{shown}' is not a directory")
 
 
-def _file_filter(file_glob: str | None):
+def _file_filter(file_glob: str | None) -> Callable[[str], bool]:
     if file_glob is None:
         return lambda rel: True
     check_pattern(file_glob)
@@ -85,7 +86,7 @@ def _file_filter(file_glob: str | None):
     return lambda rel: regex.match(rel.rsplit("/", 1)[-1]) is not None
 
 
-def _matching_lines(path: Path, regex: re.Pattern[str]):
+def _matching_lines(path: Path, regex: re.Pattern[str]) -> Iterator[tuple[int, str]]:
     try:
         with path.open("rb") as fh:
             if looks_binary(fh.read(SNIFF_BYTES)):

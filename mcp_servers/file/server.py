@@ -15,9 +15,13 @@ from mcp_servers.file.reading import read_page
 from mcp_servers.file.searching import find_by_glob, list_entries, search_contents
 from mcp_servers.file.writing import edit_text, write_text
 
-READ_ONLY = ToolAnnotations(readOnlyHint=True, destructiveHint=False, idempotentHint=True, openWorldHint=False)
+READ_ONLY = ToolAnnotations(
+    readOnlyHint=True, destructiveHint=False, idempotentHint=True, openWorldHint=False
+)
 # Overwriting with the same content twice leaves the same file: idempotent, but destructive.
-OVERWRITES = ToolAnnotations(readOnlyHint=False, destructiveHint=True, idempotentHint=True, openWorldHint=False)
+OVERWRITES = ToolAnnotations(
+    readOnlyHint=False, destructiveHint=True, idempotentHint=True, openWorldHint=False
+)
 # A second identical edit fails (old_text is gone), so editing is not idempotent.
 EDITS = ToolAnnotations(readOnlyHint=False, destructiveHint=True, idempotentHint=False, openWorldHint=False)
 
@@ -77,7 +81,10 @@ def create_server(root: Path, *, trust_meta: bool) -> MCPServer:
 
     @server.tool(annotations=READ_ONLY)
     def glob(pattern: str, ctx: Context, path: str = ".") -> str:
-        """Find paths matching a glob (`**` spans folders) under `path`; results are relative to the workspace."""
+        """Find paths matching a glob (`**` spans folders) under `path`.
+
+        Results are relative to the workspace root; folders end with `/`.
+        """
         workspace = root_for(ctx)
         target = confine(workspace, path)
         with os_errors_as_tool_errors("search", path):
@@ -90,7 +97,10 @@ def create_server(root: Path, *, trust_meta: bool) -> MCPServer:
         path: str = ".",
         glob: Annotated[str | None, Field(description="only files matching this glob, e.g. '*.py'")] = None,
     ) -> str:
-        """Search text files for a Python regular expression; results are `file:line:text`. Binary files are skipped."""
+        """Search text files under `path` for a Python regular expression.
+
+        Results are `file:line:text`, files relative to the workspace root. Binary files are skipped.
+        """
         workspace = root_for(ctx)
         target = confine(workspace, path)
         with os_errors_as_tool_errors("search", path):

@@ -15,8 +15,19 @@ from pathlib import Path
 from mcp.server.mcpserver.exceptions import ToolError
 
 SKIPPED_DIRS = frozenset(
-    {".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", "venv", ".mypy_cache", ".pytest_cache",
-     ".ruff_cache", ".tox"}
+    {
+        ".git",
+        ".hg",
+        ".svn",
+        "node_modules",
+        "__pycache__",
+        ".venv",
+        "venv",
+        ".mypy_cache",
+        ".pytest_cache",
+        ".ruff_cache",
+        ".tox",
+    }
 )
 
 
@@ -38,13 +49,18 @@ def check_pattern(pattern: str) -> None:
     if not pattern:
         raise ToolError("pattern is empty")
     if pattern.startswith(("/", "~")) or os.path.isabs(pattern):
-        raise ToolError(f"pattern '{pattern}' is absolute; patterns are relative to the search folder")
+        raise ToolError(
+            f"pattern '{pattern}' is absolute or starts with '~'; patterns are relative to the search folder"
+        )
     if ".." in pattern.split("/"):
         raise ToolError(f"pattern '{pattern}' contains '..'; patterns cannot leave the search folder")
 
 
 def compile_glob(pattern: str) -> re.Pattern[str]:
-    """A regex for a `/`-separated glob: `**` spans folders, `*` and `?` stay within one, `[...]` is a class."""
+    """A regex for a `/`-separated glob.
+
+    `**` spans folders, `*` and `?` stay within one, `[...]` is a character class.
+    """
     parts: list[str] = []
     segments = pattern.split("/")
     for index, segment in enumerate(segments):

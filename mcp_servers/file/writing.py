@@ -34,13 +34,18 @@ def edit_text(path: Path, shown: str, old_text: str, new_text: str) -> str:
         with path.open("r", encoding="utf-8", newline="") as fh:
             text = fh.read()
     except UnicodeDecodeError as exc:
-        raise ToolError(f"'{shown}' is not UTF-8 text (byte {exc.start}); it cannot be edited as text") from exc
+        raise ToolError(
+            f"'{shown}' is not UTF-8 text (byte {exc.start}); it cannot be edited as text"
+        ) from exc
     count = text.count(old_text)
     if count == 0:
-        raise ToolError(f"old_text was not found in '{shown}' (0 matches); copy it exactly, whitespace included")
+        raise ToolError(
+            f"old_text was not found in '{shown}' (0 matches); copy it exactly, whitespace included"
+        )
     if count > 1:
         raise ToolError(
-            f"old_text occurs {count} times in '{shown}'; include more surrounding lines so it matches exactly once"
+            f"old_text occurs {count} times in '{shown}'; "
+            "include more surrounding lines so it matches exactly once"
         )
     data = text.replace(old_text, new_text, 1).encode("utf-8")
     path.write_bytes(data)

@@ -23,14 +23,52 @@ _REDIRECT_TO_DISK = re.compile(r">\|?\s*" + DISK_DEVICE)
 _FORK_BOMB = re.compile(r"(?P<name>[^\s(){}|;&]+)\s*\(\s*\)\s*\{[^}]*?(?P=name)\s*\|\s*&?\s*(?P=name)")
 _SEGMENT_SPLIT = re.compile(r"&&|\|\||\$\(|[;&|\n()`]")
 
-WRAPPERS = frozenset({"sudo", "doas", "env", "nohup", "nice", "ionice", "time", "command", "builtin", "exec",
-                      "xargs", "stdbuf", "chroot", "then", "do", "else", "!", "{"})
+WRAPPERS = frozenset(
+    {
+        "sudo",
+        "doas",
+        "env",
+        "nohup",
+        "nice",
+        "ionice",
+        "time",
+        "command",
+        "builtin",
+        "exec",
+        "xargs",
+        "stdbuf",
+        "chroot",
+        "then",
+        "do",
+        "else",
+        "!",
+        "{",
+    }
+)
 _WRAPPER_OPTIONS_WITH_VALUE = frozenset({"-u", "-g", "-n", "-c", "-C", "-D", "-p", "-I"})
 POWER_COMMANDS = frozenset({"shutdown", "reboot", "halt", "poweroff"})
 FORMAT_COMMANDS = frozenset({"mke2fs", "wipefs"})
 RECURSIVE_PERMISSION_COMMANDS = frozenset({"chmod", "chown", "chgrp"})
-SYSTEM_DIRS = frozenset({"/bin", "/boot", "/dev", "/etc", "/home", "/lib", "/lib32", "/lib64", "/opt", "/proc",
-                         "/root", "/sbin", "/srv", "/sys", "/usr", "/var"})
+SYSTEM_DIRS = frozenset(
+    {
+        "/bin",
+        "/boot",
+        "/dev",
+        "/etc",
+        "/home",
+        "/lib",
+        "/lib32",
+        "/lib64",
+        "/opt",
+        "/proc",
+        "/root",
+        "/sbin",
+        "/srv",
+        "/sys",
+        "/usr",
+        "/var",
+    }
+)
 HOME_TARGETS = frozenset({"~", "$HOME", "${HOME}"})
 _MAX_DEPTH = 3
 
@@ -87,8 +125,10 @@ def _check_simple_command(tokens: list[str]) -> Refusal | None:
     if name in RECURSIVE_PERMISSION_COMMANDS:
         flags, targets = _split_flags(args)
         if _recursive(flags) and any(_is_critical_target(t) for t in targets):
-            return Refusal(rule="recursive-permissions",
-                           reason=f"recursive '{name}' on the root, a system folder or the home folder")
+            return Refusal(
+                rule="recursive-permissions",
+                reason=f"recursive '{name}' on the root, a system folder or the home folder",
+            )
     return None
 
 
@@ -99,8 +139,10 @@ def _check_rm(args: list[str]) -> Refusal | None:
     if _recursive(flags):
         for target in targets:
             if _is_critical_target(target):
-                return Refusal(rule="rm-root",
-                               reason=f"'rm -r {target}' would delete the root, a system folder or the home folder")
+                return Refusal(
+                    rule="rm-root",
+                    reason=f"'rm -r {target}' would delete the root, a system folder or the home folder",
+                )
     return None
 
 
@@ -140,7 +182,8 @@ def _split_flags(args: list[str]) -> tuple[list[str], list[str]]:
 
 def _recursive(flags: list[str]) -> bool:
     return any(
-        flag == "--recursive" or (not flag.startswith("--") and ("r" in flag or "R" in flag)) for flag in flags
+        flag == "--recursive" or (not flag.startswith("--") and ("r" in flag or "R" in flag))
+        for flag in flags
     )
 
 

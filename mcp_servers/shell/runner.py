@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import signal
 from dataclasses import dataclass
@@ -45,7 +46,9 @@ async def run_command(
     read_fd, write_fd = os.pipe()
     try:
         proc = await asyncio.create_subprocess_exec(
-            "bash", "-c", command,
+            "bash",
+            "-c",
+            command,
             cwd=cwd,
             env=env,
             stdin=asyncio.subprocess.DEVNULL,
@@ -86,10 +89,8 @@ async def run_command(
 
 def kill_process_group(pgid: int) -> None:
     """SIGKILL every process in the group; a group that is already gone is fine."""
-    try:
+    with contextlib.suppress(ProcessLookupError):
         os.killpg(pgid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
 
 
 async def _open_reader(fd: int) -> tuple[asyncio.StreamReader, asyncio.BaseTransport]:
@@ -97,7 +98,9 @@ async def _open_reader(fd: int) -> tuple[asyncio.StreamReader, asyncio.BaseTrans
     stream = asyncio.StreamReader(loop=loop)
     pipe = os.fdopen(fd, "rb", buffering=0)
     try:
-        transport, _ = await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(stream, loop=loop), pipe)
+        transport, _ = await loop.connect_read_pipe(
+            lambda: asyncio.StreamReaderProtocol(stream, loop=loop), pipe
+        )
     except BaseException:
         pipe.close()
         raise

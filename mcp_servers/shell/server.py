@@ -16,7 +16,9 @@ from mcp_servers.shell.runner import CommandOutcome, run_command
 
 MAX_TIMEOUT_SECONDS = 3_600.0
 
-RUNS_COMMANDS = ToolAnnotations(readOnlyHint=False, destructiveHint=True, idempotentHint=False, openWorldHint=True)
+RUNS_COMMANDS = ToolAnnotations(
+    readOnlyHint=False, destructiveHint=True, idempotentHint=False, openWorldHint=True
+)
 
 INSTRUCTIONS = (
     "Runs bash commands with the workspace as the working directory. Output is stdout and "
@@ -48,7 +50,9 @@ def create_server(root: Path, *, trust_meta: bool) -> MCPServer:
             raise ToolError("command is empty")
         refusal = check_command(command)
         if refusal is not None:
-            raise ToolError(f"refused: {refusal.reason} (rule {refusal.rule}). Ask the user to run it themselves.")
+            raise ToolError(
+                f"refused: {refusal.reason} (rule {refusal.rule}). Ask the user to run it themselves."
+            )
         cwd = workspace_root(root, ctx.request_context.meta, trust_meta=trust_meta)
         outcome = await run_command(command, cwd, timeout)
         return CallToolResult(
@@ -63,7 +67,9 @@ def render(outcome: CommandOutcome, timeout: float) -> str:
     """The text the model reads: a note on dropped output, the output tail, then the status."""
     parts: list[str] = []
     if outcome.dropped:
-        parts.append(f"[{outcome.dropped} bytes of earlier output dropped; showing the last {len(outcome.output)}]\n")
+        parts.append(
+            f"[{outcome.dropped} bytes of earlier output dropped; showing the last {len(outcome.output)}]\n"
+        )
     text = outcome.output.decode("utf-8", errors="replace")
     parts.append(text)
     if text and not text.endswith("\n"):
@@ -72,6 +78,8 @@ def render(outcome: CommandOutcome, timeout: float) -> str:
         parts.append("[background processes still hold the output open; their later output is not shown]\n")
     if outcome.timed_out:
         parts.append(f"[timed out after {timeout:g} s; the command and its process group were killed]")
+    elif outcome.exit_code is not None and outcome.exit_code < 0:
+        parts.append(f"[killed by signal {-outcome.exit_code}]")
     else:
         parts.append(f"[exit code {outcome.exit_code}]")
     return "".join(parts)

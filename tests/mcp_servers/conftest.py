@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from mcp import Client
+from tool_server_helpers import SECRET, Connect
 
 from mcp_servers.file.server import create_server as create_file_server
 from mcp_servers.shell.server import create_server as create_shell_server
-from tool_server_helpers import SECRET
-
-Connect = Callable[..., Client]
 
 
 @pytest.fixture

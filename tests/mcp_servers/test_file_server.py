@@ -10,11 +10,10 @@ from typing import Any
 
 import pytest
 from mcp import Client, StdioServerParameters
+from tool_server_helpers import REPO_ROOT, SECRET, Connect, text
 
-from conftest import Connect
 from mcp_servers._shared.limits import READ_PAGE_BYTES
 from mcp_servers.file import searching
-from tool_server_helpers import REPO_ROOT, SECRET, text
 
 # ---------------------------------------------------------------- read_file
 
@@ -111,7 +110,9 @@ async def test_read_file_of_an_empty_file_says_it_is_empty(connect_file: Connect
 # ---------------------------------------------------------------- write_file / edit_file
 
 
-async def test_write_file_creates_parent_folders_and_reports_bytes(connect_file: Connect, workspace: Path) -> None:
+async def test_write_file_creates_parent_folders_and_reports_bytes(
+    connect_file: Connect, workspace: Path
+) -> None:
     content = "héllo\r\nworld"
     async with connect_file() as client:
         result = await client.call_tool("write_file", {"path": "new/deep/f.txt", "content": content})
@@ -135,12 +136,16 @@ async def test_write_file_onto_a_directory_is_an_error(connect_file: Connect, wo
 
 async def test_edit_file_replaces_the_unique_match(connect_file: Connect, workspace: Path) -> None:
     async with connect_file() as client:
-        result = await client.call_tool("edit_file", {"path": "a.txt", "old_text": "world", "new_text": "there"})
+        result = await client.call_tool(
+            "edit_file", {"path": "a.txt", "old_text": "world", "new_text": "there"}
+        )
     assert not result.is_error
     assert (workspace / "a.txt").read_text() == "hello\nthere\n"
 
 
-async def test_edit_file_with_no_match_fails_and_leaves_the_file(connect_file: Connect, workspace: Path) -> None:
+async def test_edit_file_with_no_match_fails_and_leaves_the_file(
+    connect_file: Connect, workspace: Path
+) -> None:
     async with connect_file() as client:
         result = await client.call_tool("edit_file", {"path": "a.txt", "old_text": "absent", "new_text": "x"})
     assert result.is_error
@@ -148,10 +153,14 @@ async def test_edit_file_with_no_match_fails_and_leaves_the_file(connect_file: C
     assert (workspace / "a.txt").read_text() == "hello\nworld\n"
 
 
-async def test_edit_file_with_several_matches_fails_saying_how_many(connect_file: Connect, workspace: Path) -> None:
+async def test_edit_file_with_several_matches_fails_saying_how_many(
+    connect_file: Connect, workspace: Path
+) -> None:
     (workspace / "dup.txt").write_text("x = 1\nx = 1\nx = 1\n")
     async with connect_file() as client:
-        result = await client.call_tool("edit_file", {"path": "dup.txt", "old_text": "x = 1", "new_text": "y"})
+        result = await client.call_tool(
+            "edit_file", {"path": "dup.txt", "old_text": "x = 1", "new_text": "y"}
+        )
     assert result.is_error
     assert "3 times" in text(result)
     assert (workspace / "dup.txt").read_text() == "x = 1\nx = 1\nx = 1\n"
@@ -183,7 +192,9 @@ async def test_list_dir_of_a_file_is_an_error(connect_file: Connect) -> None:
     assert result.is_error
 
 
-async def test_glob_matches_recursively_relative_to_the_workspace(connect_file: Connect, workspace: Path) -> None:
+async def test_glob_matches_recursively_relative_to_the_workspace(
+    connect_file: Connect, workspace: Path
+) -> None:
     (workspace / "sub" / "deep").mkdir()
     (workspace / "sub" / "deep" / "c.txt").touch()
     (workspace / "sub" / "deep" / "c.py").touch()
@@ -378,9 +389,15 @@ def test_escape_corpus_is_large_and_distinct() -> None:
     assert len(set(built)) == len(built) >= 40
 
 
-@pytest.mark.parametrize(("tool", "make_args"), ESCAPES, ids=[f"{i:02d}-{t}" for i, (t, _) in enumerate(ESCAPES)])
+@pytest.mark.parametrize(
+    ("tool", "make_args"), ESCAPES, ids=[f"{i:02d}-{t}" for i, (t, _) in enumerate(ESCAPES)]
+)
 async def test_escape_attempt_is_refused_and_touches_nothing_outside(
-    connect_file: Connect, workspace: Path, escape_setup: Path, tool: str, make_args: Callable[..., dict[str, Any]]
+    connect_file: Connect,
+    workspace: Path,
+    escape_setup: Path,
+    tool: str,
+    make_args: Callable[..., dict[str, Any]],
 ) -> None:
     outside = escape_setup
     before = _snapshot(outside)
@@ -424,7 +441,9 @@ async def test_managed_server_confines_paths_to_the_meta_workspace(
     connect_file: Connect, workspace: Path, outside: Path
 ) -> None:
     async with connect_file(trust_meta=True) as client:
-        result = await client.call_tool("read_file", {"path": "../ws/a.txt"}, meta={"overseer/workspace": str(outside)})
+        result = await client.call_tool(
+            "read_file", {"path": "../ws/a.txt"}, meta={"overseer/workspace": str(outside)}
+        )
     assert result.is_error
     assert "hello" not in text(result)
 
@@ -448,16 +467,22 @@ async def test_stdio_server_lists_annotated_tools_and_ignores_meta_when_standalo
     async with Client(_stdio(workspace, managed=False)) as client:
         tools = {tool.name: tool for tool in (await client.list_tools()).tools}
         own = await client.call_tool("read_file", {"path": "a.txt"})
-        meta = await client.call_tool("read_file", {"path": "secret.txt"}, meta={"overseer/workspace": str(outside)})
+        meta = await client.call_tool(
+            "read_file", {"path": "secret.txt"}, meta={"overseer/workspace": str(outside)}
+        )
     assert tools["read_file"].annotations.read_only_hint is True
     assert tools["write_file"].annotations.destructive_hint is True
     assert text(own) == "hello\nworld\n"
     assert meta.is_error and SECRET not in text(meta)
 
 
-async def test_stdio_server_launched_managed_honours_the_meta_workspace(workspace: Path, outside: Path) -> None:
+async def test_stdio_server_launched_managed_honours_the_meta_workspace(
+    workspace: Path, outside: Path
+) -> None:
     async with Client(_stdio(workspace, managed=True)) as client:
-        meta = await client.call_tool("read_file", {"path": "secret.txt"}, meta={"overseer/workspace": str(outside)})
+        meta = await client.call_tool(
+            "read_file", {"path": "secret.txt"}, meta={"overseer/workspace": str(outside)}
+        )
         default = await client.call_tool("read_file", {"path": "a.txt"})
     assert text(meta) == SECRET + "\n"
     assert text(default) == "hello\nworld\n"

@@ -52,7 +52,9 @@ def test_sibling_folder_sharing_the_root_prefix_is_outside(workspace: Path) -> N
         confine(workspace, str(sibling / "x"))
 
 
-def test_tilde_is_expanded_before_the_check(workspace: Path, outside: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_tilde_is_expanded_before_the_check(
+    workspace: Path, outside: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("HOME", str(outside))
     with pytest.raises(ToolError):
         confine(workspace, "~/secret.txt")

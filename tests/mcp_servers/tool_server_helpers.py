@@ -4,12 +4,17 @@ from __future__ import annotations
 
 import os
 import select
+from collections.abc import Callable
 from pathlib import Path
 
+from mcp import Client
 from mcp_types import CallToolResult
 
 SECRET = "TOP SECRET outside the workspace"
 REPO_ROOT = Path(__file__).resolve().parents[2]
+
+Connect = Callable[..., Client]
+"""The shape of the `connect_file` / `connect_shell` fixtures: `connect(root=None, *, trust_meta=False)`."""
 
 
 def text(result: CallToolResult) -> str:
