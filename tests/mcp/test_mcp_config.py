@@ -1,0 +1,64 @@
+"""McpServerConfig: Claude Desktop entries parse unchanged; Overseer's extras have defaults."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from pydantic import ValidationError
+
+from backend.mcp.config import MANAGED_ENV_VAR, McpServerConfig, builtin_servers, parse_mcp_servers
+
+
+def test_a_claude_desktop_file_parses_unchanged():
+    data = {
+        "mcpServers": {
+            "github": {
+                "command": "npx",
+                "args": ["-y", "@modelcontextprotocol/server-github"],
+                "env": {"GITHUB_TOKEN": "t"},
+            },
+            "local": {"type": "stdio", "command": "my-server"},
+        }
+    }
+    servers = parse_mcp_servers(data)
+    assert servers["github"].args == ["-y", "@modelcontextprotocol/server-github"]
+    assert servers["github"].env == {"GITHUB_TOKEN": "t"}
+    assert servers["local"].args == [] and servers["local"].env == {}
+
+
+def test_the_inner_mapping_parses_too():
+    assert list(parse_mcp_servers({"a": {"command": "x"}})) == ["a"]
+
+
+def test_overseer_extras_have_defaults():
+    config = McpServerConfig(command="x")
+    assert (config.cwd, config.start_timeout, config.call_timeout) == (None, 30, 120)
+    assert not config.disabled and not config.managed
+
+
+def test_unknown_keys_and_non_stdio_servers_are_refused():
+    with pytest.raises(ValidationError):
+        McpServerConfig.model_validate({"command": "x", "arg": ["typo"]})
+    with pytest.raises(ValidationError):
+        McpServerConfig.model_validate({"type": "http", "url": "https://example.com/mcp"})
+
+
+def test_server_names_must_fit_in_tool_names():
+    for bad in ("a__b", "has space", "", "x" * 41):
+        with pytest.raises(ValueError):
+            parse_mcp_servers({bad: {"command": "x"}})
+
+
+def test_only_managed_servers_get_the_managed_flag():
+    assert McpServerConfig(command="x", env={"A": "1"}, managed=True).process_env() == {"A": "1", MANAGED_ENV_VAR: "1"}
+    assert MANAGED_ENV_VAR not in McpServerConfig(command="x").process_env()
+
+
+def test_builtin_servers_run_our_packages_with_the_given_root(tmp_path: Path):
+    servers = builtin_servers(root=tmp_path, python="/usr/bin/python3")
+    assert set(servers) == {"file", "shell"}
+    assert servers["file"].command == "/usr/bin/python3"
+    assert servers["file"].args == ["-m", "mcp_servers.file", "--root", str(tmp_path)]
+    assert servers["shell"].args[:2] == ["-m", "mcp_servers.shell"]
+    assert all(config.managed for config in servers.values())
