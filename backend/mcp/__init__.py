@@ -6,14 +6,14 @@ from backend.mcp.pool import SESSION_META_KEY, WORKSPACE_META_KEY, McpPool
 from backend.mcp.server import ServerState, ServerStatus
 
 __all__ = [
+    "SESSION_META_KEY",
+    "WORKSPACE_META_KEY",
     "McpPool",
     "McpPoolError",
     "McpServerConfig",
-    "SESSION_META_KEY",
     "ServerState",
     "ServerStatus",
     "ToolNotFound",
-    "WORKSPACE_META_KEY",
     "builtin_servers",
     "parse_mcp_servers",
 ]

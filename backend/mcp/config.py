@@ -63,7 +63,7 @@ def parse_mcp_servers(data: Mapping[str, Any]) -> dict[str, McpServerConfig]:
     """Read servers from `{"mcpServers": {...}}` (a whole `.mcp.json`) or from the inner mapping."""
     entries = data.get("mcpServers", data)
     if not isinstance(entries, Mapping):
-        raise ValueError("mcpServers must be a mapping of server name to server entry")
+        raise TypeError("mcpServers must be a mapping of server name to server entry")
     servers: dict[str, McpServerConfig] = {}
     for name, entry in entries.items():
         check_server_name(name)

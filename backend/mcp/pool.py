@@ -14,10 +14,11 @@ from collections.abc import Mapping
 from functools import partial
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import Any, Self, cast
 
 import anyio
 import anyio.to_thread
+from mcp_types import RequestParamsMeta
 
 from backend.domain.tools import ToolInfo, ToolResult, split_tool_name
 from backend.mcp.config import McpServerConfig, check_server_name
@@ -26,7 +27,7 @@ from backend.mcp.results import DEFAULT_SPILL_LIMIT, cap_result, to_tool_result
 from backend.mcp.server import ServerRunner, ServerState, ServerStatus
 from backend.mcp.transport import EXIT_GRACE, KILL_GRACE
 
-__all__ = ["McpPool", "ServerState", "ServerStatus", "WORKSPACE_META_KEY", "SESSION_META_KEY"]
+__all__ = ["SESSION_META_KEY", "WORKSPACE_META_KEY", "McpPool", "ServerState", "ServerStatus"]
 
 logger = logging.getLogger(__name__)
 
@@ -59,7 +60,8 @@ class McpPool:
         self._log_dir = log_dir
         self._spill_limit = spill_limit
         self._runners = {
-            name: ServerRunner(name, config, log_path=log_dir / f"{name}.log") for name, config in servers.items()
+            name: ServerRunner(name, config, log_path=log_dir / f"{name}.log")
+            for name, config in servers.items()
         }
         self._task: asyncio.Task[None] | None = None
         self._closed = False
@@ -116,7 +118,7 @@ class McpPool:
         if task.done() and not task.cancelled() and task.exception() is not None:
             logger.error("the MCP pool's supervisor failed", exc_info=task.exception())
 
-    async def __aenter__(self) -> McpPool:
+    async def __aenter__(self) -> Self:
         await self.start()
         return self
 
@@ -173,7 +175,8 @@ class McpPool:
             raise ToolNotFound(name, f"no MCP server named {server!r}")
         if runner.config.disabled:
             raise ToolNotFound(name, f"MCP server {server!r} is disabled")
-        meta = {WORKSPACE_META_KEY: str(workspace), SESSION_META_KEY: session_id}
+        # An open TypedDict (extra keys allowed at run time) that type checkers cannot yet express.
+        meta = cast(RequestParamsMeta, {WORKSPACE_META_KEY: str(workspace), SESSION_META_KEY: session_id})
         raw = await runner.call(tool, arguments, meta=meta, timeout=timeout, full_name=name)
         result = raw if isinstance(raw, ToolResult) else to_tool_result(raw)
         if len(result.text.encode()) > self._spill_limit:

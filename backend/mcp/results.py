@@ -65,7 +65,9 @@ def spill_file_name(call_id: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]", "_", call_id)[:100] + ".txt"
 
 
-def cap_result(result: ToolResult, *, workspace: Path, call_id: str, limit: int = DEFAULT_SPILL_LIMIT) -> ToolResult:
+def cap_result(
+    result: ToolResult, *, workspace: Path, call_id: str, limit: int = DEFAULT_SPILL_LIMIT
+) -> ToolResult:
     """Cut text over `limit` UTF-8 bytes, writing the full text to `<workspace>/.overseer/spill/`.
 
     Blocking file I/O: run it in a worker thread. Structured content larger than the limit is

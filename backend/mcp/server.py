@@ -22,10 +22,11 @@ from mcp import Client
 from mcp.shared.exceptions import MCPError
 from pydantic import ValidationError
 
-from backend.domain.tools import ToolAnnotations, ToolInfo, ToolResult, full_tool_name
+from backend.domain.tools import ToolInfo, ToolResult
+from backend.mcp.catalog import list_tools
 from backend.mcp.config import McpServerConfig
 from backend.mcp.errors import McpPoolError, ToolNotFound
-from backend.mcp.transport import StdioProcessTransport
+from backend.mcp.transport import StdioProcessTransport, log_tail
 
 logger = logging.getLogger(__name__)
 
@@ -36,7 +37,6 @@ MAX_RESTARTS = 5
 RESTART_WINDOW = 60.0
 RESTART_BACKOFF = (0.2, 1.0, 2.0, 4.0, 8.0)
 """Seconds before the 1st, 2nd, ... restart within the window, so a crash loop cannot spin."""
-_MAX_TOOL_PAGES = 100
 
 
 @dataclass(kw_only=True)
@@ -145,8 +145,11 @@ class ServerRunner:
             while now - crashes[0] > RESTART_WINDOW:
                 crashes.popleft()
             if len(crashes) > MAX_RESTARTS:
-                self._set("error", error=f"crashed {len(crashes)} times within {RESTART_WINDOW:g} s; "
-                          f"not restarting it (see {self.log_path})")
+                self._set(
+                    "error",
+                    error=f"crashed {len(crashes)} times within {RESTART_WINDOW:g} s; "
+                    f"not restarting it (see {self.log_path})",
+                )
                 return
             assert self._stop is not None
             with anyio.move_on_after(RESTART_BACKOFF[min(len(crashes), len(RESTART_BACKOFF)) - 1]):
@@ -170,7 +173,8 @@ class ServerRunner:
             tg.start_soon(cancel_on_stop)
             try:
                 lost = await self._run_process()
-            except Exception as exc:  # re-raised below: a task group would wrap it in a group
+            # Re-raised below, outside the task group, which would wrap it in a group.
+            except Exception as exc:  # noqa: BLE001
                 failure = exc
             finally:
                 self._conn = None
@@ -183,7 +187,8 @@ class ServerRunner:
         """Start one process and serve it; True when it died, False when asked to stop."""
         self._set("starting", error=self.error if self.state == "starting" else None)
         self.pid = None
-        with open(self.log_path, "ab", buffering=0) as log:
+        # A local append-open, once per start: not worth a worker thread.
+        with open(self.log_path, "ab", buffering=0) as log:  # noqa: ASYNC230
             log_start = log.tell()
             command = shlex.join([self.config.command, *self.config.args])
             log.write(f"--- {datetime.now().isoformat(timespec='seconds')} starting: {command}\n".encode())
@@ -203,7 +208,7 @@ class ServerRunner:
             try:
                 with anyio.CancelScope(deadline=deadline) as start_scope:
                     async with Client(transport, cache=None) as client:
-                        tools = await self._list_tools(client)
+                        tools = await list_tools(client, self.name)
                         start_scope.deadline = math.inf
                         started = True
                         self._conn = _Connection(client=client, transport=transport, tools=tools)
@@ -217,7 +222,8 @@ class ServerRunner:
                             self._set("starting", error="crashed; restarting")
                 if not started:
                     start_error = f"did not start within {self.config.start_timeout:g} s"
-            except Exception as exc:  # anything that stops a start is a start error; the client may group them
+            # Anything that stops a start is a start error (the client may wrap it in a group).
+            except Exception as exc:
                 if started:
                     raise
                 start_error = self._describe_start_failure(exc, transport)
@@ -225,7 +231,9 @@ class ServerRunner:
             if start_error is not None:
                 if transport.returncode is not None and transport.lost.is_set():
                     start_error += f" (exit code {transport.returncode})"
-                raise _StartFailed(f"MCP server {self.name!r} {start_error}{_log_tail(self.log_path, log_start)}")
+                raise _StartFailed(
+                    f"MCP server {self.name!r} {start_error}{log_tail(self.log_path, log_start)}"
+                )
         if self._stopping:
             return False
         reason = f"crashed (exit code {transport.returncode}); restarting"
@@ -244,19 +252,14 @@ class ServerRunner:
             return "exited while starting"
         return f"failed to start: {leaves[0]!r}"
 
-    async def _list_tools(self, client: Client) -> dict[str, ToolInfo]:
-        tools: dict[str, ToolInfo] = {}
-        cursor: str | None = None
-        for _ in range(_MAX_TOOL_PAGES):  # a paginator that never ends must not hang the start
-            page = await client.list_tools(cursor=cursor)
-            tools.update((tool.name, _tool_info(self.name, tool)) for tool in page.tools)
-            cursor = page.next_cursor
-            if not cursor:
-                break
-        return tools
-
     async def call(
-        self, tool: str, arguments: dict[str, Any], *, meta: dict[str, Any], timeout: float | None, full_name: str
+        self,
+        tool: str,
+        arguments: dict[str, Any],
+        *,
+        meta: mcp_types.RequestParamsMeta,
+        timeout: float | None,
+        full_name: str,
     ) -> mcp_types.CallToolResult | ToolResult:
         """Call `tool` on the live process, waiting (bounded) for a start or restart first.
 
@@ -277,8 +280,9 @@ class ServerRunner:
                     return ToolResult.error(f"MCP server '{self.name}' was stopped while running '{tool}'.")
                 if conn.transport.lost.is_set():
                     return ToolResult.error(
-                        f"MCP server '{self.name}' crashed while running '{tool}'; it is being restarted, "
-                        "so the tool can be called again. Whether this call took effect is unknown."
+                        f"MCP server '{self.name}' crashed while running '{tool}'; it is being restarted "
+                        "(unless it keeps crashing), so the tool can be called again. "
+                        "Whether this call took effect is unknown."
                     )
                 # A protocol-level refusal (bad request, invalid result): the model may fix its call.
                 return ToolResult.error(f"MCP server '{self.name}' failed to run '{tool}': {exc}")
@@ -308,40 +312,8 @@ class _StartFailed(Exception):
     """The server could not be started; the message says why."""
 
 
-def _tool_info(server: str, tool: mcp_types.Tool) -> ToolInfo:
-    hints = tool.annotations or mcp_types.ToolAnnotations()
-    return ToolInfo(
-        name=full_tool_name(server, tool.name),
-        server=server,
-        tool=tool.name,
-        description=tool.description or "",
-        input_schema=tool.input_schema,
-        annotations=ToolAnnotations(
-            title=hints.title or tool.title,
-            readOnlyHint=hints.read_only_hint,
-            destructiveHint=hints.destructive_hint,
-            idempotentHint=hints.idempotent_hint,
-            openWorldHint=hints.open_world_hint,
-        ),
-    )
-
-
 def _leaf_exceptions(exc: BaseException) -> list[BaseException]:
     """The exceptions inside (nested) exception groups, or the exception itself."""
     if isinstance(exc, BaseExceptionGroup):
         return [leaf for inner in exc.exceptions for leaf in _leaf_exceptions(inner)]
     return [exc]
-
-
-def _log_tail(path: Path, start: int, max_bytes: int = 800) -> str:
-    """The end of what the server wrote to stderr since `start`, for an error message."""
-    try:
-        with open(path, "rb") as f:
-            f.seek(max(start, f.seek(0, 2) - max_bytes))
-            lines = f.read().decode(errors="replace").splitlines()
-    except OSError:
-        return ""
-    lines = [line for line in lines if line.strip() and not line.startswith("--- ")][-6:]
-    if not lines:
-        return f"; its log is {path}"
-    return f"; its log ({path}) ends with:\n" + "\n".join(lines)

@@ -13,6 +13,7 @@ import os
 import signal
 from collections.abc import AsyncIterator
 from contextlib import AbstractAsyncContextManager, asynccontextmanager, suppress
+from pathlib import Path
 from types import TracebackType
 from typing import IO, Any
 
@@ -115,7 +116,9 @@ class StdioProcessTransport:
                         data = message.message.model_dump_json(by_alias=True, exclude_unset=True)
                         await process.stdin.send((data + "\n").encode())
             except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
-                # Stdin is gone: end the session's reads so no request waits forever.
+                # Stdin is gone, so is the server: say so first (as the reader does), then end
+                # the session's reads so no request waits forever.
+                self.lost.set()
                 await read_writer.aclose()
             finally:
                 writer_done.set()
@@ -191,3 +194,18 @@ def _parse_line(line: str) -> SessionMessage | Exception:
     except ValueError as exc:
         logger.warning("MCP server wrote a line that is not JSON-RPC: %.200s", line)
         return exc
+
+
+def log_tail(path: Path, start: int, max_bytes: int = 800) -> str:
+    """The end of what a server wrote to its log since offset `start`, to quote in an error."""
+    try:
+        with open(path, "rb") as f:
+            f.seek(max(start, f.seek(0, 2) - max_bytes))
+            lines = f.read().decode(errors="replace").splitlines()
+    except OSError:
+        return ""
+    # Lines starting "--- " are the pool's own markers between starts.
+    lines = [line for line in lines if line.strip() and not line.startswith("--- ")][-6:]
+    if not lines:
+        return f"; its log is {path}"
+    return f"; its log ({path}) ends with:\n" + "\n".join(lines)

@@ -51,7 +51,10 @@ def test_server_names_must_fit_in_tool_names():
 
 
 def test_only_managed_servers_get_the_managed_flag():
-    assert McpServerConfig(command="x", env={"A": "1"}, managed=True).process_env() == {"A": "1", MANAGED_ENV_VAR: "1"}
+    assert McpServerConfig(command="x", env={"A": "1"}, managed=True).process_env() == {
+        "A": "1",
+        MANAGED_ENV_VAR: "1",
+    }
     assert MANAGED_ENV_VAR not in McpServerConfig(command="x").process_env()
 
 

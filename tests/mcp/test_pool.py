@@ -11,6 +11,7 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
@@ -20,12 +21,11 @@ from backend.mcp import McpPool, McpPoolError, ToolNotFound
 from backend.mcp import server as server_module
 from backend.mcp.config import MANAGED_ENV_VAR, McpServerConfig
 
-
 EchoConfig = Callable[..., McpServerConfig]
 BOUND = 30  # seconds; a bound on waits, never a timing assertion
 
 
-def ws(tmp_path: Path) -> dict[str, object]:
+def ws(tmp_path: Path) -> dict[str, Any]:
     return {"workspace": tmp_path, "session_id": "s1"}
 
 
@@ -136,7 +136,9 @@ async def test_call_to_a_starting_server_waits_for_it(tmp_path: Path, echo_confi
 async def test_meta_carries_workspace_and_session_id(tmp_path: Path, echo_config: EchoConfig):
     async with McpPool({"srv": echo_config()}, log_dir=tmp_path / "logs") as pool:
         with anyio.fail_after(BOUND):
-            result = await pool.call("mcp__srv__echo", {"text": "x"}, workspace=tmp_path / "w1", session_id="sess-7")
+            result = await pool.call(
+                "mcp__srv__echo", {"text": "x"}, workspace=tmp_path / "w1", session_id="sess-7"
+            )
         assert json.loads(result.text)["meta"] == {
             "overseer/workspace": str(tmp_path / "w1"),
             "overseer/session_id": "sess-7",
@@ -213,7 +215,9 @@ async def test_a_server_that_keeps_crashing_is_given_up(
             assert (await pool.call("mcp__srv__echo", {"text": "x"}, **ws(tmp_path))).is_error
 
 
-async def test_call_timeout_returns_an_error_and_the_server_stays_usable(tmp_path: Path, echo_config: EchoConfig):
+async def test_call_timeout_returns_an_error_and_the_server_stays_usable(
+    tmp_path: Path, echo_config: EchoConfig
+):
     async with McpPool({"srv": echo_config(call_timeout=0.3)}, log_dir=tmp_path / "logs") as pool:
         with anyio.fail_after(BOUND):
             await pool.wait_ready()

@@ -39,7 +39,9 @@ def test_structured_content_that_is_not_an_object_is_wrapped():
 def test_resources_become_text_and_binary_is_named_not_inlined():
     result = mcp_types.CallToolResult(
         content=[
-            mcp_types.EmbeddedResource(resource=mcp_types.TextResourceContents(uri="file:///a.txt", text="inside")),
+            mcp_types.EmbeddedResource(
+                resource=mcp_types.TextResourceContents(uri="file:///a.txt", text="inside")
+            ),
             mcp_types.EmbeddedResource(
                 resource=mcp_types.BlobResourceContents(uri="file:///b.bin", blob="AAAA", mime_type="x/bin")
             ),

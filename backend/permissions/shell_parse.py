@@ -1,0 +1,193 @@
+"""Cut a shell command line into simple commands and redirections with a real parser (bashlex)."""
+
+from __future__ import annotations
+
+import re
+import shlex
+from dataclasses import dataclass
+from typing import Any
+
+import bashlex
+
+# Redirections that open a file for writing. `>&word` writes only when `word` is not a number.
+WRITE_OPERATORS = frozenset({">", ">>", ">|", "<>", "&>", "&>>", ">&"})
+_HEREDOC_OPERATORS = frozenset({"<<", "<<-"})
+_DYNAMIC_KINDS = frozenset({"parameter", "commandsubstitution", "processsubstitution"})
+_STRUCTURE_KINDS = frozenset({"operator", "pipe", "reservedword", "tilde", "heredoc"})
+
+# bashlex does not know the `time` keyword; as a plain word it means the same to us.
+_TIME_KEYWORD = re.compile(r"(^|[;&|(\n{!`]|\$\(|\b(?:do|then|else|elif|if|while|until)\b)(\s*)time(?=\s|$)")
+# The textual fallback cuts at every operator and at every opening of a nested command.
+_FALLBACK_CUT = re.compile(r"\|\||&&|;;|\$\(|<\(|>\(|[;&|\n(){}`]")
+_LEADING_KEYWORDS = frozenset({"if", "then", "else", "elif", "do", "while", "until", "!", "done", "fi", "esac"})
+
+
+@dataclass(frozen=True)
+class Word:
+    """One word of a command: as written, and as the shell reads it (quotes removed)."""
+
+    raw: str
+    text: str
+    assignment: bool = False
+    dynamic: bool = False
+    """Holds an expansion (`$x`, `$(...)`, backticks), so its value is unknown before it runs."""
+
+
+@dataclass(frozen=True)
+class SimpleCommand:
+    """A program and its arguments, without redirections."""
+
+    words: tuple[Word, ...]
+    nested: bool = False
+    """Inside a substitution, subshell, loop, condition or function body."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class ShellSyntax:
+    """What the parser found: every simple command at every depth, and every write."""
+
+    commands: tuple[SimpleCommand, ...] = ()
+    writes: tuple[Word, ...] = ()
+    error: str | None = None
+
+
+class _Unsupported(Exception):
+    pass
+
+
+def parse_shell(command: str) -> ShellSyntax:
+    """Parse `command`; on failure `error` says why and nothing else is set."""
+    if not command.strip():
+        return ShellSyntax()
+    try:
+        source, trees = _parse(command)
+        walker = _Walker(source)
+        for tree in trees:
+            walker.visit(tree, nested=False)
+    except _Unsupported as exc:
+        return ShellSyntax(error=str(exc))
+    except Exception as exc:  # bashlex raises many types (ParsingError, NotImplementedError, ...)
+        return ShellSyntax(error=f"{type(exc).__name__}: {exc}")
+    return ShellSyntax(commands=tuple(walker.commands), writes=tuple(walker.writes))
+
+
+def fallback_commands(command: str) -> tuple[SimpleCommand, ...]:
+    """Best-effort commands of a line the parser refused, for deny/ask checks only.
+
+    Cuts at every operator and nested-command opening, and reads each piece twice: split on
+    whitespace as written, and split shell-style with quotes removed.
+    """
+    found: list[SimpleCommand] = []
+    for piece in _FALLBACK_CUT.split(command):
+        readings = [piece.split()]
+        try:
+            readings.append(shlex.split(piece, posix=True))
+        except ValueError:
+            pass
+        for tokens in readings:
+            while tokens and tokens[0] in _LEADING_KEYWORDS:
+                tokens = tokens[1:]
+            if tokens:
+                found.append(SimpleCommand(tuple(Word(t, t) for t in tokens), nested=True))
+    return tuple(dict.fromkeys(found))
+
+
+def _parse(command: str) -> tuple[str, list[Any]]:
+    attempts = [command]
+    if "<<" in command and not command.endswith("\n"):
+        attempts.append(command + "\n")  # a here-document needs its closing line ended
+    if "time" in command:
+        attempts += [_TIME_KEYWORD.sub(r"\1\2\\time", text) for text in list(attempts)]
+    error: Exception | None = None
+    for text in attempts:
+        try:
+            return text, list(bashlex.parse(text))
+        except Exception as exc:  # try the next reading, report the first failure
+            error = error or exc
+    assert error is not None
+    raise error
+
+
+class _Walker:
+    """Collects simple commands and writes from a bashlex tree; refuses what it cannot see into."""
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self.commands: list[SimpleCommand] = []
+        self.writes: list[Word] = []
+
+    def visit(self, node: Any, *, nested: bool) -> None:
+        kind = node.kind
+        if kind == "command":
+            self._command(node, nested=nested)
+        elif kind in ("list", "pipeline"):
+            for part in node.parts:
+                self.visit(part, nested=nested)
+        elif kind == "compound":
+            for part in node.list:
+                self.visit(part, nested=True)
+        elif kind in ("if", "for", "while", "until", "function"):
+            for part in node.parts:
+                self.visit(part, nested=True)
+        elif kind in ("word", "assignment"):
+            for part in getattr(node, "parts", []):
+                self.visit(part, nested=True)
+        elif kind in ("commandsubstitution", "processsubstitution"):
+            self.visit(node.command, nested=True)
+        elif kind == "parameter":
+            if any(mark in node.value for mark in ("$(", "`", "<(", ">(")):
+                raise _Unsupported("command substitution inside a parameter expansion")
+        elif kind == "redirect":
+            self._redirect(node)
+        elif kind not in _STRUCTURE_KINDS:
+            raise _Unsupported(f"unsupported shell syntax: {kind}")
+        if kind != "command":
+            for redirect in getattr(node, "redirects", []) or []:
+                self._redirect(redirect)
+
+    def _command(self, node: Any, *, nested: bool) -> None:
+        words: list[Word] = []
+        inner: list[Any] = []
+        for part in node.parts:
+            if part.kind in ("word", "assignment"):
+                words.append(self._word(part))
+                inner.append(part)
+            elif part.kind == "redirect":
+                self._redirect(part)
+            else:
+                inner.append(part)
+        if words:
+            self.commands.append(SimpleCommand(tuple(words), nested=nested))
+        for part in inner:
+            self.visit(part, nested=True)
+
+    def _word(self, node: Any) -> Word:
+        start, end = node.pos
+        dynamic = any(part.kind in _DYNAMIC_KINDS for part in getattr(node, "parts", []))
+        return Word(self.source[start:end], node.word, node.kind == "assignment", dynamic)
+
+    def _redirect(self, node: Any) -> None:
+        operator, target = node.type, node.output
+        if operator in _HEREDOC_OPERATORS:
+            self._heredoc(node)
+            return
+        if not isinstance(target, (int, str)):
+            self.visit(target, nested=True)
+        writes = operator in WRITE_OPERATORS or (">" in operator and operator not in WRITE_OPERATORS)
+        if not writes:
+            return
+        if operator == ">&" and (isinstance(target, int) or target == "-"):
+            return  # N>&M duplicates a descriptor, >&- closes one: nothing is opened
+        if isinstance(target, (int, str)):
+            self.writes.append(Word(str(target), str(target)))
+        else:
+            self.writes.append(self._word(target))
+
+    def _heredoc(self, node: Any) -> None:
+        start, end = node.output.pos
+        delimiter = self.source[start:end]
+        body = getattr(getattr(node, "heredoc", None), "value", "") or ""
+        quoted = any(mark in delimiter for mark in ("'", '"', "\\"))
+        if not quoted and ("$(" in body or "`" in body):
+            # An unquoted here-document runs its substitutions; bashlex does not parse them.
+            raise _Unsupported("command substitution inside a here-document")
