@@ -17,6 +17,16 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
 
 
+# `rules check Read '{...}'` asks about the alias's primary tool.
+CLI_ALIASES = {
+    "Bash": "mcp__shell__exec",
+    "Read": "mcp__file__read_file",
+    "Edit": "mcp__file__edit_file",
+    "Write": "mcp__file__write_file",
+    "WebFetch": "mcp__browser__navigate",
+}
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="overseer", description="An MCP-native agent host with approvals.")
     parser.add_argument("--data-dir", help="where state lives (default ~/.overseer; env OVERSEER_DATA_DIR)")
@@ -122,7 +132,7 @@ def _status_json(status: Any) -> dict[str, Any]:
 
 def _rules_check(args: argparse.Namespace) -> int:
     from backend.permissions.policy import DEFAULT_POLICIES, PolicyEngine, ToolCallView
-    from backend.permissions.rules import RuleSet, resolve_alias
+    from backend.permissions.rules import RuleSet
 
     try:
         arguments = json.loads(args.arguments)
@@ -142,7 +152,7 @@ def _rules_check(args: argparse.Namespace) -> int:
         rules = RuleSet.from_config(settings.permissions.model_dump(), source="user")
         policies = {**DEFAULT_POLICIES, **settings.policies}
     engine = PolicyEngine(rules, policies)
-    tool = resolve_alias(args.tool)
+    tool = CLI_ALIASES.get(args.tool, args.tool)
     verdict = engine.evaluate(
         ToolCallView(name=tool, arguments=arguments, workspace=Path(args.workspace).resolve())
     )

@@ -83,6 +83,10 @@ def describe_error(exc: BaseException) -> str:
     return f"HTTP {status}: {text}" if status else f"{type(exc).__name__}: {text}"
 
 
+def _provider(model: str) -> str:
+    return model.split("/", 1)[0] if "/" in model else ""
+
+
 def token_cost(model: str, input_tokens: int, output_tokens: int) -> float:
     """USD cost from LiteLLM's price map; a model it does not know costs 0."""
     try:
@@ -146,8 +150,9 @@ class LiteLLMClient:
         }
         if tools:
             kwargs["tools"] = tools
-        # The fallback models may live elsewhere; api_base/key belong to the primary model.
-        if model == self.model:
+        # api_base/key are the primary's; a fallback of the same provider (a gateway, a proxy)
+        # shares them, one of another provider uses its own environment.
+        if _provider(model) == _provider(self.model):
             if self.api_base:
                 kwargs["api_base"] = self.api_base
             if self.api_key:

@@ -17,7 +17,8 @@ from backend.domain.models import Approval, AuditEntry, DecidedBy, Decision, Mes
 from backend.domain.tools import ToolInfo, ToolResult
 from backend.permissions.approvals import ApprovalBroker, Publisher
 from backend.permissions.hooks import ToolHooks
-from backend.permissions.policy import Evaluation, PolicyEngine, ToolCallView, narrow_rules_for
+from backend.permissions.narrow import narrow_rules_for
+from backend.permissions.policy import Evaluation, PolicyEngine, ToolCallView
 from backend.permissions.rules import RuleSet
 from backend.store.base import Store
 

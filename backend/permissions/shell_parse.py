@@ -178,10 +178,9 @@ class _Walker:
             return
         if operator == ">&" and (isinstance(target, int) or target == "-"):
             return  # N>&M duplicates a descriptor, >&- closes one: nothing is opened
-        if isinstance(target, (int, str)):
-            self.writes.append(Word(str(target), str(target)))
-        else:
-            self.writes.append(self._word(target))
+        word = Word(str(target), str(target)) if isinstance(target, (int, str)) else self._word(target)
+        if word.text != "/dev/null":
+            self.writes.append(word)
 
     def _heredoc(self, node: Any) -> None:
         start, end = node.output.pos

@@ -1,0 +1,246 @@
+"""The PolicyEngine: one call in, a verdict out (deny > ask > allow > policy > read-only > ask)."""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal, get_args
+
+from backend.domain.tools import ToolAnnotations, full_tool_name, split_tool_name
+from backend.permissions.path_match import is_inside
+from backend.permissions.rule_match import Hit, Subject, allowing_rules, match_deny_like
+from backend.permissions.rules import (
+    FILE_READ_TOOLS,
+    FILE_WRITE_TOOLS,
+    SHELL_TOOL,
+    Effect,
+    Rule,
+    RuleError,
+    RuleSet,
+    ToolSelector,
+)
+
+Policy = Literal["always_allow", "ask", "deny"]
+POLICIES: tuple[Policy, ...] = get_args(Policy)
+
+DEFAULT_POLICIES: dict[str, Policy] = {
+    **{name: "always_allow" for name in sorted(FILE_READ_TOOLS)},
+    **{name: "ask" for name in sorted(FILE_WRITE_TOOLS)},
+    SHELL_TOOL: "ask",
+}
+"""Built-in policies: the file server's reading tools run, its writing tools and the shell ask."""
+
+DEFAULT_TRUSTED_SERVERS: tuple[str, ...] = ("file", "shell", "browser", "memory", "cron", "invoke_agent")
+
+_WRITE_FILE = full_tool_name("file", "write_file")
+_VERDICTS: dict[Policy, Effect] = {"always_allow": "allow", "ask": "ask", "deny": "deny"}
+_STRICTNESS: dict[Policy, int] = {"always_allow": 0, "ask": 1, "deny": 2}
+
+
+@dataclass(kw_only=True)
+class ToolCallView:
+    """What is being evaluated: one tool call, in the workspace it would run in."""
+
+    name: str
+    """Full name, e.g. "mcp__shell__exec"."""
+    arguments: dict[str, Any]
+    workspace: Path
+    """Absolute workspace root."""
+    annotations: ToolAnnotations | None = None
+
+
+@dataclass(kw_only=True)
+class Evaluation:
+    """A verdict and what decided it, in words a person can read."""
+
+    verdict: Effect
+    reason: str
+    rule: str | None = None
+    """Raw text of the deciding rule, if a rule decided."""
+    source: str | None = None
+    """Where the deciding rule or policy came from ("user", "default", "mode:plan", ...)."""
+
+
+@dataclass(frozen=True)
+class _PolicyEntry:
+    key: str
+    policy: Policy
+    source: str
+    selector: ToolSelector
+    rank: int
+    literal: int
+
+    @classmethod
+    def of(cls, key: str, policy: object, source: str) -> _PolicyEntry:
+        if policy not in POLICIES:
+            raise ValueError(f"policy for {key!r} must be one of {', '.join(POLICIES)}, got {policy!r}")
+        if key != "*" and not key.startswith("mcp__"):
+            raise ValueError(f"policy key {key!r} is not a tool name, server or glob")
+        try:
+            selector = ToolSelector.parse(key)
+        except RuleError as exc:
+            raise ValueError(f"policy key {key!r}: {exc}") from exc
+        if selector.names is not None:
+            rank = 3
+        elif not selector.anchored:
+            rank = 0  # `*`, `mcp__*`: a glob over servers is the least specific of all
+        elif key.count("__") == 1:
+            rank = 1  # `mcp__shell`: the whole server
+        else:
+            rank = 2
+        return cls(key, policy, source, selector, rank, len(key.replace("*", "")))  # type: ignore[arg-type]
+
+
+class PolicyEngine:
+    """Evaluates tool calls against pooled rules and per-tool policies.
+
+    Steps (RULES.md "Evaluation of one call"): deny rules block; ask rules ask; allow rules
+    allow (never a write in plan mode); then the tool's policy (mode policies first, the most
+    specific key winning: tool > glob > server); then read-only auto-allow for trusted
+    servers when enabled; otherwise ask.
+    """
+
+    def __init__(
+        self,
+        rules: RuleSet,
+        policies: Mapping[str, Policy] | None = None,
+        *,
+        read_only_auto_allow: bool = False,
+        trusted_servers: Collection[str] = DEFAULT_TRUSTED_SERVERS,
+        policies_source: str | None = None,
+    ) -> None:
+        """`policies=None` means DEFAULT_POLICIES; a mapping given replaces them (merge it yourself)."""
+        self.rules = rules
+        self.policies: dict[str, Policy] = dict(DEFAULT_POLICIES if policies is None else policies)
+        self.policies_source = policies_source or ("default" if policies is None else "config")
+        self.read_only_auto_allow = read_only_auto_allow
+        self.trusted_servers = frozenset(trusted_servers)
+        self._entries = _entries(self.policies, self.policies_source)
+
+    def with_rules(self, extra: RuleSet) -> PolicyEngine:
+        """A new engine with `extra` rules concatenated to these."""
+        return PolicyEngine(
+            RuleSet.concat(self.rules, extra),
+            self.policies,
+            read_only_auto_allow=self.read_only_auto_allow,
+            trusted_servers=self.trusted_servers,
+            policies_source=self.policies_source,
+        )
+
+    def evaluate(
+        self,
+        call: ToolCallView,
+        *,
+        session_rules: RuleSet | None = None,
+        mode: str | None = None,
+        mode_policies: Mapping[str, Policy] | None = None,
+    ) -> Evaluation:
+        """Decide one call. Never raises for odd arguments: rules that cannot read them fail closed."""
+        rules = RuleSet.concat(self.rules, session_rules)
+        subject = Subject(call.name, call.arguments, call.workspace)
+        mode_entries = _entries(mode_policies or {}, f"mode:{mode}" if mode else "mode")
+
+        unchecked: tuple[Rule, Hit] | None = None
+        for effect in ("deny", "ask"):
+            carve_outs = [r for r in rules.rules(effect) if r.carve_out]
+            for rule in rules.rules(effect):
+                if rule.carve_out:
+                    continue
+                hit = match_deny_like(rule, subject, carve_outs)
+                if hit.state == "match":
+                    return _by_rule(effect, rule, f"{rule.label}{hit.detail}")
+                if hit.state == "malformed":
+                    return _by_rule(effect, rule, f"{rule.label}: {hit.detail}, so it fails closed")
+                if hit.state == "unchecked" and unchecked is None:
+                    unchecked = (rule, hit)
+        if unchecked is not None:
+            rule, hit = unchecked
+            return _by_rule("ask", rule, f"{rule.label} could not be checked ({hit.detail}): ask")
+
+        plan_blocks = mode == "plan" and not is_read_only(call)
+        allowed = allowing_rules(
+            rules.allow, subject, write_allowed=lambda paths: self._write_allowed(paths, call, mode_entries)
+        )
+        if allowed and not plan_blocks:
+            labels = ", ".join(f"{r.raw} ({r.source})" for r in allowed)
+            word = "rule" if len(allowed) == 1 else "rules"
+            return Evaluation(
+                verdict="allow", reason=f"allow {word} {labels}", rule=allowed[0].raw, source=allowed[0].source
+            )
+
+        entry = _resolve(call.name, mode_entries) or _resolve(call.name, self._entries)
+        if entry is not None:
+            policy_text = f"policy {entry.key} = {entry.policy} ({entry.source})"
+            if entry.policy == "always_allow" and plan_blocks:
+                return Evaluation(
+                    verdict="ask", reason=f"{policy_text}, but plan mode never auto-approves a write: ask",
+                    source="mode:plan",
+                )  # fmt: skip
+            return Evaluation(verdict=_VERDICTS[entry.policy], reason=policy_text, source=entry.source)
+        if allowed and plan_blocks:
+            return Evaluation(
+                verdict="ask",
+                reason=f"allow rule {allowed[0].raw} ({allowed[0].source}), but plan mode never auto-approves a write: ask",
+                source="mode:plan",
+            )
+
+        parts = split_tool_name(call.name)
+        if (
+            self.read_only_auto_allow
+            and parts is not None
+            and parts[0] in self.trusted_servers
+            and _annotated_read_only(call.annotations)
+        ):
+            return Evaluation(
+                verdict="allow",
+                reason=f"read-only tool of trusted server {parts[0]}: auto-allowed",
+                source="read_only_auto_allow",
+            )
+        return Evaluation(verdict="ask", reason="no rule or policy matched: ask")
+
+    def policy_for(self, name: str, mode_policies: Mapping[str, Policy] | None = None) -> Policy | None:
+        """The policy that applies to a tool (mode policies first), or None."""
+        entry = _resolve(name, _entries(mode_policies or {}, "mode")) or _resolve(name, self._entries)
+        return None if entry is None else entry.policy
+
+    def _write_allowed(self, paths: list[str], call: ToolCallView, mode_entries: list[_PolicyEntry]) -> bool:
+        """A redirection inside the workspace is approved where writing files is `always_allow`."""
+        entry = _resolve(_WRITE_FILE, mode_entries) or _resolve(_WRITE_FILE, self._entries)
+        return (
+            entry is not None
+            and entry.policy == "always_allow"
+            and all(is_inside(p, call.workspace) for p in paths)
+        )
+
+
+def is_read_only(call: ToolCallView) -> bool:
+    """Whether a call cannot change anything: the file server's readers, or a tool annotated so.
+
+    File writes/edits and the shell are never read-only; missing annotations are not read-only.
+    """
+    if call.name in FILE_READ_TOOLS:
+        return True
+    if call.name in FILE_WRITE_TOOLS or call.name == SHELL_TOOL:
+        return False
+    return _annotated_read_only(call.annotations)
+
+
+def _annotated_read_only(annotations: ToolAnnotations | None) -> bool:
+    return annotations is not None and annotations.readOnlyHint is True and annotations.destructiveHint is not True
+
+
+def _by_rule(effect: Effect, rule: Rule, reason: str) -> Evaluation:
+    return Evaluation(verdict=effect, reason=reason, rule=rule.raw, source=rule.source)
+
+
+def _entries(policies: Mapping[str, Policy], source: str) -> list[_PolicyEntry]:
+    return [_PolicyEntry.of(key, policy, source) for key, policy in policies.items()]
+
+
+def _resolve(name: str, entries: list[_PolicyEntry]) -> _PolicyEntry | None:
+    """The most specific entry for `name`: exact tool > glob > server; ties go to the stricter."""
+    matching = [e for e in entries if e.selector.selects(name)]
+    if not matching:
+        return None
+    return max(matching, key=lambda e: (e.rank, e.literal, _STRICTNESS[e.policy]))

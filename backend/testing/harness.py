@@ -1,0 +1,87 @@
+"""A Host wired to the scripted model server, for tests and benchmarks.
+
+Everything is real except the model: the store, the event bus, the gate, the MCP pool and its
+stdio servers. The model is reached over HTTP through LiteLLM, as a real provider would be.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from backend.config import Settings
+from backend.domain.models import Approval, Decision, Session
+from backend.engine.events import Subscription
+from backend.engine.host import Host
+from backend.mcp.pool import McpPool
+from backend.testing.model_server import ScriptedModelServer
+from backend.testing.script import Script
+
+SCRIPTED_MODEL = "openai/scripted"
+
+
+@dataclass(kw_only=True)
+class Harness:
+    """A running host, its scripted model and its workspace."""
+
+    host: Host
+    model: ScriptedModelServer
+    workspace: Path
+    events: Subscription
+
+    async def run(self, prompt: str, *, timeout: float = 30, **session_args: Any) -> Session:
+        """Start a session and wait (bounded) for it to end."""
+        session = await self.host.runner.create(prompt=prompt, **session_args)
+        return await self.host.runner.wait(session.id, timeout=timeout)
+
+    async def start(self, prompt: str, **session_args: Any) -> Session:
+        return await self.host.runner.create(prompt=prompt, **session_args)
+
+    async def next_event(self, type_: str, *, timeout: float = 15) -> Any:
+        """The next event of that type (any session), waiting at most `timeout` seconds."""
+        while True:
+            event = await self.events.get(timeout=timeout)
+            if event.type == type_:
+                return event
+
+    async def next_approval(self, *, timeout: float = 15) -> Approval:
+        return Approval.model_validate((await self.next_event("approval.requested", timeout=timeout)).data)
+
+    async def answer(self, approval: Approval, decision: Decision) -> Approval:
+        return await self.host.broker.answer(approval.id, decision)
+
+
+def scripted_settings(root: Path, server: ScriptedModelServer, **overrides: Any) -> Settings:
+    """Settings for a host under `root`, pointed at the scripted model."""
+    workspace = root / "workspace"
+    workspace.mkdir(parents=True, exist_ok=True)
+    values: dict[str, Any] = {
+        "data_dir": root / "data",
+        "workspace": workspace,
+        "model": SCRIPTED_MODEL,
+        "api_base": server.openai_base,
+        "api_key": "scripted",
+        "retry_backoff": 0.01,
+        **overrides,
+    }
+    return Settings(**values)
+
+
+@asynccontextmanager
+async def scripted_host(
+    root: Path, script: Script | None = None, *, pool: McpPool | None = None, **overrides: Any
+) -> AsyncIterator[Harness]:
+    """A started Host whose model is a ScriptedModelServer running `script`."""
+    with ScriptedModelServer(script) as model:
+        settings = scripted_settings(root, model, **overrides)
+        host = Host(settings, pool=pool)
+        await host.start()
+        events = host.bus.subscribe(None)
+        try:
+            yield Harness(host=host, model=model, workspace=settings.resolved_workspace, events=events)
+        finally:
+            host.bus.unsubscribe(events)
+            await host.aclose()
