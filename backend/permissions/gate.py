@@ -153,24 +153,26 @@ class ToolGate:
         self, session: GateSession, record: ToolCallRecord, view: ToolCallView, evaluation: Evaluation
     ) -> tuple[Approval, DecidedBy]:
         approval = await self.broker.latest_for_call(session.session_id, record.id)
-        if approval is None or approval.status == "cancelled":
-            approval = await self.broker.open(
-                session_id=session.session_id,
-                tool_call_id=record.id,
-                tool_name=record.name,
-                arguments=record.arguments,
-                annotations=view.annotations,
-                reason=evaluation.reason,
-                suggested_rules=narrow_rules_for(view),
-            )
-        if approval.status == "pending":
+        if approval is not None and approval.status not in ("pending", "cancelled"):
+            return approval, approval.decided_by or "user"  # answered before a restart
+        # The session shows "waiting" before anyone can see the request, never after.
+        await self.sessions.approval_waiting(session.session_id, +1)
+        try:
             record.status = "waiting_approval"
             await self.store.save_tool_call(record)
-            await self.sessions.approval_waiting(session.session_id, +1)
-            try:
-                approval = await self.broker.wait(approval.id)
-            finally:
-                await asyncio.shield(self.sessions.approval_waiting(session.session_id, -1))
+            if approval is None or approval.status == "cancelled":
+                approval = await self.broker.open(
+                    session_id=session.session_id,
+                    tool_call_id=record.id,
+                    tool_name=record.name,
+                    arguments=record.arguments,
+                    annotations=view.annotations,
+                    reason=evaluation.reason,
+                    suggested_rules=narrow_rules_for(view),
+                )
+            approval = await self.broker.wait(approval.id)
+        finally:
+            await asyncio.shield(self.sessions.approval_waiting(session.session_id, -1))
         return approval, approval.decided_by or "user"
 
     async def _apply_standing_decision(self, session: GateSession, view: ToolCallView, decision: Decision) -> None:

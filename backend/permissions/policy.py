@@ -116,7 +116,7 @@ class PolicyEngine:
         self.policies_source = policies_source or ("default" if policies is None else "config")
         self.read_only_auto_allow = read_only_auto_allow
         self.trusted_servers = frozenset(trusted_servers)
-        self._entries = _entries(self.policies, self.policies_source)
+        self._entries = _entries(self.policies, self.policies_source, defaults_named=policies_source is None)
 
     def with_rules(self, extra: RuleSet) -> PolicyEngine:
         """A new engine with `extra` rules concatenated to these."""
@@ -170,20 +170,15 @@ class PolicyEngine:
             )
 
         entry = _resolve(call.name, mode_entries) or _resolve(call.name, self._entries)
-        if entry is not None:
-            policy_text = f"policy {entry.key} = {entry.policy} ({entry.source})"
-            if entry.policy == "always_allow" and plan_blocks:
-                return Evaluation(
-                    verdict="ask", reason=f"{policy_text}, but plan mode never auto-approves a write: ask",
-                    source="mode:plan",
-                )  # fmt: skip
-            return Evaluation(verdict=_VERDICTS[entry.policy], reason=policy_text, source=entry.source)
-        if allowed and plan_blocks:
+        if plan_blocks and (allowed or (entry is not None and entry.policy == "always_allow")):
+            if entry is not None and entry.policy == "deny":
+                return Evaluation(verdict="deny", reason=_policy_text(entry), source=entry.source)
+            what = f"allow rule {allowed[0].raw} ({allowed[0].source})" if allowed else _policy_text(entry)
             return Evaluation(
-                verdict="ask",
-                reason=f"allow rule {allowed[0].raw} ({allowed[0].source}), but plan mode never auto-approves a write: ask",
-                source="mode:plan",
+                verdict="ask", reason=f"{what}, but plan mode never auto-approves a write: ask", source="mode:plan"
             )
+        if entry is not None:
+            return Evaluation(verdict=_VERDICTS[entry.policy], reason=_policy_text(entry), source=entry.source)
 
         parts = split_tool_name(call.name)
         if (
@@ -230,12 +225,23 @@ def _annotated_read_only(annotations: ToolAnnotations | None) -> bool:
     return annotations is not None and annotations.readOnlyHint is True and annotations.destructiveHint is not True
 
 
+def _policy_text(entry: _PolicyEntry | None) -> str:
+    assert entry is not None
+    return f"policy {entry.key} = {entry.policy} ({entry.source})"
+
+
 def _by_rule(effect: Effect, rule: Rule, reason: str) -> Evaluation:
     return Evaluation(verdict=effect, reason=reason, rule=rule.raw, source=rule.source)
 
 
-def _entries(policies: Mapping[str, Policy], source: str) -> list[_PolicyEntry]:
-    return [_PolicyEntry.of(key, policy, source) for key, policy in policies.items()]
+def _entries(policies: Mapping[str, Policy], source: str, *, defaults_named: bool = False) -> list[_PolicyEntry]:
+    """Entries for a mapping; with `defaults_named`, a built-in value left as is says "default"."""
+    return [
+        _PolicyEntry.of(
+            key, policy, "default" if defaults_named and DEFAULT_POLICIES.get(key) == policy else source
+        )
+        for key, policy in policies.items()
+    ]
 
 
 def _resolve(name: str, entries: list[_PolicyEntry]) -> _PolicyEntry | None:

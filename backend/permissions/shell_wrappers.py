@@ -111,7 +111,8 @@ def strip_wrapper(words: Sequence[Word], *, strict: bool) -> list[Word] | None:
     """
     if not words:
         return None
-    name = words[0].raw if strict else program_name(words[0].text)
+    # `\time` only skips alias lookup (and is how bashlex is shown the `time` keyword).
+    name = words[0].raw.removeprefix("\\") if strict else program_name(words[0].text)
     if name not in (ALLOW_WRAPPERS if strict else _WRAPPER_VALUE_OPTIONS):
         return None
     texts = [w.text for w in words]
