@@ -25,13 +25,13 @@ class TerminalUI:
         *,
         approve: ApproveMode = "ask",
         as_json: bool = False,
-        out: TextIO = sys.stdout,
+        out: TextIO | None = None,
         read_line: Any = None,
     ) -> None:
         self.host = host
         self.approve = approve
         self.as_json = as_json
-        self.out = out
+        self.out = out or sys.stdout
         self.read_line = read_line or (lambda prompt: input(prompt))
         self._mid_line = False
 

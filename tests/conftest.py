@@ -5,6 +5,7 @@ from __future__ import annotations
 import ipaddress
 import os
 import socket
+import tempfile
 
 import pytest
 
@@ -12,6 +13,8 @@ os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
 os.environ["CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC"] = "1"
 for _name in ("OVERSEER_MODEL", "OVERSEER_API_BASE", "OVERSEER_API_KEY", "OVERSEER_CONFIG", "OPENAI_API_KEY", "ANTHROPIC_API_KEY"):
     os.environ.pop(_name, None)
+# Nothing a test does may touch the person's ~/.overseer.
+os.environ["OVERSEER_DATA_DIR"] = tempfile.mkdtemp(prefix="overseer-test-data-")
 
 
 class RealNetworkRequest(RuntimeError):

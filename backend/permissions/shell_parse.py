@@ -19,6 +19,8 @@ _STRUCTURE_KINDS = frozenset({"operator", "pipe", "reservedword", "tilde", "here
 _TIME_KEYWORD = re.compile(r"(^|[;&|(\n{!`]|\$\(|\b(?:do|then|else|elif|if|while|until)\b)(\s*)time(?=\s|$)")
 # The textual fallback cuts at every operator and at every opening of a nested command.
 _FALLBACK_CUT = re.compile(r"\|\||&&|;;|\$\(|<\(|>\(|[;&|\n(){}`]")
+_QUOTED_DELIMITER = re.compile(r"(<<-?[ \t]*)(?:(['\"])(\w+)\2|\\(\w+))")
+_PLAIN_DELIMITER = re.compile(r"<<-?[ \t]*(\w+)")
 _LEADING_KEYWORDS = frozenset({"if", "then", "else", "elif", "do", "while", "until", "!", "done", "fi", "esac"})
 
 
@@ -60,8 +62,8 @@ def parse_shell(command: str) -> ShellSyntax:
     if not command.strip():
         return ShellSyntax()
     try:
-        source, trees = _parse(command)
-        walker = _Walker(source)
+        source, trees, quoted = _parse(command)
+        walker = _Walker(source, quoted)
         for tree in trees:
             walker.visit(tree, nested=False)
     except _Unsupported as exc:
@@ -92,27 +94,45 @@ def fallback_commands(command: str) -> tuple[SimpleCommand, ...]:
     return tuple(dict.fromkeys(found))
 
 
-def _parse(command: str) -> tuple[str, list[Any]]:
+def _parse(command: str) -> tuple[str, list[Any], frozenset[str]]:
+    """bashlex's parse, retried with the readings it lacks; returns the text it finally parsed."""
     attempts = [command]
     if "<<" in command and not command.endswith("\n"):
         attempts.append(command + "\n")  # a here-document needs its closing line ended
+    quoted: frozenset[str] = frozenset()
+    if "<<" in command:
+        quoted = _quoted_delimiters(command)
+        if quoted:
+            attempts += [_QUOTED_DELIMITER.sub(r"\1\3\4", text) for text in list(attempts)]
     if "time" in command:
         attempts += [_TIME_KEYWORD.sub(r"\1\2\\time", text) for text in list(attempts)]
     error: Exception | None = None
     for text in attempts:
         try:
-            return text, list(bashlex.parse(text))
+            return text, list(bashlex.parse(text)), quoted
         except Exception as exc:  # try the next reading, report the first failure
             error = error or exc
     assert error is not None
     raise error
 
 
+def _quoted_delimiters(command: str) -> frozenset[str]:
+    """Here-document delimiters written only quoted (`<<'EOF'`): their bodies are literal text.
+
+    bashlex looks for the quoted spelling as the closing line, so such documents are shown to it
+    unquoted; a name also used unquoted somewhere is left out, its bodies still get checked.
+    """
+    quoted = {found.group(3) or found.group(4) for found in _QUOTED_DELIMITER.finditer(command)}
+    plain = {found.group(1) for found in _PLAIN_DELIMITER.finditer(command)}
+    return frozenset(quoted - plain)
+
+
 class _Walker:
     """Collects simple commands and writes from a bashlex tree; refuses what it cannot see into."""
 
-    def __init__(self, source: str) -> None:
+    def __init__(self, source: str, quoted_delimiters: frozenset[str] = frozenset()) -> None:
         self.source = source
+        self.quoted_delimiters = quoted_delimiters
         self.commands: list[SimpleCommand] = []
         self.writes: list[Word] = []
 
@@ -186,7 +206,7 @@ class _Walker:
         start, end = node.output.pos
         delimiter = self.source[start:end]
         body = getattr(getattr(node, "heredoc", None), "value", "") or ""
-        quoted = any(mark in delimiter for mark in ("'", '"', "\\"))
+        quoted = any(mark in delimiter for mark in ("'", '"', "\\")) or delimiter in self.quoted_delimiters
         if not quoted and ("$(" in body or "`" in body):
             # An unquoted here-document runs its substitutions; bashlex does not parse them.
             raise _Unsupported("command substitution inside a here-document")

@@ -1,0 +1,142 @@
+"""`overseer` on the command line: run, approvals in the terminal, demo, rules check, servers."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from backend.cli import main
+from backend.domain.models import Approval, utcnow
+from backend.terminal import TerminalUI
+from backend.testing import Reply, ScriptedModelServer, ScriptedToolCall
+
+
+@pytest.fixture
+def workspace(tmp_path, monkeypatch):
+    ws = tmp_path / "workspace"
+    ws.mkdir()
+    monkeypatch.setenv("OVERSEER_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("OVERSEER_WORKSPACE", str(ws))
+    monkeypatch.chdir(tmp_path)
+    return ws
+
+
+@pytest.fixture
+def model(monkeypatch):
+    with ScriptedModelServer() as server:
+        monkeypatch.setenv("OVERSEER_MODEL", "openai/scripted")
+        monkeypatch.setenv("OVERSEER_API_BASE", server.openai_base)
+        monkeypatch.setenv("OVERSEER_API_KEY", "scripted")
+        yield server
+
+
+def write_call(path: str = "notes.txt") -> Reply:
+    return Reply(tool_calls=[ScriptedToolCall(name="mcp__file__write_file", arguments={"path": path, "content": "hi\n"})])
+
+
+def test_run_with_approve_all_allows_the_ask_and_exits_zero(workspace, model, capsys):
+    model.push(write_call(), Reply(text="all done"))
+    assert main(["run", "write notes", "--approve", "all"]) == 0
+    assert (workspace / "notes.txt").read_text() == "hi\n"
+    out = capsys.readouterr().out
+    assert "all done" in out and "completed" in out
+
+
+def test_approve_all_never_overrides_a_deny(workspace, model, tmp_path):
+    (tmp_path / "overseer.yaml").write_text("permissions:\n  deny: ['Edit(notes.txt)']\n")
+    model.push(write_call(), Reply(text="could not"))
+    assert main(["run", "write notes", "--approve", "all"]) == 0
+    assert not (workspace / "notes.txt").exists()
+
+
+def test_approve_none_denies_every_ask(workspace, model):
+    model.push(write_call(), Reply(text="denied, fine"))
+    assert main(["run", "write notes", "--approve", "none"]) == 0
+    assert not (workspace / "notes.txt").exists()
+    assert "--approve none" in model.requests[-1].tool_results()[0].text
+
+
+def test_json_mode_prints_one_event_per_line(workspace, model, capsys):
+    model.push(Reply(text="hello there"))
+    assert main(["run", "hi", "--json"]) == 0
+    events = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    types = [e["type"] for e in events]
+    assert types[0] == "session.created" and "token" in types and types[-1] == "session.status"
+    assert {e["session_id"] for e in events} == {events[0]["session_id"]}
+
+
+def test_a_failed_session_exits_non_zero(workspace, model, capsys):
+    model.push(*[Reply(status=400)] * 2)
+    assert main(["run", "hi"]) == 1
+    assert "error" in capsys.readouterr().out
+
+
+def test_with_no_model_configured_the_demo_runs_offline_with_a_banner(workspace, capsys):
+    assert main(["run", "show me around", "--approve", "all"]) == 0
+    out = capsys.readouterr().out
+    assert "Demo mode" in out
+    assert (workspace / "notes.txt").exists()
+    assert "mcp__shell__exec" in out and "completed" in out
+
+
+def test_rules_check_prints_the_decision_and_the_rule_that_made_it(tmp_path, capsys):
+    config = tmp_path / "settings.json"
+    config.write_text(json.dumps({"permissions": {"allow": ["Bash"], "deny": ["Bash(rm *)"]}}))
+    assert main(["rules", "check", "Bash", '{"command": "echo ok && rm -rf build"}', "--config", str(config)]) == 0
+    verdict, reason = capsys.readouterr().out.strip().split("\t")
+    assert verdict == "deny" and "Bash(rm *)" in reason
+
+
+def test_rules_check_refuses_arguments_that_are_not_json(capsys):
+    assert main(["rules", "check", "Bash", "{nope"]) == 2
+    assert "not JSON" in capsys.readouterr().err
+
+
+def test_servers_lists_the_built_in_servers_and_their_tools(workspace, capsys):
+    assert main(["servers", "--json"]) == 0
+    listed = {s["name"]: s for s in json.loads(capsys.readouterr().out)}
+    assert listed["file"]["state"] == listed["shell"]["state"] == "ready"
+    assert "mcp__shell__exec" in [t["name"] for t in listed["shell"]["tools"]]
+
+
+def test_a_broken_config_is_a_clear_error_and_exit_2(workspace, tmp_path, capsys):
+    (tmp_path / "overseer.yaml").write_text("max_iterations: lots\n")
+    assert main(["run", "hi"]) == 2
+    assert "max_iterations" in capsys.readouterr().err
+
+
+def approval() -> Approval:
+    return Approval(
+        id="a1", session_id="s", tool_call_id="c", tool_name="mcp__shell__exec",
+        arguments={"command": "npm test"}, suggested_rules=["mcp__shell__exec(npm test *)"], expires_at=utcnow(),
+    )
+
+
+async def ask_with(answers: list[str]):
+    lines = iter(answers)
+    ui = TerminalUI(host=None, read_line=lambda prompt: next(lines), out=open("/dev/null", "w"))  # type: ignore[arg-type]
+    return await ui.ask(approval())
+
+
+async def test_terminal_deny_carries_the_typed_reason():
+    decision = await ask_with(["n", "use staging"])
+    assert (decision.kind, decision.message) == ("deny", "use staging")
+
+
+async def test_terminal_edit_rejects_bad_json_then_takes_the_edited_arguments():
+    decision = await ask_with(["e", "{bad", "e", '{"command": "npm test -- --ci"}'])
+    assert decision.updated_arguments == {"command": "npm test -- --ci"}
+
+
+async def test_terminal_always_uses_the_suggested_narrow_rule():
+    decision = await ask_with(["a"])
+    assert (decision.kind, decision.rules) == ("allow_always", ["mcp__shell__exec(npm test *)"])
+
+
+async def test_terminal_treats_a_closed_stdin_as_deny():
+    def closed(prompt: str) -> str:
+        raise EOFError
+
+    ui = TerminalUI(host=None, read_line=closed, out=open("/dev/null", "w"))  # type: ignore[arg-type]
+    assert (await ui.ask(approval())).kind == "deny"
