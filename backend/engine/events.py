@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import deque
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -81,10 +81,22 @@ class EventBus:
         self._part: dict[str, int] = {}
         self._deltas: deque[Event] = deque(maxlen=delta_buffer)
 
-    async def publish(self, session_id: str, type_: str, data: dict[str, Any] | None = None) -> Event:
-        """Persist an event, then deliver it; delivery order equals seq order."""
+    async def publish(
+        self,
+        session_id: str,
+        type_: str,
+        data: dict[str, Any] | None = None,
+        *,
+        persist: Callable[[Event], Awaitable[Event]] | None = None,
+    ) -> Event:
+        """Persist an event, then deliver it; delivery order equals seq order.
+
+        `persist` writes the event together with other rows in one transaction (a store method
+        that takes the event and returns it numbered); by default it is written alone.
+        """
         async with self._lock:
-            event = await self._store.append_event(Event(session_id=session_id, seq=0, type=type_, data=data or {}))
+            draft = Event(session_id=session_id, seq=0, type=type_, data=data or {})
+            event = await (persist or self._store.append_event)(draft)
             self._last_seq[session_id] = event.seq
             self._part[session_id] = 0
             self._fan_out(event)

@@ -13,17 +13,12 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from backend.domain.models import Message, ToolCallRecord, ToolCallRequest, Usage, utcnow
+from backend.domain.models import Message, ToolCallRequest, Usage
 from backend.domain.tools import ToolInfo
 from backend.engine.events import EventBus
 from backend.engine.model import ModelClient, ModelError
-from backend.permissions.gate import ERROR_HINT, GateCall, GateSession, ToolGate
+from backend.permissions.gate import GateCall, GateSession, ToolGate
 from backend.store.base import Store
-
-INTERRUPTED = (
-    "The host restarted while this tool call was running. It was not run again: "
-    "check whether it had its effect before repeating it."
-)
 
 Outcome = Literal["completed", "error"]
 
@@ -127,7 +122,7 @@ async def run_agent_loop(
         for call in calls:
             record = records.get(call.id)
             if record is not None and record.status == "running":
-                await _record_interrupted(store, bus, record)
+                await gate.record_interrupted(record)
             else:
                 runnable.append(call)
         await asyncio.gather(*(run_call(c) for c in runnable))
@@ -161,25 +156,3 @@ async def run_agent_loop(
         error=f"Stopped after {limits.max_iterations} model calls (the iteration limit) without a final answer.",
     )
 
-
-async def _record_interrupted(store: Store, bus: EventBus, record: ToolCallRecord) -> None:
-    record.status = "interrupted"
-    record.is_error = True
-    record.result = INTERRUPTED + ERROR_HINT
-    record.finished_at = utcnow()
-    await store.finish_tool_call(
-        record,
-        Message(
-            session_id=record.session_id,
-            role="tool",
-            content=record.result,
-            tool_call_id=record.id,
-            name=record.name,
-            is_error=True,
-        ),
-    )
-    await bus.publish(
-        record.session_id,
-        "tool.result",
-        {"id": record.id, "name": record.name, "status": "interrupted", "is_error": True, "text": record.result},
-    )

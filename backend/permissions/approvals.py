@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from datetime import datetime, timedelta
 from typing import Any, Protocol
 
@@ -21,7 +21,14 @@ from backend.store.base import NotFound, Store
 class Publisher(Protocol):
     """Where approval events go (the engine's EventBus); permissions do not import the engine."""
 
-    async def publish(self, session_id: str, type_: str, data: dict[str, Any] | None = None) -> Event: ...
+    async def publish(
+        self,
+        session_id: str,
+        type_: str,
+        data: dict[str, Any] | None = None,
+        *,
+        persist: Callable[[Event], Awaitable[Event]] | None = None,
+    ) -> Event: ...
 
 
 class ApprovalError(Exception):

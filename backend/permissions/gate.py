@@ -8,20 +8,24 @@ error results it can act on, never as exceptions.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from backend.domain.models import Approval, AuditEntry, DecidedBy, Decision, Message, ToolCallRecord, utcnow
+from backend.domain.models import Approval, AuditEntry, DecidedBy, Decision, Event, Message, ToolCallRecord, utcnow
 from backend.domain.tools import ToolInfo, ToolResult
 from backend.permissions.approvals import ApprovalBroker, Publisher
 from backend.permissions.hooks import ToolHooks
 from backend.permissions.narrow import narrow_rules_for
 from backend.permissions.policy import Evaluation, PolicyEngine, ToolCallView
 from backend.permissions.rules import RuleSet
-from backend.store.base import Store
+from backend.store.base import Store, Written
 
+INTERRUPTED = (
+    "The host restarted while this tool call was running. It was not run again: "
+    "check whether it had its effect before repeating it."
+)
 ERROR_HINT = "\n\n(The call failed. Read the error, then try a different approach rather than repeating the same call.)"
 
 
@@ -139,11 +143,11 @@ class ToolGate:
                         return await self._finish(record, ToolResult.error(f"Denied: {again.reason}."), "denied")
                 await self._apply_standing_decision(session, view, decision)
                 record.decision = f"{decision.kind} ({decision_by})"
-                await self._audit(record, "allow", decision_by, decision.kind, latency.total_seconds() * 1000)
+                allow = self._audit_entry(record, "allow", decision_by, decision.kind, latency.total_seconds() * 1000)
             else:
                 record.decision = evaluation.reason
-                await self._audit(record, "allow", decided_by, evaluation.reason)
-            return await self._execute(session, record, view)
+                allow = self._audit_entry(record, "allow", decided_by, evaluation.reason)
+            return await self._execute(session, record, view, allow)
         except asyncio.CancelledError:
             if not self.shutting_down:
                 await asyncio.shield(self._stopped(record, approval))
@@ -205,14 +209,18 @@ class ToolGate:
                 except Exception:  # answered meanwhile by someone else: theirs stands
                     pass
 
-    async def _execute(self, session: GateSession, record: ToolCallRecord, view: ToolCallView) -> ToolResult:
+    async def _execute(
+        self, session: GateSession, record: ToolCallRecord, view: ToolCallView, allow: AuditEntry
+    ) -> ToolResult:
         record.status = "running"
         record.started_at = utcnow()
-        await self.store.save_tool_call(record)
+        # The allow decision, the running state and the announcement land together, before the
+        # tool starts: one transaction, not three.
         await self.bus.publish(
             session.session_id,
             "tool.started",
             {"id": record.id, "name": record.name, "arguments": record.arguments, "decision": record.decision},
+            persist=lambda event: _event_of(self.store.record_decision(allow, record, event=event)),
         )
         try:
             result = await self.tools.call(
@@ -240,20 +248,26 @@ class ToolGate:
             is_error=result.is_error,
         )
         # Shielded: a stop arriving mid-write must not leave the call half-recorded.
-        await asyncio.shield(self.store.finish_tool_call(record, message))
-        await self.bus.publish(
-            record.session_id,
-            "tool.result",
-            {
-                "id": record.id,
-                "name": record.name,
-                "status": status,
-                "is_error": result.is_error,
-                "text": result.text,
-                "spilled_to": result.spilled_to,
-            },
+        await asyncio.shield(
+            self.bus.publish(
+                record.session_id,
+                "tool.result",
+                {
+                    "id": record.id,
+                    "name": record.name,
+                    "status": status,
+                    "is_error": result.is_error,
+                    "text": result.text,
+                    "spilled_to": result.spilled_to,
+                },
+                persist=lambda event: _event_of(self.store.finish_tool_call(record, message, event=event)),
+            )
         )
         return result
+
+    async def record_interrupted(self, record: ToolCallRecord) -> None:
+        """A call the previous process left running: reported to the model, never re-run."""
+        await self._finish(record, ToolResult.error(INTERRUPTED), "interrupted")
 
     async def _stopped(self, record: ToolCallRecord, approval: Approval | None) -> None:
         if approval is None:
@@ -266,19 +280,29 @@ class ToolGate:
     async def _audit(
         self, record: ToolCallRecord, decision: str, by: DecidedBy, detail: str, latency_ms: float = 0.0
     ) -> None:
-        await self.store.add_audit(
-            AuditEntry(
-                session_id=record.session_id,
-                tool_call_id=record.id,
-                tool_name=record.name,
-                arguments=record.arguments,
-                decision=decision,  # type: ignore[arg-type]
-                decided_by=by,
-                detail=detail,
-                latency_ms=latency_ms,
-            )
+        await self.store.add_audit(self._audit_entry(record, decision, by, detail, latency_ms))
+
+    @staticmethod
+    def _audit_entry(
+        record: ToolCallRecord, decision: str, by: DecidedBy, detail: str, latency_ms: float = 0.0
+    ) -> AuditEntry:
+        return AuditEntry(
+            session_id=record.session_id,
+            tool_call_id=record.id,
+            tool_name=record.name,
+            arguments=dict(record.arguments),
+            decision=decision,  # type: ignore[arg-type]
+            decided_by=by,
+            detail=detail,
+            latency_ms=latency_ms,
         )
 
     def _known_names(self) -> list[str]:
         lister = getattr(self.tools, "tools", None)
         return [t.name for t in lister()] if callable(lister) else []
+
+
+async def _event_of(write: Awaitable[Written]) -> Event:
+    written = await write
+    assert written.event is not None
+    return written.event

@@ -27,8 +27,3 @@ def star_regex(pattern: str, *, star: str = ".*", escapes: bool = False) -> str:
 def compile_star(pattern: str, *, star: str = ".*", flags: int = re.DOTALL) -> re.Pattern[str]:
     """A compiled full-match regex for a star glob."""
     return re.compile(star_regex(pattern, star=star), flags)
-
-
-def has_star(pattern: str) -> bool:
-    """Whether `pattern` holds a wildcard."""
-    return "*" in pattern

@@ -7,15 +7,20 @@ from collections.abc import Sequence
 
 from backend.permissions.policy import ToolCallView
 from backend.permissions.rules import SHELL_TOOL, Rule, RuleSet
-from backend.permissions.shell_match import CommandPart, ShellPattern, allow_match, analyse_command, escape_pattern
+from backend.permissions.shell_match import (
+    CommandPart,
+    ShellPattern,
+    allow_match,
+    analyse_command,
+    escape_pattern,
+)
 
 # Programs whose first words name a subcommand: approving `npm test` approves `npm test *`.
 # Anything else is approved exactly as run, so `rm -rf build` never becomes `rm *`.
 SUBCOMMAND_PROGRAMS = frozenset(
-    {"git", "npm", "pnpm", "yarn", "bun", "npx", "cargo", "go", "docker", "podman", "kubectl", "helm",
-     "pip", "pip3", "uv", "poetry", "pdm", "hatch", "make", "just", "gh", "brew", "dotnet", "mvn",
-     "gradle", "terraform", "rustup", "conda", "tox", "nox"}
-)  # fmt: skip
+    """git npm pnpm yarn bun npx cargo go docker podman kubectl helm pip pip3 uv poetry pdm hatch
+    make just gh brew dotnet mvn gradle terraform rustup conda tox nox""".split()
+)
 _MAX_SUBCOMMAND_WORDS = 2
 _SUBCOMMAND_WORD = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:+-]*$")
 
@@ -63,6 +68,9 @@ def narrow_pattern(part: CommandPart) -> str:
 def _already_allowed(part: CommandPart, allow_rules: Sequence[Rule]) -> bool:
     return any(
         rule.tools.selects(SHELL_TOOL)
-        and (rule.specifier is None or (isinstance(rule.specifier, ShellPattern) and allow_match(rule.specifier, part)))
+        and (
+            rule.specifier is None
+            or (isinstance(rule.specifier, ShellPattern) and allow_match(rule.specifier, part))
+        )
         for rule in allow_rules
     )

@@ -28,7 +28,7 @@ class PathPattern:
     text: str
     anchor: Anchor
     pattern: str
-    _spec: pathspec.PathSpec = field(init=False, repr=False, compare=False)
+    _spec: pathspec.PathSpec[pathspec.Pattern] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         try:

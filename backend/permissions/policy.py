@@ -72,7 +72,8 @@ class _PolicyEntry:
     literal: int
 
     @classmethod
-    def of(cls, key: str, policy: object, source: str) -> _PolicyEntry:
+    def of(cls, key: str, policy: Policy, source: str) -> _PolicyEntry:
+        """Validate one `key: policy` pair; ValueError when either is unusable."""
         if policy not in POLICIES:
             raise ValueError(f"policy for {key!r} must be one of {', '.join(POLICIES)}, got {policy!r}")
         if key != "*" and not key.startswith("mcp__"):
@@ -89,7 +90,7 @@ class _PolicyEntry:
             rank = 1  # `mcp__shell`: the whole server
         else:
             rank = 2
-        return cls(key, policy, source, selector, rank, len(key.replace("*", "")))  # type: ignore[arg-type]
+        return cls(key, policy, source, selector, rank, len(key.replace("*", "")))
 
 
 class PolicyEngine:
@@ -110,13 +111,20 @@ class PolicyEngine:
         trusted_servers: Collection[str] = DEFAULT_TRUSTED_SERVERS,
         policies_source: str | None = None,
     ) -> None:
-        """`policies=None` means DEFAULT_POLICIES; a mapping given replaces them (merge it yourself)."""
+        """`policies=None` means DEFAULT_POLICIES; a mapping given replaces them (merge it yourself).
+
+        Reasons name a policy's source: `policies_source` if given, else "default" for a
+        built-in value left as it is and "config" for anything else. Invalid keys or values
+        raise ValueError.
+        """
         self.rules = rules
         self.policies: dict[str, Policy] = dict(DEFAULT_POLICIES if policies is None else policies)
-        self.policies_source = policies_source or ("default" if policies is None else "config")
+        self.policies_source = policies_source
         self.read_only_auto_allow = read_only_auto_allow
         self.trusted_servers = frozenset(trusted_servers)
-        self._entries = _entries(self.policies, self.policies_source, defaults_named=policies_source is None)
+        self._entries = _entries(
+            self.policies, policies_source or "config", defaults_named=policies_source is None
+        )
 
     def with_rules(self, extra: RuleSet) -> PolicyEngine:
         """A new engine with `extra` rules concatenated to these."""
@@ -140,21 +148,15 @@ class PolicyEngine:
         rules = RuleSet.concat(self.rules, session_rules)
         subject = Subject(call.name, call.arguments, call.workspace)
         mode_entries = _entries(mode_policies or {}, f"mode:{mode}" if mode else "mode")
+        entry = _resolve(call.name, mode_entries) or _resolve(call.name, self._entries)
 
-        unchecked: tuple[Rule, Hit] | None = None
-        for effect in ("deny", "ask"):
-            carve_outs = [r for r in rules.rules(effect) if r.carve_out]
-            for rule in rules.rules(effect):
-                if rule.carve_out:
-                    continue
-                hit = match_deny_like(rule, subject, carve_outs)
-                if hit.state == "match":
-                    return _by_rule(effect, rule, f"{rule.label}{hit.detail}")
-                if hit.state == "malformed":
-                    return _by_rule(effect, rule, f"{rule.label}: {hit.detail}, so it fails closed")
-                if hit.state == "unchecked" and unchecked is None:
-                    unchecked = (rule, hit)
+        decided, unchecked = _deny_or_ask(rules, subject)
+        if decided is not None:
+            return decided
         if unchecked is not None:
+            # The call may hide what the rule forbids: at least ask, and never less than the policy.
+            if entry is not None and entry.policy == "deny":
+                return _by_policy(entry)
             rule, hit = unchecked
             return _by_rule("ask", rule, f"{rule.label} could not be checked ({hit.detail}): ask")
 
@@ -163,35 +165,26 @@ class PolicyEngine:
             rules.allow, subject, write_allowed=lambda paths: self._write_allowed(paths, call, mode_entries)
         )
         if allowed and not plan_blocks:
-            labels = ", ".join(f"{r.raw} ({r.source})" for r in allowed)
             word = "rule" if len(allowed) == 1 else "rules"
-            return Evaluation(
-                verdict="allow", reason=f"allow {word} {labels}", rule=allowed[0].raw, source=allowed[0].source
-            )
-
-        entry = _resolve(call.name, mode_entries) or _resolve(call.name, self._entries)
+            labels = ", ".join(f"{r.raw} ({r.source})" for r in allowed)
+            return _by_rule("allow", allowed[0], f"allow {word} {labels}")
         if plan_blocks and (allowed or (entry is not None and entry.policy == "always_allow")):
             if entry is not None and entry.policy == "deny":
-                return Evaluation(verdict="deny", reason=_policy_text(entry), source=entry.source)
+                return _by_policy(entry)
             what = f"allow rule {allowed[0].raw} ({allowed[0].source})" if allowed else _policy_text(entry)
-            return Evaluation(
-                verdict="ask", reason=f"{what}, but plan mode never auto-approves a write: ask", source="mode:plan"
-            )
+            reason = f"{what}, but plan mode never auto-approves a write: ask"
+            return Evaluation(verdict="ask", reason=reason, source="mode:plan")
         if entry is not None:
-            return Evaluation(verdict=_VERDICTS[entry.policy], reason=_policy_text(entry), source=entry.source)
+            return _by_policy(entry)
 
-        parts = split_tool_name(call.name)
+        server = (split_tool_name(call.name) or ("", ""))[0]
         if (
             self.read_only_auto_allow
-            and parts is not None
-            and parts[0] in self.trusted_servers
+            and server in self.trusted_servers
             and _annotated_read_only(call.annotations)
         ):
-            return Evaluation(
-                verdict="allow",
-                reason=f"read-only tool of trusted server {parts[0]}: auto-allowed",
-                source="read_only_auto_allow",
-            )
+            reason = f"read-only tool of trusted server {server}: auto-allowed"
+            return Evaluation(verdict="allow", reason=reason, source="read_only_auto_allow")
         return Evaluation(verdict="ask", reason="no rule or policy matched: ask")
 
     def policy_for(self, name: str, mode_policies: Mapping[str, Policy] | None = None) -> Policy | None:
@@ -222,7 +215,33 @@ def is_read_only(call: ToolCallView) -> bool:
 
 
 def _annotated_read_only(annotations: ToolAnnotations | None) -> bool:
-    return annotations is not None and annotations.readOnlyHint is True and annotations.destructiveHint is not True
+    return (
+        annotations is not None
+        and annotations.readOnlyHint is True
+        and annotations.destructiveHint is not True
+    )
+
+
+def _deny_or_ask(rules: RuleSet, subject: Subject) -> tuple[Evaluation | None, tuple[Rule, Hit] | None]:
+    """Steps 2 and 3: the first deny, else the first ask; or the first rule that could not be checked."""
+    unchecked: tuple[Rule, Hit] | None = None
+    for effect in ("deny", "ask"):
+        carve_outs = [r for r in rules.rules(effect) if r.carve_out]
+        for rule in rules.rules(effect):
+            if rule.carve_out:
+                continue
+            hit = match_deny_like(rule, subject, carve_outs)
+            if hit.state == "match":
+                return _by_rule(effect, rule, f"{rule.label}{hit.detail}"), None
+            if hit.state == "malformed":
+                return _by_rule(effect, rule, f"{rule.label}: {hit.detail}, so it fails closed"), None
+            if hit.state == "unchecked" and unchecked is None:
+                unchecked = (rule, hit)
+    return None, unchecked
+
+
+def _by_policy(entry: _PolicyEntry) -> Evaluation:
+    return Evaluation(verdict=_VERDICTS[entry.policy], reason=_policy_text(entry), source=entry.source)
 
 
 def _policy_text(entry: _PolicyEntry | None) -> str:
@@ -234,7 +253,9 @@ def _by_rule(effect: Effect, rule: Rule, reason: str) -> Evaluation:
     return Evaluation(verdict=effect, reason=reason, rule=rule.raw, source=rule.source)
 
 
-def _entries(policies: Mapping[str, Policy], source: str, *, defaults_named: bool = False) -> list[_PolicyEntry]:
+def _entries(
+    policies: Mapping[str, Policy], source: str, *, defaults_named: bool = False
+) -> list[_PolicyEntry]:
     """Entries for a mapping; with `defaults_named`, a built-in value left as is says "default"."""
     return [
         _PolicyEntry.of(

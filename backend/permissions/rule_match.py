@@ -73,13 +73,14 @@ class Subject:
         pattern = self.argument("pattern")
         if self.name == "mcp__file__glob" and isinstance(pattern, str):
             # The glob's literal leading directories may leave `path`: `../../etc/*`.
-            literal = []
+            literal: list[str] = []
             for segment in pattern.split("/"):
                 if _GLOB_MAGIC.search(segment):
                     break
                 literal.append(segment)
-            if literal:
-                inner = path_candidates(os.path.join(str(raw), *literal), self.workspace) or []
+            prefix = "/".join(literal) or ("/" if pattern.startswith("/") else "")
+            if prefix:
+                inner = path_candidates(os.path.join(str(raw), prefix), self.workspace) or []
                 pairs += [(p, True) for p in inner]
         return pairs
 
@@ -120,7 +121,9 @@ def match_deny_like(rule: Rule, subject: Subject, carve_outs: Sequence[Rule]) ->
             return Hit("malformed", "no usable URL host")
         return Hit("match") if spec.matches(host) else _MISS
     state = spec.match(subject.arguments)
-    return Hit("malformed", f"argument {spec.name} is not a plain value") if state == "unchecked" else Hit(state)
+    return (
+        Hit("malformed", f"argument {spec.name} is not a plain value") if state == "unchecked" else Hit(state)
+    )
 
 
 def _match_redirects(rule: Rule, subject: Subject, carve_outs: Sequence[Rule]) -> Hit:
@@ -128,16 +131,18 @@ def _match_redirects(rule: Rule, subject: Subject, carve_outs: Sequence[Rule]) -
     if not (rule.tools.selects(_WRITE_PROBE) or _read_deny_blocks(rule, _WRITE_PROBE)):
         return _MISS
     analysis = subject.shell
-    if analysis is None or not analysis.writes:
+    if analysis is None or not (analysis.writes or analysis.unchecked):
         return _MISS
     spec = rule.specifier
     if spec is None:
-        return Hit("match", f" (redirect to {analysis.writes[0].raw})")
+        if analysis.writes:
+            return Hit("match", f" (redirect to {analysis.writes[0].raw})")
+        return Hit("unchecked", analysis.unchecked or "")
     if not isinstance(spec, PathPattern):
         return _MISS
     unknown: RedirectWrite | None = None
     for write in analysis.writes:
-        candidates = redirect_candidates(write, subject.workspace, analysis)
+        candidates = _redirect_candidates(write, subject.workspace, analysis)
         if candidates is None:
             unknown = unknown or write
             continue
@@ -146,10 +151,14 @@ def _match_redirects(rule: Rule, subject: Subject, carve_outs: Sequence[Rule]) -
                 return Hit("match", f" (redirect to {path})")
     if unknown is not None:
         return Hit("unchecked", f"redirect target {unknown.raw} is known only when the command runs")
+    if analysis.unchecked:
+        return Hit("unchecked", analysis.unchecked)
     return _MISS
 
 
-def redirect_candidates(write: RedirectWrite, workspace: Path, analysis: CommandAnalysis) -> list[str] | None:
+def _redirect_candidates(
+    write: RedirectWrite, workspace: Path, analysis: CommandAnalysis
+) -> list[str] | None:
     """The paths a redirection may write, or None when they cannot be known beforehand."""
     if write.path is None or (analysis.changes_directory and not write.path.startswith("/")):
         return None
@@ -189,7 +198,7 @@ def allowing_rules(
     return _unique([rule for rule in used if rule is not None])
 
 
-def allowing_path_rule(rules: Sequence[Rule], path: str, workspace: Path, *, tool: str) -> Rule | None:
+def _allowing_path_rule(rules: Sequence[Rule], path: str, workspace: Path, *, tool: str) -> Rule | None:
     """The allow rule for `tool` that covers `path`, if any (whole-tool rules cover every path)."""
     for rule in rules:
         if rule.tools.selects(tool) and rule.specifier is None:
@@ -208,12 +217,10 @@ def _allowing_shell(
     if used is None:
         return None
     for write in analysis.writes:
-        if write.deny_only:
-            continue
-        paths = redirect_candidates(write, subject.workspace, analysis)
+        paths = _redirect_candidates(write, subject.workspace, analysis)
         if paths is None:
             return None
-        covering = [allowing_path_rule(rules, p, subject.workspace, tool=_WRITE_PROBE) for p in paths]
+        covering = [_allowing_path_rule(rules, p, subject.workspace, tool=_WRITE_PROBE) for p in paths]
         if all(rule is not None for rule in covering):
             used.extend(rule for rule in covering if rule is not None)
         elif not write_allowed(paths):
@@ -230,7 +237,8 @@ def _every_part_allowed(analysis: CommandAnalysis, rules: Sequence[Rule]) -> lis
             (
                 r
                 for r in rules
-                if r.specifier is None or (isinstance(r.specifier, ShellPattern) and allow_match(r.specifier, part))
+                if r.specifier is None
+                or (isinstance(r.specifier, ShellPattern) and allow_match(r.specifier, part))
             ),
             None,
         )

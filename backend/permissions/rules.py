@@ -46,9 +46,9 @@ ALIASES: dict[str, frozenset[str]] = {
 }
 # Claude Code tools Overseer has no counterpart for: a pasted rule naming one is skipped, loudly.
 UNMAPPED_CLAUDE_TOOLS = frozenset(
-    {"WebSearch", "Task", "Agent", "TodoWrite", "NotebookEdit", "NotebookRead", "KillShell",
-     "BashOutput", "SlashCommand", "Skill", "ExitPlanMode", "ListMcpResourcesTool", "ReadMcpResourceTool"}
-)  # fmt: skip
+    """WebSearch Task Agent TodoWrite NotebookEdit NotebookRead KillShell BashOutput SlashCommand
+    Skill ExitPlanMode ListMcpResourcesTool ReadMcpResourceTool""".split()
+)
 # Keys of Claude Code's `permissions` block that are not rule lists.
 _SETTINGS_KEYS = frozenset({"defaultMode", "additionalDirectories", "disableBypassPermissionsMode"})
 
@@ -91,7 +91,9 @@ class ToolSelector:
         if text == "*":
             return cls(text)
         if not text.startswith(TOOL_PREFIX):
-            raise RuleError(f"unknown tool {text!r} (expected mcp__<server>[__<tool>] or a Claude Code alias)")
+            raise RuleError(
+                f"unknown tool {text!r} (expected mcp__<server>[__<tool>] or a Claude Code alias)"
+            )
         server, sep, tool = text[len(TOOL_PREFIX) :].partition("__")
         if not server or (sep and not tool):
             raise RuleError(f"malformed tool name {text!r}")
@@ -187,7 +189,13 @@ def parse_rule(text: object, *, effect: Effect, source: str) -> Rule | None:
     except ValueError as exc:
         raise RuleError(f"{raw!r}: {exc}") from exc
     return Rule(
-        raw=raw, effect=effect, source=source, tools=tools, kind=kind, specifier=specifier, carve_out=carve_out
+        raw=raw,
+        effect=effect,
+        source=source,
+        tools=tools,
+        kind=kind,
+        specifier=specifier,
+        carve_out=carve_out,
     )
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from backend.permissions.globbing import star_regex
@@ -26,7 +26,7 @@ MAX_ALLOW_LENGTH = 10_000
 """Longer commands are never approved by an allow rule."""
 MAX_PARSE_LENGTH = 100_000
 """Longer commands get only the textual fallback for deny/ask checks."""
-_MAX_DEPTH = 4  # how many `sh -c` layers deny checks look through
+_MAX_DEPTH = 4  # how many `sh -c` layers are looked through
 _MAX_STAGES = 16  # wrappers peeled from one command
 
 _INVISIBLE_CODEPOINTS = frozenset({0x115F, 0x1160, 0x3164, 0xFFA0, 0x2800})
@@ -45,15 +45,11 @@ class ShellPattern:
 
     def __post_init__(self) -> None:
         text = self.text
-        prefix: str | None = None
         if text.endswith((":*", " *")):
-            prefix = text[:-2]
-        if prefix is None:
-            source = star_regex(text, escapes=True)
-        elif not prefix.strip():
-            source = ".*"
+            prefix = text[:-2].rstrip()
+            source = star_regex(prefix, escapes=True) + "(?: .*)?" if prefix else ".*"
         else:
-            source = star_regex(prefix.rstrip(), escapes=True) + "(?: .*)?"
+            source = star_regex(text, escapes=True)
         object.__setattr__(self, "_regex", re.compile(source, re.DOTALL))
 
     @classmethod
@@ -87,7 +83,7 @@ class CommandPart:
     words: tuple[Word, ...]
     """The words of the last allow form."""
     deny_only: bool = False
-    """Found by looking through `sh -c`/`eval` or by the textual fallback: never needs an allow."""
+    """Guessed by the textual fallback of an unparseable line: checked against deny/ask rules only."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -97,7 +93,6 @@ class RedirectWrite:
     raw: str
     path: str | None
     """The path as written (`~` expanded), or None when only running the command would tell."""
-    deny_only: bool = False
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -117,15 +112,19 @@ class CommandAnalysis:
 
 
 def analyse_command(command: str) -> CommandAnalysis:
-    """Parse and cut a command line once, for every rule to be matched against."""
+    """Parse and cut a command line once, for every rule to be matched against.
+
+    Commands run on the line's behalf (`sh -c '...'`, `eval`, `find -exec`) are parts too, so
+    deny rules see them and allow rules must cover them.
+    """
     builder = _Builder()
     blocker = _allow_blocker(command)
     if len(command) > MAX_PARSE_LENGTH:
         builder.add_fallback(command, reason="too long to parse", depth=0)
     else:
-        builder.add_line(command, deny_only=False, depth=0)
-    if builder.top_level_error is not None:
-        blocker = blocker or f"could not be parsed ({builder.top_level_error})"
+        builder.add_line(command, depth=0, deny_only=False)
+    if builder.unchecked is not None:
+        blocker = blocker or f"could not be parsed ({builder.unchecked})"
     return CommandAnalysis(
         command=command,
         parts=tuple(builder.parts),
@@ -142,48 +141,63 @@ class _Builder:
         self.parts: list[CommandPart] = []
         self.writes: list[RedirectWrite] = []
         self.unchecked: str | None = None
-        self.top_level_error: str | None = None
         self.inline_code = False
 
-    def add_line(self, command: str, *, deny_only: bool, depth: int) -> None:
+    def add_line(self, command: str, *, depth: int, deny_only: bool) -> None:
+        """Parse a command line (the whole one, or a string run by `sh -c`) into parts and writes."""
         syntax = parse_shell(command)
         if syntax.error is not None:
-            if depth == 0:
-                self.top_level_error = syntax.error
-            self.add_fallback(command, reason=syntax.error, depth=depth)
+            self.add_fallback(command, reason=None if deny_only else syntax.error, depth=depth)
             return
         for simple in syntax.commands:
-            self.add_command(simple.words, deny_only=deny_only, depth=depth)
-        for target in syntax.writes:
-            self.writes.append(RedirectWrite(raw=target.raw, path=_write_path(target), deny_only=deny_only))
+            self.add_command(simple.words, depth=depth, deny_only=deny_only)
+        if not deny_only:
+            self.writes.extend(RedirectWrite(raw=t.raw, path=_write_path(t)) for t in syntax.writes)
 
-    def add_fallback(self, command: str, *, reason: str, depth: int) -> None:
+    def add_fallback(self, command: str, *, reason: str | None, depth: int) -> None:
+        """Guessed parts for deny checks; `reason` marks the analysis unchecked (None: a bonus reading)."""
         self.unchecked = self.unchecked or reason
         for simple in fallback_commands(command):
-            self.add_command(simple.words, deny_only=True, depth=depth)
+            self.add_command(simple.words, depth=depth, deny_only=True)
 
-    def add_command(self, words: Sequence[Word], *, deny_only: bool, depth: int) -> None:
+    def add_command(self, words: Sequence[Word], *, depth: int, deny_only: bool) -> None:
+        """Add one simple command, then whatever it runs on its behalf."""
         allow_forms, allow_words = _allow_forms(words)
-        deny_forms, stages = _deny_forms(words)
+        # Where two quote removals disagree, deny rules also get bashlex's reading, as a bonus.
+        readings = [(list(words), deny_only)]
+        if any(w.ambiguous for w in words):
+            readings.append(
+                ([replace(w, text=w.parser_text or w.text, parser_text=None) for w in words], True)
+            )
+        deny_forms: set[str] = set()
+        stages: list[tuple[list[Word], bool]] = []
+        for reading, bonus in readings:
+            forms, reading_stages = _deny_forms(reading)
+            deny_forms |= forms
+            stages += [(stage, bonus) for stage in reading_stages]
         self.parts.append(
             CommandPart(
                 text=_join_raw(words),
                 allow_forms=allow_forms,
-                deny_forms=deny_forms,
+                deny_forms=frozenset(deny_forms),
                 words=tuple(allow_words),
                 deny_only=deny_only,
             )
         )
-        for stage in stages:
-            texts = [w.text for w in stage]
-            self.inline_code = self.inline_code or runs_inline_code(texts)
+        seen: set[str] = set()
+        for stage, bonus in stages:
+            self.inline_code = self.inline_code or runs_inline_code([w.text for w in stage])
             for inner in inner_commands(stage):
+                key = inner if isinstance(inner, str) else _join_raw(inner)
+                if key in seen:
+                    continue
+                seen.add(key)
                 if depth >= _MAX_DEPTH:
-                    self.unchecked = self.unchecked or "too many nested shells"
+                    self.unchecked = self.unchecked or (None if bonus else "too many nested shells")
                 elif isinstance(inner, str):
-                    self.add_line(inner, deny_only=True, depth=depth + 1)
+                    self.add_line(inner, depth=depth + 1, deny_only=bonus)
                 else:
-                    self.add_command(inner, deny_only=True, depth=depth + 1)
+                    self.add_command(inner, depth=depth + 1, deny_only=bonus)
 
 
 def _allow_forms(words: Sequence[Word]) -> tuple[tuple[str, ...], list[Word]]:
@@ -201,7 +215,7 @@ def _allow_forms(words: Sequence[Word]) -> tuple[tuple[str, ...], list[Word]]:
     return tuple(dict.fromkeys(forms)), current
 
 
-def _deny_forms(words: Sequence[Word]) -> tuple[frozenset[str], list[list[Word]]]:
+def _deny_forms(words: Sequence[Word]) -> tuple[set[str], list[list[Word]]]:
     """Every reading of the command a deny rule should see, and each wrapper-peeled stage."""
     forms = {_join_raw(words), " ".join(w.text for w in words)}
     stages: list[list[Word]] = []
@@ -221,7 +235,7 @@ def _deny_forms(words: Sequence[Word]) -> tuple[frozenset[str], list[list[Word]]
         if git is not None:
             forms.add(" ".join(git))
         current = strip_wrapper(current, strict=False)
-    return frozenset(forms), stages
+    return forms, stages
 
 
 def _join_raw(words: Iterable[Word]) -> str:
@@ -230,7 +244,7 @@ def _join_raw(words: Iterable[Word]) -> str:
 
 def _write_path(target: Word) -> str | None:
     text = target.text
-    if target.dynamic or any(ch in text for ch in "*?["):
+    if target.dynamic or target.ambiguous or any(ch in text for ch in "*?["):
         return None  # expanded only when the command runs
     if text == "~" or text.startswith("~/"):
         return str(Path.home()) + text[1:]
@@ -266,4 +280,3 @@ def deny_match(pattern: ShellPattern, part: CommandPart) -> bool:
 def allow_match(pattern: ShellPattern, part: CommandPart) -> bool:
     """Whether an allow pattern matches a part (as written, or with safe prefixes removed)."""
     return any(pattern.matches(form) for form in part.allow_forms)
-

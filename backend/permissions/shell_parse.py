@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import codecs
+import contextlib
 import re
 import shlex
 from dataclasses import dataclass
@@ -21,7 +23,10 @@ _TIME_KEYWORD = re.compile(r"(^|[;&|(\n{!`]|\$\(|\b(?:do|then|else|elif|if|while
 _FALLBACK_CUT = re.compile(r"\|\||&&|;;|\$\(|<\(|>\(|[;&|\n(){}`]")
 _QUOTED_DELIMITER = re.compile(r"(<<-?[ \t]*)(?:(['\"])(\w+)\2|\\(\w+))")
 _PLAIN_DELIMITER = re.compile(r"<<-?[ \t]*(\w+)")
-_LEADING_KEYWORDS = frozenset({"if", "then", "else", "elif", "do", "while", "until", "!", "done", "fi", "esac"})
+_ANSI_C_QUOTE = re.compile(r"\$'((?:[^'\\]|\\.)*)'", re.DOTALL)
+_LEADING_KEYWORDS = frozenset(
+    {"if", "then", "else", "elif", "do", "while", "until", "!", "done", "fi", "esac"}
+)
 
 
 @dataclass(frozen=True)
@@ -33,6 +38,13 @@ class Word:
     assignment: bool = False
     dynamic: bool = False
     """Holds an expansion (`$x`, `$(...)`, backticks), so its value is unknown before it runs."""
+    parser_text: str | None = None
+    """bashlex's own quote removal, when it disagrees with `text` (it mishandles `'a'"'"'b'`)."""
+
+    @property
+    def ambiguous(self) -> bool:
+        """Whether the two quote removals disagree, so the word's value is not certain."""
+        return self.parser_text is not None
 
 
 @dataclass(frozen=True)
@@ -82,16 +94,37 @@ def fallback_commands(command: str) -> tuple[SimpleCommand, ...]:
     found: list[SimpleCommand] = []
     for piece in _FALLBACK_CUT.split(command):
         readings = [piece.split()]
-        try:
+        with contextlib.suppress(ValueError):  # unbalanced quotes: the whitespace reading stays
             readings.append(shlex.split(piece, posix=True))
-        except ValueError:
-            pass
         for tokens in readings:
             while tokens and tokens[0] in _LEADING_KEYWORDS:
                 tokens = tokens[1:]
             if tokens:
                 found.append(SimpleCommand(tuple(Word(t, t) for t in tokens), nested=True))
     return tuple(dict.fromkeys(found))
+
+
+def unquote(raw: str) -> str | None:
+    """Quote removal for one word as bash does it, or None when the word does not read as one.
+
+    Handles `'...'`, `"..."`, backslashes, `$'...'` (ANSI-C) and `$"..."`; expansions are
+    left as written.
+    """
+    text = _ANSI_C_QUOTE.sub(lambda found: "'" + _ansi_c(found.group(1)).replace("'", "'\\''") + "'", raw)
+    text = text.replace('$"', '"').replace("\\\n", "")
+    try:
+        tokens = shlex.split(text, posix=True)
+    except ValueError:
+        return None
+    return tokens[0] if len(tokens) == 1 else None
+
+
+def _ansi_c(body: str) -> str:
+    body = re.sub(r"\\[eE]", r"\\x1b", body).replace("\\?", "?")
+    try:
+        return codecs.decode(body.encode("latin-1", "backslashreplace"), "unicode_escape")
+    except (UnicodeDecodeError, ValueError):
+        return body
 
 
 def _parse(command: str) -> tuple[str, list[Any], frozenset[str]]:
@@ -137,6 +170,7 @@ class _Walker:
         self.writes: list[Word] = []
 
     def visit(self, node: Any, *, nested: bool) -> None:
+        """Walk one node; `nested` says it sits inside another command's structure."""
         kind = node.kind
         if kind == "command":
             self._command(node, nested=nested)
@@ -183,8 +217,12 @@ class _Walker:
 
     def _word(self, node: Any) -> Word:
         start, end = node.pos
+        raw = self.source[start:end]
         dynamic = any(part.kind in _DYNAMIC_KINDS for part in getattr(node, "parts", []))
-        return Word(self.source[start:end], node.word, node.kind == "assignment", dynamic)
+        text = unquote(raw)
+        if text is None or text == node.word:
+            return Word(raw, node.word, node.kind == "assignment", dynamic)
+        return Word(raw, text, node.kind == "assignment", dynamic, parser_text=node.word)
 
     def _redirect(self, node: Any) -> None:
         operator, target = node.type, node.output

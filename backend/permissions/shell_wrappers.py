@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import re
-import shlex
 from collections.abc import Sequence
 
 from backend.permissions.shell_parse import Word
@@ -14,14 +13,11 @@ _DURATION = re.compile(r"^\d+(\.\d+)?[smhd]?$")
 
 # Variables an allow rule may see past: they change formatting or locale, never which code runs.
 SAFE_ENV_VARS = frozenset(
-    {
-        "CI", "NODE_ENV", "RUST_BACKTRACE", "RUST_LOG", "PYTHONUNBUFFERED", "PYTHONDONTWRITEBYTECODE",
-        "PYTHONWARNINGS", "PYTEST_DISABLE_PLUGIN_AUTOLOAD", "GOOS", "GOARCH", "CGO_ENABLED",
-        "GOEXPERIMENT", "GO111MODULE", "LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE", "LC_TIME",
-        "LC_NUMERIC", "LC_COLLATE", "LC_MESSAGES", "TZ", "TERM", "COLORTERM", "NO_COLOR",
-        "FORCE_COLOR", "CLICOLOR", "COLUMNS", "LINES", "DEBUG", "VERBOSE",
-    }
-)  # fmt: skip
+    """CI NODE_ENV RUST_BACKTRACE RUST_LOG PYTHONUNBUFFERED PYTHONDONTWRITEBYTECODE PYTHONWARNINGS
+    PYTEST_DISABLE_PLUGIN_AUTOLOAD GOOS GOARCH CGO_ENABLED GOEXPERIMENT GO111MODULE LANG LANGUAGE
+    LC_ALL LC_CTYPE LC_TIME LC_NUMERIC LC_COLLATE LC_MESSAGES TZ TERM COLORTERM NO_COLOR FORCE_COLOR
+    CLICOLOR COLUMNS LINES DEBUG VERBOSE""".split()
+)
 
 # Options that take a separate value, per wrapper; anything else starting with `-` is a flag.
 _WRAPPER_VALUE_OPTIONS: dict[str, frozenset[str]] = {
@@ -33,16 +29,15 @@ _WRAPPER_VALUE_OPTIONS: dict[str, frozenset[str]] = {
     "builtin": frozenset(),
     "env": frozenset({"-u", "--unset", "-C", "--chdir", "-S", "--split-string"}),
     "sudo": frozenset(
-        {"-u", "--user", "-g", "--group", "-C", "--close-from", "-D", "--chdir", "-h", "--host",
-         "-p", "--prompt", "-r", "--role", "-t", "--type", "-U", "--other-user", "-T",
-         "--command-timeout", "-R", "--chroot"}
-    ),  # fmt: skip
+        """-u --user -g --group -C --close-from -D --chdir -h --host -p --prompt -r --role -t --type
+        -U --other-user -T --command-timeout -R --chroot""".split()
+    ),
     "doas": frozenset({"-u", "-C"}),
     "exec": frozenset({"-a"}),
     "xargs": frozenset(
-        {"-a", "--arg-file", "-d", "--delimiter", "-E", "-I", "-L", "--max-lines", "-n",
-         "--max-args", "-P", "--max-procs", "-s", "--max-chars", "--process-slot-var"}
-    ),  # fmt: skip
+        """-a --arg-file -d --delimiter -E -I -L --max-lines -n --max-args -P --max-procs -s
+        --max-chars --process-slot-var""".split()
+    ),
     "stdbuf": frozenset({"-i", "-o", "-e", "--input", "--output", "--error"}),
     "setsid": frozenset(),
     "ionice": frozenset({"-c", "--class", "-n", "--classdata", "-p", "--pid", "-P", "-u"}),
@@ -51,7 +46,9 @@ ALLOW_WRAPPERS = frozenset({"timeout", "time", "nice", "nohup", "command", "buil
 _ASSIGNING_WRAPPERS = frozenset({"env", "sudo", "doas"})
 # The options an allow rule may see past; `time -o FILE` writes a file, so it is not here.
 _STRICT_OPTIONS: dict[str, re.Pattern[str]] = {
-    "timeout": re.compile(r"^(--preserve-status|--foreground|-v|--verbose|-[sk]\S*|--signal=\S+|--kill-after=\S+)$"),
+    "timeout": re.compile(
+        r"^(--preserve-status|--foreground|-v|--verbose|-[sk]\S*|--signal=\S+|--kill-after=\S+)$"
+    ),
     "time": re.compile(r"^-p$"),
     "nice": re.compile(r"^(-n\S*|-\d+|--adjustment=\S+)$"),
     "command": re.compile(r"^-p$"),
@@ -236,8 +233,3 @@ def runs_inline_code(texts: Sequence[str]) -> bool:
 def changes_directory(texts: Sequence[str]) -> bool:
     """Whether the command moves the shell to another directory (`cd`, `pushd`, `popd`)."""
     return bool(texts) and program_name(texts[0]) in _DIRECTORY_CHANGERS
-
-
-def quote_words(texts: Sequence[str]) -> str:
-    """Words joined back into a command line a shell would read the same way."""
-    return " ".join(shlex.quote(t) for t in texts)

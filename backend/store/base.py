@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Protocol
 
 from backend.domain.models import (
@@ -18,6 +19,15 @@ from backend.domain.models import (
 
 class NotFound(LookupError):
     """No row with that id."""
+
+
+@dataclass(kw_only=True)
+class Written:
+    """What one write stored: the message and event with their idx and seq, the first row id."""
+
+    message: Message | None = None
+    event: Event | None = None
+    row_id: int | None = None
 
 
 class Store(Protocol):
@@ -36,8 +46,8 @@ class Store(Protocol):
     async def list_messages(self, session_id: str) -> list[Message]: ...
 
     async def save_tool_call(self, record: ToolCallRecord) -> None: ...
-    async def finish_tool_call(self, record: ToolCallRecord, result: Message) -> Message:
-        """Record a tool call's end and its result message in one transaction."""
+    async def finish_tool_call(self, record: ToolCallRecord, result: Message, *, event: Event | None = None) -> Written:
+        """Record a tool call's end, its result message (and its event) in one transaction."""
         ...
     async def list_tool_calls(self, session_id: str) -> list[ToolCallRecord]: ...
 
@@ -48,6 +58,11 @@ class Store(Protocol):
     ) -> list[Approval]: ...
 
     async def add_audit(self, entry: AuditEntry) -> AuditEntry: ...
+    async def record_decision(
+        self, entry: AuditEntry, record: ToolCallRecord | None = None, *, event: Event | None = None
+    ) -> Written:
+        """Write an audit row and, in the same transaction, the tool call's new state (and event)."""
+        ...
     async def list_audit(self, *, limit: int = 100, offset: int = 0, session_id: str | None = None) -> list[AuditEntry]: ...
 
     async def append_event(self, event: Event) -> Event:

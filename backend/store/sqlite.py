@@ -1,17 +1,17 @@
-"""SQLite (WAL) implementation of the Store, on one aiosqlite connection.
+"""SQLite (WAL) implementation of the Store.
 
-One connection and one lock make every write serial, which is what gives events their gapless
-per-session seq without a round trip to find the maximum each time.
+Every write is one unit of work on the connection's own thread (see `sqlite_thread`), and one
+lock keeps writes serial, which is what gives events their gapless per-session seq without
+asking the database for the maximum each time.
 """
 
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
-
-import aiosqlite
 
 from backend.domain.models import (
     Approval,
@@ -22,8 +22,9 @@ from backend.domain.models import (
     Session,
     ToolCallRecord,
 )
-from backend.store.base import NotFound
+from backend.store.base import NotFound, Written
 from backend.store.schema import MIGRATIONS, SCHEMA_VERSION
+from backend.store.sqlite_thread import SqliteThread
 
 
 class SchemaTooNew(RuntimeError):
@@ -35,16 +36,14 @@ class SqliteStore:
 
     def __init__(self, path: Path | str) -> None:
         self.path = Path(path)
-        self._db: aiosqlite.Connection | None = None
+        self.db = SqliteThread(self.path)
         self._lock = asyncio.Lock()
         self._seq: dict[str, int] = {}
         self._msg_idx: dict[str, int] = {}
 
     async def open(self) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._db = await aiosqlite.connect(self.path)
-        await self._db.execute("PRAGMA journal_mode=WAL")
-        await self._db.execute("PRAGMA synchronous=NORMAL")
+        await self.db.open()
         try:
             await self._migrate()
         except BaseException:
@@ -52,9 +51,7 @@ class SqliteStore:
             raise
 
     async def close(self) -> None:
-        if self._db is not None:
-            await self._db.close()
-            self._db = None
+        await self.db.close()
 
     async def __aenter__(self) -> SqliteStore:
         await self.open()
@@ -63,33 +60,24 @@ class SqliteStore:
     async def __aexit__(self, *exc: object) -> None:
         await self.close()
 
-    @property
-    def db(self) -> aiosqlite.Connection:
-        if self._db is None:
-            raise RuntimeError("store is not open")
-        return self._db
-
     async def _migrate(self) -> None:
-        (version,) = await (await self.db.execute("PRAGMA user_version")).fetchone()  # type: ignore[misc]
+        version = await self.schema_version()
         if version > SCHEMA_VERSION:
             raise SchemaTooNew(f"{self.path} has schema {version}; this Overseer knows up to {SCHEMA_VERSION}")
         for step in range(version, SCHEMA_VERSION):
-            await self.db.executescript(MIGRATIONS[step])
-            await self.db.execute(f"PRAGMA user_version = {step + 1}")
-            await self.db.commit()
+            script = f"BEGIN;\n{MIGRATIONS[step]}\nPRAGMA user_version = {step + 1};\nCOMMIT;"
+            await self.db.run(self.db.conn.executescript, script)
 
     async def schema_version(self) -> int:
-        (version,) = await (await self.db.execute("PRAGMA user_version")).fetchone()  # type: ignore[misc]
-        return int(version)
+        rows = await self.db.fetch_all("PRAGMA user_version")
+        return int(rows[0][0])
 
     async def _write(self, sql: str, params: tuple[Any, ...]) -> None:
         async with self._lock:
             await self.db.execute(sql, params)
-            await self.db.commit()
 
     async def _fetch_all(self, sql: str, params: tuple[Any, ...] = ()) -> list[Any]:
-        cursor = await self.db.execute(sql, params)
-        return list(await cursor.fetchall())
+        return await self.db.fetch_all(sql, params)
 
     # sessions
 
@@ -112,7 +100,6 @@ class SqliteStore:
                 "UPDATE sessions SET status = ?, data = ? WHERE id = ?",
                 (session.status, session.model_dump_json(), session.id),
             )
-            await self.db.commit()
         if cursor.rowcount == 0:
             raise NotFound(f"no session {session.id!r}")
         return session
@@ -130,11 +117,13 @@ class SqliteStore:
         return [Session.model_validate_json(r[0]) for r in rows]
 
     async def delete_session(self, session_id: str) -> None:
-        async with self._lock:
+        def delete(conn: sqlite3.Connection) -> sqlite3.Cursor:
             for table in ("messages", "tool_calls", "approvals", "events"):
-                await self.db.execute(f"DELETE FROM {table} WHERE session_id = ?", (session_id,))
-            cursor = await self.db.execute("DELETE FROM sessions WHERE id = ?", (session_id,))
-            await self.db.commit()
+                conn.execute(f"DELETE FROM {table} WHERE session_id = ?", (session_id,))
+            return conn.execute("DELETE FROM sessions WHERE id = ?", (session_id,))
+
+        async with self._lock:
+            cursor = await self.db.transaction(delete)
         self._seq.pop(session_id, None)
         self._msg_idx.pop(session_id, None)
         if cursor.rowcount == 0:
@@ -149,19 +138,60 @@ class SqliteStore:
         self._msg_idx[session_id] += 1
         return self._msg_idx[session_id]
 
-    async def _insert_message(self, message: Message) -> Message:
-        message = message.model_copy(update={"idx": await self._next_idx(message.session_id)})
-        await self.db.execute(
-            "INSERT INTO messages (session_id, idx, data) VALUES (?, ?, ?)",
-            (message.session_id, message.idx, message.model_dump_json()),
-        )
-        return message
+    async def _unit(
+        self,
+        statements: list[tuple[str, tuple[Any, ...]]] = [],  # noqa: B006 - never mutated
+        *,
+        message: Message | None = None,
+        event: Event | None = None,
+    ) -> Written:
+        """Write statements plus an optional message and event as one transaction, in one hop.
+
+        Message idx and event seq are assigned here, under the write lock, so both stay gapless.
+        """
+        async with self._lock:
+            writes = list(statements)
+            stored_message = stored_event = None
+            if message is not None:
+                stored_message = message.model_copy(update={"idx": await self._next_idx(message.session_id)})
+                writes.append(
+                    (
+                        "INSERT INTO messages (session_id, idx, data) VALUES (?, ?, ?)",
+                        (stored_message.session_id, stored_message.idx, stored_message.model_dump_json()),
+                    )
+                )
+            if event is not None:
+                stored_event = event.model_copy(update={"seq": await self.last_seq(event.session_id) + 1})
+                writes.append(
+                    (
+                        "INSERT INTO events (session_id, seq, type, data) VALUES (?, ?, ?, ?)",
+                        (stored_event.session_id, stored_event.seq, stored_event.type, stored_event.model_dump_json()),
+                    )
+                )
+
+            def work(conn: sqlite3.Connection) -> int | None:
+                first = conn.execute(*writes[0]).lastrowid
+                for sql, params in writes[1:]:
+                    conn.execute(sql, params)
+                return first
+
+            try:
+                if len(writes) == 1:
+                    row_id = (await self.db.execute(*writes[0])).lastrowid
+                else:
+                    row_id = await self.db.transaction(work)
+            except BaseException:
+                if message is not None:
+                    self._msg_idx.pop(message.session_id, None)
+                raise
+            if stored_event is not None:
+                self._seq[stored_event.session_id] = stored_event.seq
+        return Written(message=stored_message, event=stored_event, row_id=row_id)
 
     async def add_message(self, message: Message) -> Message:
-        async with self._lock:
-            stored = await self._insert_message(message)
-            await self.db.commit()
-        return stored
+        written = await self._unit(message=message)
+        assert written.message is not None
+        return written.message
 
     async def list_messages(self, session_id: str) -> list[Message]:
         rows = await self._fetch_all("SELECT data FROM messages WHERE session_id = ? ORDER BY idx", (session_id,))
@@ -178,17 +208,8 @@ class SqliteStore:
     async def save_tool_call(self, record: ToolCallRecord) -> None:
         await self._write(self._UPSERT_CALL, self._call_params(record))
 
-    async def finish_tool_call(self, record: ToolCallRecord, result: Message) -> Message:
-        async with self._lock:
-            try:
-                await self.db.execute(self._UPSERT_CALL, self._call_params(record))
-                stored = await self._insert_message(result)
-                await self.db.commit()
-            except BaseException:
-                await self.db.rollback()
-                self._msg_idx.pop(result.session_id, None)
-                raise
-        return stored
+    async def finish_tool_call(self, record: ToolCallRecord, result: Message, *, event: Event | None = None) -> Written:
+        return await self._unit([(self._UPSERT_CALL, self._call_params(record))], message=result, event=event)
 
     async def list_tool_calls(self, session_id: str) -> list[ToolCallRecord]:
         rows = await self._fetch_all(
@@ -233,13 +254,20 @@ class SqliteStore:
         return [Approval.model_validate_json(r[0]) for r in rows]
 
     async def add_audit(self, entry: AuditEntry) -> AuditEntry:
-        async with self._lock:
-            cursor = await self.db.execute(
+        return entry.model_copy(update={"id": (await self.record_decision(entry)).row_id})
+
+    async def record_decision(
+        self, entry: AuditEntry, record: ToolCallRecord | None = None, *, event: Event | None = None
+    ) -> Written:
+        writes: list[tuple[str, tuple[Any, ...]]] = [
+            (
                 "INSERT INTO audit (session_id, created_at, data) VALUES (?, ?, ?)",
                 (entry.session_id, entry.created_at.isoformat(), entry.model_dump_json()),
             )
-            await self.db.commit()
-        return entry.model_copy(update={"id": cursor.lastrowid})
+        ]
+        if record is not None:
+            writes.append((self._UPSERT_CALL, self._call_params(record)))
+        return await self._unit(writes, event=event)
 
     async def list_audit(self, *, limit: int = 100, offset: int = 0, session_id: str | None = None) -> list[AuditEntry]:
         where, params = ("WHERE session_id = ?", (session_id,)) if session_id else ("", ())
@@ -257,16 +285,9 @@ class SqliteStore:
         return self._seq[session_id]
 
     async def append_event(self, event: Event) -> Event:
-        async with self._lock:
-            seq = await self.last_seq(event.session_id) + 1
-            stored = event.model_copy(update={"seq": seq})
-            await self.db.execute(
-                "INSERT INTO events (session_id, seq, type, data) VALUES (?, ?, ?, ?)",
-                (stored.session_id, seq, stored.type, stored.model_dump_json()),
-            )
-            await self.db.commit()
-            self._seq[event.session_id] = seq
-        return stored
+        written = await self._unit(event=event)
+        assert written.event is not None
+        return written.event
 
     async def list_events(self, session_id: str, *, since: int = 0, limit: int = 10_000) -> list[Event]:
         rows = await self._fetch_all(

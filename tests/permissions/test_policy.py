@@ -25,7 +25,11 @@ TABLE = [
     ({"allow": ["Bash(npm test *)"]}, shell("timeout 30 npm test"), "allow"),
     ({"allow": ["Bash(git commit *)"]}, shell("git commit -m x > /etc/motd"), "ask"),
     ({"allow": ["Bash(aws s3 ls)"], "deny": ["Bash(aws *)"]}, shell("aws s3 ls"), "deny"),
-    ({"allow": ["Bash(git push origin main)"], "ask": ["Bash(git push *)"]}, shell("git push origin main"), "ask"),
+    (
+        {"allow": ["Bash(git push origin main)"], "ask": ["Bash(git push *)"]},
+        shell("git push origin main"),
+        "ask",
+    ),
     ({"deny": ["Read(.env)"]}, call(READ, path="/repo/pkg/a/.env"), "deny"),
     ({"deny": ["Read(//etc/**)"]}, call(READ, path="/etc/passwd"), "deny"),
     ({"allow": ["Edit(src/**)"]}, call(WRITE, path="/repo/src/../.env", content="x"), "ask"),
@@ -172,6 +176,21 @@ def test_deny_rule_skips_git_global_options(command):
     assert decide(shell(command), allow=["Bash"], deny=["Bash(git push *)"]).verdict == "deny"
 
 
+def test_allow_rule_must_also_cover_commands_run_on_the_lines_behalf():
+    assert decide(shell("find . -exec rm {} +"), allow=["Bash(find *)"]).verdict == "ask"
+    assert (
+        decide(shell("find . -exec grep -l x {} +"), allow=["Bash(find *)", "Bash(grep *)"]).verdict
+        == "allow"
+    )
+    assert decide(shell("sh -c 'npm test'"), allow=["Bash(sh *)"]).verdict == "ask"
+    assert decide(shell("sh -c 'npm test'"), allow=["Bash(sh *)", "Bash(npm test)"]).verdict == "allow"
+
+
+def test_redirect_inside_a_shell_string_is_a_write_too():
+    assert decide(shell("sh -c 'echo x > /etc/motd'"), allow=["Bash"]).verdict == "ask"
+    assert decide(shell("sh -c 'echo x > .env'"), allow=["Bash"], deny=["Read(.env)"]).verdict == "deny"
+
+
 def test_deny_rule_does_not_fire_on_a_mere_mention():
     assert decide(shell("echo rm -rf x"), allow=["Bash"], deny=["Bash(rm *)"]).verdict == "allow"
     assert decide(shell("git log --grep push"), allow=["Bash"], deny=["Bash(git push *)"]).verdict == "allow"
@@ -182,7 +201,8 @@ def test_allow_rule_does_not_look_through_sudo():
 
 
 @pytest.mark.parametrize(
-    "command", ["timeout 30 npm test", "time npm test", "nice -n 10 npm test", "nohup npm test", "command npm test"]
+    "command",
+    ["timeout 30 npm test", "time npm test", "nice -n 10 npm test", "nohup npm test", "command npm test"],
 )
 def test_allow_rule_sees_past_harmless_wrappers(command):
     assert decide(shell(command), allow=["Bash(npm test *)"]).verdict == "allow"
@@ -211,7 +231,8 @@ def test_ampersand_redirects_to_a_file_are_writes_not_deleted_tokens(command):
 
 
 @pytest.mark.parametrize(
-    "command", ["echo hi 2>&1", "echo hi >&2", "echo hi > /dev/null 2>&1", "echo hi >&-", "cat <<EOF\nhi\nEOF"]
+    "command",
+    ["echo hi 2>&1", "echo hi >&2", "echo hi > /dev/null 2>&1", "echo hi >&-", "cat <<EOF\nhi\nEOF"],
 )
 def test_descriptor_duplication_dev_null_and_here_docs_are_not_writes(command):
     assert decide(shell(command), allow=["Bash(echo *)", "Bash(cat)"]).verdict == "allow"
@@ -244,9 +265,7 @@ def test_redirect_target_known_only_at_run_time_is_never_allowed():
 
 
 def test_redirect_target_known_only_at_run_time_asks_when_a_path_deny_cannot_be_checked():
-    result = decide(
-        shell("echo x > $TARGET"), deny=["Edit(.git/**)"], policies={SHELL: "always_allow"}
-    )
+    result = decide(shell("echo x > $TARGET"), deny=["Edit(.git/**)"], policies={SHELL: "always_allow"})
     assert (result.verdict, result.rule) == ("ask", "Edit(.git/**)")
 
 
@@ -288,6 +307,36 @@ def test_unparseable_command_that_a_deny_rule_cannot_check_asks_even_under_alway
     result = decide(shell("[[ -d build ]] && make"), deny=["Bash(rm *)"], policies={SHELL: "always_allow"})
     assert (result.verdict, result.rule) == ("ask", "Bash(rm *)")
     assert "could not be checked" in result.reason
+
+
+def test_unparseable_command_asks_when_a_write_deny_cannot_be_checked():
+    result = decide(
+        shell("[[ -n x ]] && echo x > .env"), deny=["Read(.env)"], policies={SHELL: "always_allow"}
+    )
+    assert (result.verdict, result.rule) == ("ask", "Read(.env)")
+
+
+def test_unparseable_command_is_still_denied_by_a_deny_policy():
+    result = decide(shell("[[ -n x ]] && make"), deny=["Bash(rm *)"], policies={SHELL: "deny"})
+    assert (result.verdict, result.source) == ("deny", "config")
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "$'r\\x6d' -rf x",
+        "$'\\162\\155' -rf x",
+        "sh -c 'echo '\"'\"'hi'\"'\"'; rm -rf x'",
+        "sh -c 'sh -c '\"'\"'rm -rf x'\"'\"''",
+    ],
+)
+def test_deny_rule_sees_through_ansi_c_and_nested_quoting(command):
+    assert decide(shell(command), allow=["Bash"], deny=["Bash(rm *)"]).verdict == "deny"
+
+
+def test_nested_quoting_that_parses_cleanly_can_still_be_allowed():
+    command = "sh -c 'echo '\"'\"'hi'\"'\"''"
+    assert decide(shell(command), allow=["Bash(sh *)", "Bash(echo *)"]).verdict == "allow"
 
 
 def test_shell_rule_with_a_non_string_command_fails_closed():
@@ -334,7 +383,9 @@ def test_relative_path_arguments_resolve_against_the_workspace():
 
 
 def test_dot_dot_is_resolved_before_an_allow_rule_matches():
-    result = decide(call(EDIT, path="src/../../etc/passwd", old_text="a", new_text="b"), allow=["Edit(src/**)"])
+    result = decide(
+        call(EDIT, path="src/../../etc/passwd", old_text="a", new_text="b"), allow=["Edit(src/**)"]
+    )
     assert result.verdict == "ask"
 
 
@@ -368,9 +419,10 @@ def test_listing_a_denied_directory_is_denied():
     assert decide(call(LIST, path="."), deny=["Read(secrets/**)"]).verdict == "allow"
 
 
-def test_glob_pattern_climbing_out_of_its_path_is_checked():
-    result = decide(call(GLOB, pattern="../../etc/*", path="."), deny=["Read(//etc/**)"])
-    assert result.verdict == "deny"
+@pytest.mark.parametrize("pattern", ["../../etc/*", "/etc/*.conf", "/etc"])
+def test_glob_pattern_climbing_out_of_its_path_is_checked(pattern):
+    assert decide(call(GLOB, pattern=pattern, path="."), deny=["Read(//etc/**)"]).verdict == "deny"
+    assert decide(call(GLOB, pattern="src/**/*.py", path="."), deny=["Read(//etc/**)"]).verdict == "allow"
 
 
 def test_path_rule_with_a_missing_or_odd_path_fails_closed():
@@ -396,7 +448,10 @@ def test_allow_through_a_symlink_needs_link_and_target_to_match(linked_workspace
     write = call(WRITE, workspace, path="src/link", content="x")
     assert decide(write, allow=["Edit(src/**)"]).verdict == "ask"
     assert decide(write, allow=["Edit(src/**)", f"Edit(/{outside}/**)"]).verdict == "allow"
-    assert decide(call(WRITE, workspace, path="src/real.txt", content="x"), allow=["Edit(src/**)"]).verdict == "allow"
+    assert (
+        decide(call(WRITE, workspace, path="src/real.txt", content="x"), allow=["Edit(src/**)"]).verdict
+        == "allow"
+    )
 
 
 def test_deny_through_a_symlink_applies_if_link_or_target_matches(linked_workspace):
@@ -438,12 +493,18 @@ def test_param_glob_matches_one_top_level_argument():
 def test_omitted_argument_never_matches_a_param_rule():
     tool = "mcp__github__create_issue"
     assert decide(call(tool, title="x"), allow=[f"{tool}(repo:*)"]).verdict == "ask"
-    assert decide(call(tool, title="x"), allow=["mcp__github"], deny=[f"{tool}(repo:secret*)"]).verdict == "allow"
+    assert (
+        decide(call(tool, title="x"), allow=["mcp__github"], deny=[f"{tool}(repo:secret*)"]).verdict
+        == "allow"
+    )
 
 
 def test_param_rule_on_a_structured_value_fails_closed():
     tool = "mcp__github__create_issue"
-    assert decide(call(tool, repo=["secret"]), allow=["mcp__github"], deny=[f"{tool}(repo:secret*)"]).verdict == "deny"
+    assert (
+        decide(call(tool, repo=["secret"]), allow=["mcp__github"], deny=[f"{tool}(repo:secret*)"]).verdict
+        == "deny"
+    )
 
 
 def test_server_rule_does_not_cover_a_server_whose_name_merely_starts_the_same():
@@ -460,7 +521,9 @@ def test_plan_mode_never_auto_approves_a_write_by_rule():
 
 
 def test_plan_mode_never_auto_approves_a_write_by_policy():
-    result = decide(call(EDIT, path="a", old_text="", new_text=""), mode="plan", mode_policies={EDIT: "always_allow"})
+    result = decide(
+        call(EDIT, path="a", old_text="", new_text=""), mode="plan", mode_policies={EDIT: "always_allow"}
+    )
     assert (result.verdict, result.source) == ("ask", "mode:plan")
 
 
@@ -469,12 +532,17 @@ def test_plan_mode_still_allows_reads_and_read_only_tools():
     read_only = ToolAnnotations(readOnlyHint=True)
     lookup = call("mcp__github__get_issue", annotations=read_only, number=1)
     assert decide(lookup, allow=["mcp__github"], mode="plan").verdict == "allow"
-    assert decide(call("mcp__github__get_issue", number=1), allow=["mcp__github"], mode="plan").verdict == "ask"
+    assert (
+        decide(call("mcp__github__get_issue", number=1), allow=["mcp__github"], mode="plan").verdict == "ask"
+    )
 
 
 def test_plan_mode_keeps_deny_rules_and_deny_policies():
     assert decide(shell("rm -rf x"), deny=["Bash(rm *)"], mode="plan").verdict == "deny"
-    assert decide(call(WRITE, path="a", content=""), mode="plan", mode_policies={WRITE: "deny"}).verdict == "deny"
+    assert (
+        decide(call(WRITE, path="a", content=""), mode="plan", mode_policies={WRITE: "deny"}).verdict
+        == "deny"
+    )
 
 
 # --- policies ---------------------------------------------------------------------------------
@@ -508,13 +576,37 @@ def test_most_specific_policy_key_wins(policies, answer):
 
 
 def test_mode_policies_come_before_the_engine_policies():
-    result = decide(call(WRITE, path="a", content=""), mode="edit", mode_policies={"mcp__file": "always_allow"})
+    result = decide(
+        call(WRITE, path="a", content=""), mode="edit", mode_policies={"mcp__file": "always_allow"}
+    )
     assert (result.verdict, result.source) == ("allow", "mode:edit")
 
 
 def test_server_policy_covers_every_tool_of_that_server():
-    assert decide(call("mcp__github__create_issue"), policies={"mcp__github": "always_allow"}).verdict == "allow"
-    assert decide(call("mcp__gitlab__create_issue"), policies={"mcp__github": "always_allow"}).verdict == "ask"
+    assert (
+        decide(call("mcp__github__create_issue"), policies={"mcp__github": "always_allow"}).verdict == "allow"
+    )
+    assert (
+        decide(call("mcp__gitlab__create_issue"), policies={"mcp__github": "always_allow"}).verdict == "ask"
+    )
+
+
+def test_policies_merged_over_the_defaults_still_name_built_in_values_default():
+    engine = PolicyEngine(rules(), {**DEFAULT_POLICIES, SHELL: "always_allow"})
+    assert (
+        engine.evaluate(call(WRITE, path="a", content="")).reason
+        == "policy mcp__file__write_file = ask (default)"
+    )
+    assert engine.evaluate(shell("ls")).source == "config"
+    assert engine.with_rules(rules()).evaluate(shell("ls")).source == "config"
+
+
+def test_policy_for_reports_the_effective_policy():
+    engine = PolicyEngine(rules(), {"mcp__github": "deny", "mcp__github__get_*": "always_allow"})
+    assert engine.policy_for("mcp__github__get_issue") == "always_allow"
+    assert engine.policy_for("mcp__github__create_issue") == "deny"
+    assert engine.policy_for("mcp__github__create_issue", {"mcp__github__create_issue": "ask"}) == "ask"
+    assert engine.policy_for("mcp__other__x") is None
 
 
 def test_invalid_policy_is_refused_at_construction():
@@ -526,7 +618,9 @@ def test_invalid_policy_is_refused_at_construction():
 
 def test_rules_come_before_policies():
     assert decide(call(READ, path=".env"), deny=["Read(.env)"]).verdict == "deny"
-    assert decide(call(WRITE, path="a", content=""), allow=["Edit"], policies={WRITE: "deny"}).verdict == "allow"
+    assert (
+        decide(call(WRITE, path="a", content=""), allow=["Edit"], policies={WRITE: "deny"}).verdict == "allow"
+    )
 
 
 # --- read-only auto-allow -----------------------------------------------------------------------
@@ -574,4 +668,7 @@ def test_file_readers_are_read_only_and_writers_and_shell_are_not():
 def test_workspace_of_the_call_anchors_workspace_patterns(tmp_path):
     inside = call(READ, tmp_path, path="secrets/a")
     assert decide(inside, deny=["Read(/secrets/**)"]).verdict == "deny"
-    assert decide(call(READ, REPO, path=str(tmp_path / "secrets/a")), deny=["Read(/secrets/**)"]).verdict == "allow"
+    assert (
+        decide(call(READ, REPO, path=str(tmp_path / "secrets/a")), deny=["Read(/secrets/**)"]).verdict
+        == "allow"
+    )

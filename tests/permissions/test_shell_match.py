@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 
 import pytest
@@ -98,14 +99,15 @@ def test_deny_forms_skip_git_global_options():
     assert "git push --force" in deny_forms("git -C ../x -c a=b --no-pager push --force")
 
 
-def test_shell_c_string_is_parsed_as_deny_only_parts():
-    assert parts("bash -ec 'cd /; rm -rf x'", deny_only=True) == ["cd /", "rm -rf x"]
-    assert parts("bash -ec 'cd /; rm -rf x'") == ["bash -ec 'cd /; rm -rf x'"]
+def test_shell_c_string_is_parsed_into_parts_of_its_own():
+    assert parts("bash -ec 'cd /; rm -rf x > log'") == ["bash -ec 'cd /; rm -rf x > log'", "cd /", "rm -rf x"]
+    assert [w.path for w in analyse_command("bash -ec 'cd /; rm -rf x > log'").writes] == ["log"]
 
 
 def test_eval_and_find_exec_are_looked_through():
-    assert parts("eval 'rm -rf x'", deny_only=True) == ["rm -rf x"]
-    assert parts("find . -exec rm {} ;", deny_only=True) == ["rm {}"]
+    assert parts("eval 'rm -rf x'")[1:] == ["rm -rf x"]
+    assert parts("find . -exec rm {} ;")[1:] == ["rm {}"]
+    assert parts("sudo su -c 'rm x'")[1:] == ["rm x"]
 
 
 def test_inline_code_is_flagged():
@@ -166,7 +168,9 @@ def test_cd_is_noticed_so_relative_writes_are_not_trusted():
 # --- what blocks allow rules -------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("char", ["\u200b", "\u200d", "\u2060", "\ufeff", "\u202e", "\u00a0", "\u3000", "\r", "\x1b"])
+@pytest.mark.parametrize(
+    "char", ["\u200b", "\u200d", "\u2060", "\ufeff", "\u202e", "\u00a0", "\u3000", "\r", "\x1b"]
+)
 def test_invisible_characters_block_allow_rules(char):
     assert "invisible" in (analyse_command(f"echo a{char}b").allow_blocker or "")
 
@@ -188,9 +192,9 @@ def test_unparseable_command_blocks_allow_and_falls_back_to_deny_only_parts():
     assert any(form.startswith("rm -rf") for p in analysis.parts for form in p.deny_forms)
 
 
-def test_nested_unparseable_shell_string_marks_the_analysis_unchecked():
+def test_nested_unparseable_shell_string_blocks_allow_and_marks_the_analysis_unchecked():
     analysis = analyse_command("sh -c '[[ x ]] && rm y'")
-    assert analysis.allow_blocker is None
+    assert "parsed" in (analysis.allow_blocker or "")
     assert analysis.unchecked
     assert "rm y" in {form for p in analysis.parts for form in p.deny_forms}
 
@@ -203,3 +207,17 @@ def test_empty_command_has_no_parts():
 def test_analysis_does_not_touch_the_filesystem(tmp_path: Path):
     analyse_command(f"echo x > {tmp_path}/never")
     assert not (tmp_path / "never").exists()
+
+
+def test_fallback_still_looks_through_shell_strings():
+    analysis = analyse_command("[[ -f x ]] && sudo sh -c 'rm -rf /'")
+    assert "rm -rf /" in {form for p in analysis.parts for form in p.deny_forms}
+
+
+def test_shells_nested_too_deep_are_unchecked():
+    command = "rm x"
+    for _ in range(6):
+        command = "sh -c " + shlex.quote(command)
+    analysis = analyse_command(command)
+    assert analysis.unchecked == "too many nested shells"
+    assert analysis.allow_blocker

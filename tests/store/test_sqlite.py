@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 
 import pytest
 
@@ -22,7 +23,7 @@ def session(sid: str = "s1", status: str = "running") -> Session:
 
 
 async def test_database_is_in_wal_mode_with_the_current_schema_version(store):
-    (mode,) = await (await store.db.execute("PRAGMA journal_mode")).fetchone()
+    [(mode,)] = await store.db.fetch_all("PRAGMA journal_mode")
     assert mode == "wal"
     assert await store.schema_version() == SCHEMA_VERSION
 
@@ -30,7 +31,6 @@ async def test_database_is_in_wal_mode_with_the_current_schema_version(store):
 async def test_a_newer_schema_refuses_to_open(tmp_path):
     async with SqliteStore(tmp_path / "o.db") as s:
         await s.db.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
-        await s.db.commit()
     with pytest.raises(RuntimeError, match="schema"):
         await SqliteStore(tmp_path / "o.db").open()
 
@@ -65,14 +65,32 @@ async def test_seq_continues_after_reopening(tmp_path):
         assert (await s.append_event(Event(session_id="s1", seq=0, type="t"))).seq == 4
 
 
+async def test_a_failed_finish_writes_neither_the_record_nor_the_message(store):
+    record = ToolCallRecord(id="c1", session_id="s1", name="t", status="running")
+    await store.save_tool_call(record)
+    await store.add_message(Message(session_id="s1", role="user", content="hi"))
+    record.status = "done"
+    clash = Message(session_id="s1", role="tool", content="ok", tool_call_id="c1")
+    store._msg_idx["s1"] = -1  # the next message would reuse idx 0: the insert must fail
+    with pytest.raises(sqlite3.IntegrityError):
+        await store.finish_tool_call(record, clash, event=Event(session_id="s1", seq=0, type="tool.result"))
+    assert [r.status for r in await store.list_tool_calls("s1")] == ["running"]
+    assert [m.content for m in await store.list_messages("s1")] == ["hi"]
+    assert await store.list_events("s1") == []
+    assert (await store.add_message(clash)).idx == 1
+
+
 async def test_finishing_a_tool_call_writes_record_and_result_message_together(store):
     record = ToolCallRecord(id="c1", session_id="s1", name="mcp__x__y", status="running")
     await store.save_tool_call(record)
     record.status = "done"
-    stored = await store.finish_tool_call(
-        record, Message(session_id="s1", role="tool", content="ok", tool_call_id="c1")
+    written = await store.finish_tool_call(
+        record,
+        Message(session_id="s1", role="tool", content="ok", tool_call_id="c1"),
+        event=Event(session_id="s1", seq=0, type="tool.result"),
     )
-    assert stored.idx == 0
+    assert (written.message.idx, written.event.seq) == (0, 1)
+    assert [e.type for e in await store.list_events("s1")] == ["tool.result"]
     assert [r.status for r in await store.list_tool_calls("s1")] == ["done"]
     assert [m.content for m in await store.list_messages("s1")] == ["ok"]
 
