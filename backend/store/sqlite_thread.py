@@ -3,6 +3,10 @@
 Each call runs a whole unit of work (one statement, or a transaction of several) in a single
 hop to the thread. A per-statement async wrapper would pay a hop for every BEGIN, statement and
 COMMIT, and that cost dominates a tool call's bookkeeping.
+
+WAL checkpoints do not run inside writes (SQLite's default, which stalls the unlucky write for
+milliseconds): a second connection on a second thread checkpoints in the background, which in
+WAL mode does not block the writer.
 """
 
 from __future__ import annotations
@@ -20,14 +24,22 @@ T = TypeVar("T")
 class SqliteThread:
     """Runs callables against the connection on its own thread, one at a time."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, *, checkpoint_every: float = 1.0) -> None:
         self.path = path
+        self.checkpoint_every = checkpoint_every
         self._executor: ThreadPoolExecutor | None = None
         self._conn: sqlite3.Connection | None = None
+        self._checkpointer: ThreadPoolExecutor | None = None
+        self._checkpoint_conn: sqlite3.Connection | None = None
+        self._checkpoint_task: asyncio.Task[None] | None = None
 
     async def open(self) -> None:
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="overseer-sqlite")
         self._conn = await self.run(self._connect)
+        self._checkpointer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="overseer-sqlite-ckpt")
+        loop = asyncio.get_running_loop()
+        self._checkpoint_conn = await loop.run_in_executor(self._checkpointer, self._connect)
+        self._checkpoint_task = asyncio.create_task(self._checkpoint_loop(), name="sqlite-checkpoint")
 
     def _connect(self) -> sqlite3.Connection:
         # Autocommit: transactions are explicit, so a unit of work decides its own bounds.
@@ -35,7 +47,17 @@ class SqliteThread:
         conn.execute("PRAGMA journal_mode=WAL")
         conn.execute("PRAGMA synchronous=NORMAL")
         conn.execute("PRAGMA busy_timeout=5000")
+        conn.execute("PRAGMA wal_autocheckpoint=0")
         return conn
+
+    async def _checkpoint_loop(self) -> None:
+        loop = asyncio.get_running_loop()
+        while True:
+            await asyncio.sleep(self.checkpoint_every)
+            conn = self._checkpoint_conn
+            if conn is None or self._checkpointer is None:
+                return
+            await loop.run_in_executor(self._checkpointer, conn.execute, "PRAGMA wal_checkpoint(PASSIVE)")
 
     @property
     def conn(self) -> sqlite3.Connection:
@@ -71,9 +93,21 @@ class SqliteThread:
         return await self.run(lambda: self.conn.execute(sql, params).fetchall())
 
     async def close(self) -> None:
+        if self._checkpoint_task is not None:
+            self._checkpoint_task.cancel()
+            await asyncio.gather(self._checkpoint_task, return_exceptions=True)
+            self._checkpoint_task = None
+        if self._checkpointer is not None:
+            if self._checkpoint_conn is not None:
+                self._checkpointer.submit(self._checkpoint_conn.close).result()
+                self._checkpoint_conn = None
+            self._checkpointer.shutdown(wait=True)
+            self._checkpointer = None
         if self._executor is None:
             return
         if self._conn is not None:
+            # Fold the WAL back into the database so a closed store is one tidy file.
+            await self.run(self._conn.execute, "PRAGMA wal_checkpoint(TRUNCATE)")
             await self.run(self._conn.close)
             self._conn = None
         self._executor.shutdown(wait=True)
