@@ -140,7 +140,7 @@ class Host:
             from backend.testing.demo import demo_script
             from backend.testing.model_server import ScriptedModelServer
 
-            self.demo = ScriptedModelServer(demo_script()).start()
+            self.demo = ScriptedModelServer(demo_script(str(self.settings.resolved_workspace))).start()
         return self.demo
 
     def model_for(self, session: Session) -> ModelClient:

@@ -108,7 +108,13 @@ def _entry_count(listing: str) -> int:
         parsed = parsed.get("entries")
     if isinstance(parsed, list):
         return len(parsed)
-    return sum(1 for line in listing.splitlines() if line.strip())
+    # The file server says "(empty directory ...)" rather than listing nothing.
+    return sum(1 for line in listing.splitlines() if line.strip() and not line.startswith("("))
+
+
+def _entries(listing: str) -> str:
+    count = _entry_count(listing)
+    return f"{count} entry" if count == 1 else f"{count} entries"
 
 
 def _notes(where: str, listing: str) -> str:
@@ -116,7 +122,7 @@ def _notes(where: str, listing: str) -> str:
     return (
         "Notes written by Overseer's offline demo.\n"
         f"Workspace: {where}\n"
-        f"It held {_entry_count(listing)} entries when I looked.\n"
+        f"It held {_entries(listing)} when I looked.\n"
     )
 
 
@@ -128,7 +134,7 @@ def _quote(text: str, limit: int = 300) -> str:
 def _summary_text(where: str, results: list[SeenToolResult]) -> str:
     shell = _quote(results[2].text) or "(no output)"
     return (
-        f"Done. I listed {where} ({_entry_count(results[0].text)} entries), wrote {NOTES_FILE} after your "
+        f"Done. I listed {where} ({_entries(results[0].text)}), wrote {NOTES_FILE} after your "
         f"approval, and ran `wc -l {NOTES_FILE}`, which printed:\n\n{shell}\n\n"
         "That was the offline demo; configure a model to have a real one do the work."
     )
