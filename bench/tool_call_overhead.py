@@ -17,9 +17,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from _common import percentiles  # noqa: E402
 from mcp import Client, StdioServerParameters  # noqa: E402
 
-from _common import percentiles  # noqa: E402
 from backend.config import Settings  # noqa: E402
 from backend.engine.host import Host  # noqa: E402
 from backend.permissions.gate import GateCall, GateSession  # noqa: E402

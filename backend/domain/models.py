@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
@@ -24,7 +24,7 @@ DecidedBy = Literal["rule", "policy", "user", "timeout", "hook", "stop"]
 
 def utcnow() -> datetime:
     """Timezone-aware now; every timestamp we store is UTC."""
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 class Usage(BaseModel):

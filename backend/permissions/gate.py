@@ -13,7 +13,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from backend.domain.models import Approval, AuditEntry, DecidedBy, Decision, Event, Message, ToolCallRecord, utcnow
+from backend.domain.models import (
+    Approval,
+    AuditEntry,
+    DecidedBy,
+    Decision,
+    Event,
+    Message,
+    ToolCallRecord,
+    utcnow,
+)
 from backend.domain.tools import ToolInfo, ToolResult
 from backend.permissions.approvals import ApprovalBroker, Publisher
 from backend.permissions.hooks import ToolHooks

@@ -171,17 +171,9 @@ def inner_commands(words: Sequence[Word]) -> list[str | list[Word]]:
     elif program == "eval" and len(texts) > 1:
         found.append(" ".join(texts[1:]))
     elif program in ("su", "runuser"):
-        for i, text in enumerate(texts):
-            if text in ("-c", "--command") and i + 1 < len(texts):
-                found.append(texts[i + 1])
-            elif text.startswith("--command="):
-                found.append(text.partition("=")[2])
+        found.extend(_option_values(texts, "-c", "--command"))
     elif program == "env":
-        for i, text in enumerate(texts):
-            if text in ("-S", "--split-string") and i + 1 < len(texts):
-                found.append(texts[i + 1])
-            elif text.startswith("--split-string="):
-                found.append(text.partition("=")[2])
+        found.extend(_option_values(texts, "-S", "--split-string"))
     elif program == "find":
         for i, text in enumerate(texts):
             if text in _FIND_EXEC:
@@ -233,3 +225,14 @@ def runs_inline_code(texts: Sequence[str]) -> bool:
 def changes_directory(texts: Sequence[str]) -> bool:
     """Whether the command moves the shell to another directory (`cd`, `pushd`, `popd`)."""
     return bool(texts) and program_name(texts[0]) in _DIRECTORY_CHANGERS
+
+
+def _option_values(texts: list[str], short: str, long: str) -> list[str]:
+    """Values of `-x VALUE`, `--long VALUE` and `--long=VALUE` in a word list."""
+    values = []
+    for i, text in enumerate(texts):
+        if text in (short, long) and i + 1 < len(texts):
+            values.append(texts[i + 1])
+        elif text.startswith(long + "="):
+            values.append(text.partition("=")[2])
+    return values

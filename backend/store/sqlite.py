@@ -242,7 +242,8 @@ class SqliteStore:
     async def list_approvals(
         self, *, status: ApprovalStatus | None = None, session_id: str | None = None
     ) -> list[Approval]:
-        clauses, params = [], []
+        clauses: list[str] = []
+        params: list[str] = []
         if status is not None:
             clauses.append("status = ?")
             params.append(status)
