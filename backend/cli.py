@@ -33,6 +33,22 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("-v", "--verbose", action="store_true")
     sub = parser.add_subparsers(dest="command", required=True)
 
+    serve = sub.add_parser("serve", help="run the web dashboard and API (with the engine in-process)")
+    serve.add_argument("--host", help="address to bind (default 127.0.0.1; env OVERSEER_HOST)")
+    serve.add_argument("--port", type=int, help="port (default 8000; env OVERSEER_PORT)")
+
+    hash_pw = sub.add_parser("hash-password", help="print the argon2 hash of a password for `users:`")
+    hash_pw.add_argument("password", nargs="?", help="read from the terminal when omitted")
+
+    api_key = sub.add_parser("api-key", help="API keys for programs calling /api/agents/invoke")
+    api_key_sub = api_key.add_subparsers(dest="api_key_command", required=True)
+    create_key = api_key_sub.add_parser("create", help="create a key and print it once")
+    create_key.add_argument("name")
+    create_key.add_argument("--role", choices=["viewer", "approver", "admin"], default="approver")
+    api_key_sub.add_parser("list", help="list keys (never the keys themselves)")
+    revoke_key = api_key_sub.add_parser("revoke", help="revoke a key by name")
+    revoke_key.add_argument("name")
+
     run = sub.add_parser("run", help="run an agent on a task, in this terminal")
     run.add_argument("prompt", nargs="?", help="the task; asked for interactively when omitted")
     run.add_argument("--model", help="LiteLLM model, e.g. anthropic/claude-sonnet-4-5 (default: the offline demo)")
@@ -130,6 +146,60 @@ def _status_json(status: Any) -> dict[str, Any]:
     }
 
 
+def _serve(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    from backend.api.app import create_app
+    from backend.api.auth import AuthError, UserConfig, check_bind
+
+    settings = _settings(args, host=args.host, port=args.port)
+    try:
+        check_bind(
+            settings.host,
+            token_configured=bool(settings.token and settings.token.get_secret_value().strip()),
+            users=[UserConfig.model_validate(u) for u in settings.users],
+        )
+    except AuthError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    app = create_app(settings)
+    shown_host = f"[{settings.host}]" if ":" in settings.host else settings.host
+    print(f"Overseer is starting on http://{shown_host}:{settings.port}/")
+    print(f"Open this link to log in (it carries your token):\n    http://{shown_host}:{settings.port}/login?token={app.state.auth.token}")
+    if settings.model is None:
+        print("No model is configured: sessions use the offline demo model. Set OVERSEER_MODEL to use a real one.")
+    uvicorn.run(app, host=settings.host, port=settings.port, log_level="warning")
+    return 0
+
+
+def _hash_password(args: argparse.Namespace) -> int:
+    import getpass
+
+    from backend.api.auth import hash_password
+
+    password = args.password or getpass.getpass("password: ")
+    print(hash_password(password))
+    return 0
+
+
+def _api_key(args: argparse.Namespace) -> int:
+    from backend.api.app import build_authenticator
+
+    auth = build_authenticator(_settings(args))
+    try:
+        if args.api_key_command == "create":
+            print(auth.create_api_key(args.name, role=args.role))
+        elif args.api_key_command == "list":
+            print(json.dumps(auth.list_api_keys(), indent=2, default=str))
+        elif not auth.revoke_api_key(args.name):
+            print(f"error: no API key named {args.name!r}", file=sys.stderr)
+            return 1
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
 def _rules_check(args: argparse.Namespace) -> int:
     from backend.permissions.policy import DEFAULT_POLICIES, PolicyEngine, ToolCallView
     from backend.permissions.rules import RuleSet
@@ -166,6 +236,12 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command == "run":
             return asyncio.run(_run(args))
+        if args.command == "serve":
+            return _serve(args)
+        if args.command == "hash-password":
+            return _hash_password(args)
+        if args.command == "api-key":
+            return _api_key(args)
         if args.command == "resume":
             return asyncio.run(_resume(args))
         if args.command == "servers":

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
+from collections.abc import Callable
 from typing import Any, Literal
 
 import yaml
@@ -60,6 +61,15 @@ class Settings(BaseSettings):
     mcp_servers: dict[str, McpServerConfig] = Field(default_factory=dict, alias="mcpServers")
     permissions: PermissionsConfig = Field(default_factory=PermissionsConfig)
     policies: dict[str, PolicyValue] = Field(default_factory=dict)
+
+    host: str = "127.0.0.1"
+    port: int = Field(default=8000, ge=0, le=65535)
+    token: SecretStr | None = None
+    """The single-user token; generated and kept in the data dir when unset."""
+    users: list[dict[str, Any]] = Field(default_factory=list)
+    """Optional users: {username, password_hash (argon2/bcrypt), role}; validated by the API's auth."""
+    cors_origins: list[str] = Field(default_factory=list)
+    """Origins allowed to call the API from a browser; none by default."""
 
     config_file: Path | None = Field(default=None, exclude=True)
     """Where the YAML came from; "always allow" rules are written back there."""
@@ -158,18 +168,27 @@ def load_settings(**overrides: Any) -> Settings:
         raise ConfigError("invalid configuration:\n" + "\n".join(lines)) from exc
 
 
-def append_allow_rules(path: Path, rules: list[str]) -> None:
-    """Persist "always allow" rules into `permissions.allow` of a config file, creating it if needed."""
-    # Read without expanding ${VAR}: the file must keep its references, not the secrets.
+def update_config_file(path: Path, change: Callable[[dict[str, Any]], None]) -> None:
+    """Apply `change` to a config file's raw mapping and write it back atomically.
+
+    The file is read without expanding ${VAR}: it must keep its references, not the secrets.
+    """
     data: dict[str, Any] = (yaml.safe_load(path.read_text(encoding="utf-8")) or {}) if path.is_file() else {}
-    permissions = data.setdefault("permissions", {}) or {}
-    data["permissions"] = permissions
-    allow = permissions.setdefault("allow", []) or []
-    permissions["allow"] = allow
-    for rule in rules:
-        if rule not in allow:
-            allow.append(rule)
+    change(data)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".yaml.tmp")
     tmp.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
     os.replace(tmp, path)
+
+
+def append_allow_rules(path: Path, rules: list[str]) -> None:
+    """Persist "always allow" rules into `permissions.allow` of a config file, creating it if needed."""
+
+    def add(data: dict[str, Any]) -> None:
+        permissions = data.get("permissions") or {}
+        allow = permissions.get("allow") or []
+        allow.extend(r for r in rules if r not in allow)
+        permissions["allow"] = allow
+        data["permissions"] = permissions
+
+    update_config_file(path, add)

@@ -24,50 +24,57 @@ log = logging.getLogger(__name__)
 class Subscription:
     """A live feed of events for one session, or all sessions when `session_id` is None.
 
-    A subscriber that falls more than `maxsize` events behind is cut off (`overflowed`) rather
-    than slowing every session down; it resumes from its last seq with `EventBus.replay`.
+    A subscriber that falls more than `maxsize` events behind is cut off (`overflowed`, and its
+    feed ends) rather than slowing every session down; it resumes from its last seq with replay.
     """
 
     session_id: str | None
     maxsize: int
-    queue: asyncio.Queue[Event | None] = field(init=False)
     overflowed: bool = False
-
-    def __post_init__(self) -> None:
-        self.queue = asyncio.Queue(self.maxsize)
+    closed: bool = False
+    _events: deque[Event] = field(init=False, default_factory=deque)
+    _wake: asyncio.Event = field(init=False, default_factory=asyncio.Event)
 
     def offer(self, event: Event) -> None:
-        if self.overflowed:
+        if self.closed:
             return
-        try:
-            self.queue.put_nowait(event)
-        except asyncio.QueueFull:
+        if len(self._events) >= self.maxsize:
             self.overflowed = True
+            self.close()
             log.warning("event subscriber for %s fell behind and was cut off", self.session_id or "all sessions")
+            return
+        self._events.append(event)
+        self._wake.set()
 
     async def get(self, timeout: float | None = None) -> Event:
-        """Next event, waiting at most `timeout` seconds (TimeoutError after that)."""
+        """Next event, waiting at most `timeout` seconds (TimeoutError); EOFError once closed."""
         async with asyncio.timeout(timeout):
-            event = await self.queue.get()
-        if event is None:
-            raise EOFError("subscription closed")
-        return event
+            while not self._events:
+                if self.closed:
+                    raise EOFError("subscription closed")
+                self._wake.clear()
+                await self._wake.wait()
+        return self._events.popleft()
+
+    def drain(self) -> list[Event]:
+        """Everything already received, without waiting."""
+        events = list(self._events)
+        self._events.clear()
+        return events
 
     def close(self) -> None:
-        try:
-            self.queue.put_nowait(None)
-        except asyncio.QueueFull:
-            self.overflowed = True
+        self.closed = True
+        self._wake.set()
 
     def __aiter__(self) -> AsyncIterator[Event]:
         return self._iterate()
 
     async def _iterate(self) -> AsyncIterator[Event]:
         while True:
-            event = await self.queue.get()
-            if event is None:
+            try:
+                yield await self.get()
+            except EOFError:
                 return
-            yield event
 
 
 class EventBus:
@@ -144,4 +151,13 @@ class EventBus:
         async with self._lock:
             missed = await self.replay(session_id, since)
             sub = self.subscribe(session_id)
+        return missed, sub
+
+    async def subscribe_all_from(self, since: dict[str, int]) -> tuple[list[Event], Subscription]:
+        """Subscribe to every session, replaying what each listed session missed since its seq."""
+        async with self._lock:
+            missed: list[Event] = []
+            for session_id, seq in since.items():
+                missed.extend(await self.replay(session_id, seq))
+            sub = self.subscribe(None)
         return missed, sub

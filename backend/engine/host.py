@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from backend.config import Settings, append_allow_rules
+from backend.config import PermissionsConfig, PolicyValue, Settings, append_allow_rules, update_config_file
 from backend.domain.models import Session
 from backend.domain.tools import ToolInfo
 from backend.engine.events import EventBus
@@ -133,7 +133,31 @@ class Host:
     def _save_always_allow(self, rules: list[str]) -> None:
         path: Path = self.settings.writable_config_file
         append_allow_rules(path, rules)
+        allow = self.settings.permissions.allow
+        allow.extend(r for r in rules if r not in allow)
         log.info("always-allow rules %s written to %s", rules, path)
+
+    def set_permissions(self, permissions: PermissionsConfig) -> PermissionsConfig:
+        """Replace the rule lists: validated first (RuleError), then saved and applied at once."""
+        RuleSet.from_config(permissions.model_dump(), source="request", strict=True)
+        candidate = self.settings.model_copy(update={"permissions": permissions})
+        policy = build_policy(candidate)
+        update_config_file(
+            self.settings.writable_config_file, lambda data: data.__setitem__("permissions", permissions.model_dump())
+        )
+        self.settings = candidate
+        self.gate.policy = policy
+        return permissions
+
+    def set_policies(self, policies: dict[str, PolicyValue]) -> dict[str, PolicyValue]:
+        """Merge per-tool/per-server policies, save them and apply them at once."""
+        merged = {**self.settings.policies, **policies}
+        candidate = self.settings.model_copy(update={"policies": merged})
+        policy = build_policy(candidate)
+        update_config_file(self.settings.writable_config_file, lambda data: data.__setitem__("policies", merged))
+        self.settings = candidate
+        self.gate.policy = policy
+        return merged
 
     def _demo_server(self) -> Any:
         if self.demo is None:

@@ -231,12 +231,12 @@ class RuleSet:
     deny: list[Rule] = field(default_factory=list)
 
     @classmethod
-    def from_config(cls, config: Mapping[str, Any] | None, *, source: str) -> RuleSet:
+    def from_config(cls, config: Mapping[str, Any] | None, *, source: str, strict: bool = False) -> RuleSet:
         """Build from `{"allow": [...], "ask": [...], "deny": [...]}` (a pasted Claude Code block works).
 
         Every malformed rule is collected into one RuleError, so a file holding deny rules
         never loads with some of them silently missing. Unanchored allow rules are refused
-        with a warning.
+        with a warning, or, with `strict` (a person editing rules right now), as an error.
         """
         if config is None:
             return cls()
@@ -258,7 +258,10 @@ class RuleSet:
                 try:
                     rule = parse_rule(entry, effect=key, source=source)
                 except UnanchoredAllowError as exc:
-                    logger.warning("%s: %s", source, exc)
+                    if strict:
+                        errors.append(str(exc))
+                    else:
+                        logger.warning("%s: %s", source, exc)
                     continue
                 except RuleError as exc:
                     errors.append(str(exc))

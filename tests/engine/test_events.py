@@ -47,4 +47,5 @@ async def test_slow_subscriber_is_cut_off_instead_of_blocking_publishers(bus):
     for _ in range(5):
         await bus.publish("a", "x")
     assert sub.overflowed
+    assert [e.seq for e in sub.drain()] == [1, 2]
     assert [e.seq for e in await bus.replay("a", since=0)] == [1, 2, 3, 4, 5]

@@ -129,7 +129,7 @@ async def test_an_unknown_tool_is_an_error_result_listing_the_real_ones(tmp_path
 async def test_tokens_stream_as_ephemeral_deltas_and_the_message_is_persisted(tmp_path):
     async with scripted_host(tmp_path, [Reply(text="a fairly long streamed answer")]) as h:
         session = await h.run("hello")
-        seen = [h.events.queue.get_nowait() for _ in range(h.events.queue.qsize())]
+        seen = h.events.drain()
         deltas = [e for e in seen if e.type == "token"]
         assert "".join(e.data["text"] for e in deltas) == "a fairly long streamed answer"
         assert all(e.ephemeral for e in deltas)

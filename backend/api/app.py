@@ -1,0 +1,120 @@
+"""The FastAPI application: REST routers, the WebSocket, the dashboard, and the engine in-process."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+from fastapi import FastAPI, Request, status
+from fastapi.exceptions import RequestValidationError
+from fastapi.middleware.cors import CORSMiddleware
+from fastapi.responses import FileResponse, JSONResponse
+
+from backend.api.auth import Authenticator, UserConfig
+from backend.api.routes import agents, approvals, login, sessions
+from backend.api.routes import settings as settings_api
+from backend.api.ws import router as ws_router
+from backend.config import ConfigError, Settings
+from backend.engine.host import Host
+from backend.permissions.approvals import ApprovalClosed, ApprovalNotFound
+from backend.permissions.rules import RuleError
+from backend.store.base import NotFound
+
+WEB_DIST = Path(__file__).resolve().parents[2] / "web" / "dist"
+
+
+def build_authenticator(settings: Settings) -> Authenticator:
+    return Authenticator(
+        data_dir=settings.data_dir.expanduser(),
+        token=settings.token.get_secret_value() if settings.token else None,
+        users=[UserConfig.model_validate(u) for u in settings.users],
+    )
+
+
+def create_app(settings: Settings, *, host: Host | None = None, web_dist: Path = WEB_DIST) -> FastAPI:
+    """The app; the host starts with it (the MCP pool warms up in the background)."""
+    host = host or Host(settings)
+    auth = build_authenticator(settings)
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        await host.start()
+        try:
+            yield
+        finally:
+            await host.aclose()
+
+    app = FastAPI(title="Overseer", version="0.1.0", lifespan=lifespan)
+    app.state.host = host
+    app.state.auth = auth
+    if settings.cors_origins:
+        app.add_middleware(
+            CORSMiddleware,
+            allow_origins=settings.cors_origins,
+            allow_credentials=True,
+            allow_methods=["*"],
+            allow_headers=["*"],
+        )
+    for module in (login, sessions, approvals, settings_api, agents):
+        app.include_router(module.router)
+    app.include_router(ws_router)
+    _add_error_handlers(app)
+    _serve_dashboard(app, web_dist)
+    return app
+
+
+def _error(code: int, message: str) -> JSONResponse:
+    return JSONResponse({"detail": message}, status_code=code)
+
+
+def _add_error_handlers(app: FastAPI) -> None:
+    @app.exception_handler(NotFound)
+    async def not_found(_: Request, exc: NotFound) -> JSONResponse:
+        return _error(status.HTTP_404_NOT_FOUND, str(exc).strip("'\""))
+
+    @app.exception_handler(ApprovalNotFound)
+    async def approval_not_found(_: Request, exc: ApprovalNotFound) -> JSONResponse:
+        return _error(status.HTTP_404_NOT_FOUND, str(exc))
+
+    @app.exception_handler(ApprovalClosed)
+    async def approval_closed(_: Request, exc: ApprovalClosed) -> JSONResponse:
+        return _error(status.HTTP_409_CONFLICT, str(exc))
+
+    @app.exception_handler(RuleError)
+    async def bad_rule(_: Request, exc: RuleError) -> JSONResponse:
+        return _error(status.HTTP_422_UNPROCESSABLE_CONTENT, str(exc))
+
+    @app.exception_handler(ConfigError)
+    async def bad_config(_: Request, exc: ConfigError) -> JSONResponse:
+        return _error(status.HTTP_422_UNPROCESSABLE_CONTENT, str(exc))
+
+    @app.exception_handler(ValueError)
+    async def bad_value(_: Request, exc: ValueError) -> JSONResponse:
+        return _error(status.HTTP_400_BAD_REQUEST, str(exc))
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid_request(_: Request, exc: RequestValidationError) -> JSONResponse:
+        problems = []
+        for err in exc.errors():
+            where = ".".join(str(p) for p in err.get("loc", ()) if p != "body") or "body"
+            problems.append(f"{where}: {err.get('msg', 'invalid')}")
+        return _error(status.HTTP_422_UNPROCESSABLE_CONTENT, "; ".join(problems))
+
+
+def _serve_dashboard(app: FastAPI, web_dist: Path) -> None:
+    """The built dashboard at `/`, with client-side routes falling back to index.html."""
+
+    @app.get("/{path:path}", include_in_schema=False, response_model=None)
+    async def dashboard(path: str) -> FileResponse | JSONResponse:
+        if path.startswith(("api/", "ws")):
+            return _error(status.HTTP_404_NOT_FOUND, f"no route /{path}")
+        index = web_dist / "index.html"
+        if not index.is_file():
+            return _error(
+                status.HTTP_404_NOT_FOUND, "the dashboard is not built: run `make run` (or npm run build in web/)"
+            )
+        candidate = (web_dist / path).resolve()
+        if path and candidate.is_file() and candidate.is_relative_to(web_dist.resolve()):
+            return FileResponse(candidate)
+        return FileResponse(index)

@@ -1,0 +1,30 @@
+"""Approvals across sessions: list and answer."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter
+
+from backend.api.deps import Approver, HostDep, Viewer
+from backend.api.schemas import AnswerApproval
+from backend.domain.models import Approval, ApprovalStatus
+
+router = APIRouter(prefix="/api/approvals", tags=["approvals"])
+
+
+@router.get("")
+async def list_approvals(
+    host: HostDep, _: Viewer, status: ApprovalStatus | None = None, session_id: str | None = None
+) -> list[Approval]:
+    return await host.store.list_approvals(status=status, session_id=session_id)
+
+
+@router.get("/{approval_id}")
+async def get_approval(approval_id: str, host: HostDep, _: Viewer) -> Approval:
+    return await host.store.get_approval(approval_id)
+
+
+@router.post("/{approval_id}")
+async def answer_approval(approval_id: str, body: AnswerApproval, host: HostDep, _: Approver) -> Approval:
+    """Answer once; 409 when it was already answered or has expired."""
+    decision = body.to_decision()
+    return await host.broker.answer(approval_id, decision, by="user")

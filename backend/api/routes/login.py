@@ -1,0 +1,75 @@
+"""Health, login and logout: the routes that work without a credential (and `me`)."""
+
+from __future__ import annotations
+
+import anyio
+from fastapi import APIRouter, HTTPException, Request, Response, status
+from fastapi.responses import RedirectResponse
+
+import backend
+from backend.api.auth import AuthError, Principal
+from backend.api.deps import COOKIE_NAME, AuthDep, Viewer
+from backend.api.schemas import LoginRequest, TokenResponse
+
+router = APIRouter(tags=["auth"])
+VERSION = getattr(backend, "__version__", "0.1.0")
+
+
+@router.get("/api/health")
+async def health(request: Request) -> dict[str, object]:
+    host = request.app.state.host
+    return {
+        "status": "ok",
+        "version": VERSION,
+        "servers": {s.name: s.state for s in host.pool.statuses()},
+    }
+
+
+def _set_cookie(response: Response, request: Request, token: str) -> None:
+    response.set_cookie(
+        COOKIE_NAME,
+        token,
+        httponly=True,
+        samesite="strict",
+        secure=request.url.scheme == "https",
+        max_age=24 * 3600,
+        path="/",
+    )
+
+
+@router.post("/api/auth/login")
+async def login(body: LoginRequest, request: Request, response: Response, auth: AuthDep) -> TokenResponse:
+    """Username and password (single-user: the password is the token) for a 24 h token and cookie."""
+    try:
+        # argon2 is deliberately slow: keep it off the event loop.
+        token = await anyio.to_thread.run_sync(auth.login, body.username, body.password)
+    except AuthError as exc:
+        raise HTTPException(status.HTTP_401_UNAUTHORIZED, str(exc)) from exc
+    _set_cookie(response, request, token)
+    return TokenResponse(token=token)
+
+
+@router.get("/login", include_in_schema=False)
+async def login_link(request: Request, auth: AuthDep, token: str = "") -> Response:
+    """The link `overseer serve` prints: trade the token for a cookie and open the dashboard."""
+    principal = auth.authenticate(token)
+    if principal is None:
+        return RedirectResponse("/?login=failed", status_code=status.HTTP_303_SEE_OTHER)
+    response = RedirectResponse("/", status_code=status.HTTP_303_SEE_OTHER)
+    _set_cookie(response, request, auth.issue_jwt(principal))
+    return response
+
+
+@router.post("/api/auth/logout", status_code=status.HTTP_204_NO_CONTENT)
+async def logout(_: Viewer) -> Response:
+    response = Response(status_code=status.HTTP_204_NO_CONTENT)
+    response.delete_cookie(COOKIE_NAME, path="/")
+    return response
+
+
+@router.get("/api/me")
+async def me(principal: Viewer) -> dict[str, str]:
+    return {"name": principal.name, "role": principal.role, "kind": principal.kind}
+
+
+__all__ = ["Principal", "router"]

@@ -1,0 +1,76 @@
+"""Sessions: create, list, read, message, stop, delete."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Query, Response, status
+
+from backend.api.deps import Approver, HostDep, Viewer
+from backend.api.schemas import CreateSession, SendMessage, SessionDetail
+from backend.domain.models import Event, Session, SessionStatus
+
+router = APIRouter(prefix="/api/sessions", tags=["sessions"])
+
+
+@router.post("", status_code=status.HTTP_201_CREATED)
+async def create_session(body: CreateSession, host: HostDep, _: Approver) -> Session:
+    """Create a session; with a prompt it starts working at once."""
+    return await host.runner.create(
+        prompt=body.prompt, title=body.title, mode=body.mode, model=body.model, workspace=body.workspace
+    )
+
+
+@router.get("")
+async def list_sessions(
+    host: HostDep, _: Viewer, status: SessionStatus | None = None, limit: int = Query(200, ge=1, le=1000)
+) -> list[Session]:
+    return await host.store.list_sessions(statuses=[status] if status else None, limit=limit)
+
+
+@router.get("/{session_id}")
+async def get_session(session_id: str, host: HostDep, _: Viewer) -> SessionDetail:
+    session = await host.store.get_session(session_id)
+    return SessionDetail(
+        **session.model_dump(),
+        messages=await host.store.list_messages(session_id),
+        tool_calls=await host.store.list_tool_calls(session_id),
+        last_seq=await host.store.last_seq(session_id),
+    )
+
+
+@router.get("/{session_id}/events")
+async def session_events(
+    session_id: str, host: HostDep, _: Viewer, since: int = Query(0, ge=0)
+) -> list[Event]:
+    await host.store.get_session(session_id)
+    return await host.bus.replay(session_id, since)
+
+
+@router.post("/{session_id}/messages", status_code=status.HTTP_202_ACCEPTED)
+async def send_message(session_id: str, body: SendMessage, host: HostDep, _: Approver) -> dict[str, int]:
+    message = await host.runner.send(session_id, _with_context(body))
+    return {"idx": message.idx}
+
+
+@router.post("/{session_id}/stop")
+async def stop_session(session_id: str, host: HostDep, _: Approver) -> Session:
+    await host.store.get_session(session_id)
+    return await host.runner.stop(session_id)
+
+
+@router.delete("/{session_id}", status_code=status.HTTP_204_NO_CONTENT)
+async def delete_session(session_id: str, host: HostDep, _: Approver) -> Response:
+    await host.store.get_session(session_id)
+    await host.runner.stop(session_id)
+    await host.store.delete_session(session_id)
+    return Response(status_code=status.HTTP_204_NO_CONTENT)
+
+
+def _with_context(body: SendMessage) -> str:
+    # Skills and context paths get their own prompt parts with the prompt builder; until then
+    # they are named in the message so the model can read them with its file tools.
+    extra = []
+    if body.context_paths:
+        extra.append("Context paths: " + ", ".join(body.context_paths))
+    if body.attached_skills:
+        extra.append("Attached skills: " + ", ".join(body.attached_skills))
+    return body.content if not extra else body.content + "\n\n" + "\n".join(extra)

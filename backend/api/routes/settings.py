@@ -1,0 +1,67 @@
+"""Servers, policies, permission rules and the audit log."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Query
+
+from backend.api.deps import Admin, HostDep, Viewer
+from backend.api.schemas import AuditPage, PoliciesBody, ServerView, ToolView
+from backend.config import PermissionsConfig
+
+router = APIRouter(prefix="/api", tags=["settings"])
+
+
+@router.get("/servers")
+async def list_servers(host: HostDep, _: Viewer) -> list[ServerView]:
+    """Every configured MCP server, its state, and each tool's effective policy."""
+    policy = host.gate.policy
+    return [
+        ServerView(
+            name=status.name,
+            state=status.state,
+            error=status.error,
+            tools=[
+                ToolView(
+                    name=tool.name,
+                    description=tool.description,
+                    annotations=tool.annotations.model_dump(),
+                    policy=policy.policy_for(tool.name),
+                )
+                for tool in status.tools
+            ],
+        )
+        for status in host.pool.statuses()
+    ]
+
+
+@router.get("/policies")
+async def get_policies(host: HostDep, _: Viewer) -> PoliciesBody:
+    return PoliciesBody(policies=host.settings.policies)
+
+
+@router.put("/policies")
+async def put_policies(body: PoliciesBody, host: HostDep, _: Admin) -> PoliciesBody:
+    return PoliciesBody(policies=host.set_policies(body.policies))
+
+
+@router.get("/permissions")
+async def get_permissions(host: HostDep, _: Viewer) -> PermissionsConfig:
+    return host.settings.permissions
+
+
+@router.put("/permissions")
+async def put_permissions(body: PermissionsConfig, host: HostDep, _: Admin) -> PermissionsConfig:
+    """Replace the rule lists; a rule that does not parse is a 422 naming it, and nothing changes."""
+    return host.set_permissions(body)
+
+
+@router.get("/audit")
+async def audit(
+    host: HostDep,
+    _: Viewer,
+    limit: int = Query(50, ge=1, le=500),
+    offset: int = Query(0, ge=0),
+    session_id: str | None = None,
+) -> AuditPage:
+    items = await host.store.list_audit(limit=limit, offset=offset, session_id=session_id)
+    return AuditPage(items=[i.model_dump(mode="json") for i in items], limit=limit, offset=offset)

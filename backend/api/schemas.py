@@ -1,0 +1,97 @@
+"""Request and response bodies of the REST API (the domain models cover the rest)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from backend.config import PolicyValue
+from backend.domain.models import Decision, DecisionKind, Message, Session, ToolCallRecord
+
+
+class Strict(BaseModel):
+    """Unknown fields are a client bug worth a clear 422, not silence."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class LoginRequest(Strict):
+    username: str = Field(default="admin", max_length=200)
+    password: str = Field(min_length=1, max_length=1000)
+
+
+class TokenResponse(BaseModel):
+    token: str
+
+
+class CreateSession(Strict):
+    prompt: str | None = Field(default=None, max_length=200_000)
+    mode: str = Field(default="agent", min_length=1, max_length=100)
+    model: str | None = Field(default=None, max_length=200)
+    workspace: str | None = Field(default=None, max_length=4096)
+    title: str | None = Field(default=None, max_length=200)
+
+
+class SendMessage(Strict):
+    content: str = Field(min_length=1, max_length=200_000)
+    attached_skills: list[str] = Field(default_factory=list)
+    context_paths: list[str] = Field(default_factory=list)
+
+
+class SessionDetail(Session):
+    messages: list[Message]
+    tool_calls: list[ToolCallRecord]
+    last_seq: int
+
+
+class AnswerApproval(Strict):
+    decision: DecisionKind
+    message: str | None = Field(default=None, max_length=10_000)
+    updated_arguments: dict[str, Any] | None = None
+    rules: list[str] | None = None
+
+    def to_decision(self) -> Decision:
+        return Decision(
+            kind=self.decision, message=self.message, updated_arguments=self.updated_arguments, rules=self.rules
+        )
+
+
+class PoliciesBody(Strict):
+    policies: dict[str, PolicyValue]
+
+
+class AuditPage(BaseModel):
+    items: list[Any]
+    limit: int
+    offset: int
+
+
+class InvokeRequest(Strict):
+    prompt: str = Field(min_length=1, max_length=200_000)
+    mode: str = Field(default="agent", min_length=1, max_length=100)
+    model: str | None = Field(default=None, max_length=200)
+    parent_session_id: str | None = None
+    fork: bool = False
+
+
+class InvokeResponse(BaseModel):
+    session_id: str
+    response: str
+    status: str
+    cost_usd: float
+    tokens: dict[str, int]
+
+
+class ToolView(BaseModel):
+    name: str
+    description: str
+    annotations: dict[str, Any]
+    policy: PolicyValue | None
+
+
+class ServerView(BaseModel):
+    name: str
+    state: Literal["starting", "ready", "error", "stopped"]
+    error: str | None
+    tools: list[ToolView]

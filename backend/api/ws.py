@@ -1,0 +1,148 @@
+"""The WebSocket: live events with resume, and approvals answered over the socket.
+
+A client subscribes to all sessions or one, optionally with the seq it saw last (per session),
+and gets exactly what it missed, then everything new. A bad credential closes with 4001; a
+browser page from another origin is refused.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+from urllib.parse import urlsplit
+
+from fastapi import APIRouter, WebSocket, WebSocketDisconnect
+from pydantic import ValidationError
+
+from backend.api.deps import credential_of
+from backend.api.schemas import AnswerApproval
+from backend.engine.events import Subscription
+from backend.permissions.approvals import ApprovalError
+
+log = logging.getLogger(__name__)
+router = APIRouter()
+
+CLOSE_UNAUTHORIZED = 4001
+CLOSE_FORBIDDEN = 4003
+
+
+def origin_allowed(websocket: WebSocket, allowed: list[str]) -> bool:
+    """Same origin as the Host header, a configured origin, or no Origin (non-browser clients)."""
+    origin = websocket.headers.get("origin")
+    if not origin:
+        return True
+    if origin in allowed:
+        return True
+    return urlsplit(origin).netloc == websocket.headers.get("host", "")
+
+
+@router.websocket("/ws")
+async def events_socket(websocket: WebSocket) -> None:
+    app = websocket.app
+    principal = app.state.auth.authenticate(credential_of(websocket))
+    await websocket.accept()
+    if principal is None:
+        await websocket.close(code=CLOSE_UNAUTHORIZED, reason="authentication required")
+        return
+    if not origin_allowed(websocket, app.state.host.settings.cors_origins):
+        await websocket.close(code=CLOSE_FORBIDDEN, reason="origin not allowed")
+        return
+    connection = _Connection(websocket, app.state.host, principal)
+    await connection.serve()
+
+
+class _Connection:
+    def __init__(self, websocket: WebSocket, host: Any, principal: Any) -> None:
+        self.websocket = websocket
+        self.host = host
+        self.principal = principal
+        self.sub: Subscription | None = None
+        self.pump: asyncio.Task[None] | None = None
+        self.send_lock = asyncio.Lock()
+
+    async def send(self, payload: dict[str, Any]) -> None:
+        async with self.send_lock:
+            await self.websocket.send_json(payload)
+
+    async def serve(self) -> None:
+        try:
+            while True:
+                message = await self.websocket.receive_json()
+                await self.handle(message)
+        except WebSocketDisconnect:
+            pass
+        except ValueError:
+            await self.websocket.close(code=1003, reason="messages must be JSON objects")
+        finally:
+            self.unsubscribe()
+
+    async def handle(self, message: Any) -> None:
+        if not isinstance(message, dict):
+            await self.send({"type": "error", "message": "messages must be JSON objects"})
+            return
+        kind = message.get("type")
+        if kind == "subscribe":
+            await self.subscribe(message.get("session_id"), message.get("since"))
+        elif kind == "answer":
+            await self.answer(message)
+        elif kind == "ping":
+            await self.send({"type": "pong"})
+        else:
+            await self.send({"type": "error", "message": f"unknown message type {kind!r}"})
+
+    async def subscribe(self, session_id: Any, since: Any) -> None:
+        self.unsubscribe()
+        bus = self.host.bus
+        if session_id is None:
+            if since is not None and not (
+                isinstance(since, dict) and all(isinstance(v, int) and v >= 0 for v in since.values())
+            ):
+                await self.send({"type": "error", "message": "since must map session ids to seq numbers"})
+                return
+            missed, sub = await bus.subscribe_all_from(since or {})
+        elif isinstance(session_id, str):
+            if since is not None and not (isinstance(since, int) and since >= 0):
+                await self.send({"type": "error", "message": "since must be a seq number"})
+                return
+            missed, sub = await bus.subscribe_from(session_id, since or 0)
+        else:
+            await self.send({"type": "error", "message": "session_id must be a string or null"})
+            return
+        self.sub = sub
+        await self.send({"type": "subscribed", "session_id": session_id, "replayed": len(missed)})
+        for event in missed:
+            await self.send(event.model_dump(mode="json"))
+        self.pump = asyncio.create_task(self._pump(sub))
+
+    async def _pump(self, sub: Subscription) -> None:
+        try:
+            async for event in sub:
+                await self.send(event.model_dump(mode="json"))
+            if sub.overflowed:
+                await self.send({"type": "error", "message": "fell behind; resubscribe with since"})
+        except (WebSocketDisconnect, RuntimeError):
+            pass
+
+    def unsubscribe(self) -> None:
+        if self.sub is not None:
+            self.host.bus.unsubscribe(self.sub)
+            self.sub = None
+        if self.pump is not None:
+            self.pump.cancel()
+            self.pump = None
+
+    async def answer(self, message: dict[str, Any]) -> None:
+        approval_id = message.get("id")
+        if not self.principal.can("approver"):
+            await self.send({"type": "error", "id": approval_id, "message": "answering needs the approver role"})
+            return
+        try:
+            body = AnswerApproval.model_validate({k: v for k, v in message.items() if k not in ("type", "id")})
+            await self.host.broker.answer(str(approval_id), body.to_decision(), by="user")
+        except ValidationError as exc:
+            await self.send({"type": "error", "id": approval_id, "message": f"bad answer: {exc.errors()[0]['msg']}"})
+        except ApprovalError as exc:
+            await self.send({"type": "error", "id": approval_id, "message": str(exc)})
+        else:
+            await self.send({"type": "answered", "id": approval_id})

@@ -1,0 +1,189 @@
+"""The REST contract through the ASGI app: sessions, approvals, settings, audit, invoke, errors."""
+
+from __future__ import annotations
+
+import yaml
+
+from backend.testing import Reply, ScriptedToolCall
+
+PUBLIC = {"/api/health", "/api/auth/login", "/login"}
+
+
+def write(path: str = "notes.txt") -> Reply:
+    return Reply(tool_calls=[ScriptedToolCall(name="mcp__file__write_file", arguments={"path": path, "content": "x"})])
+
+
+async def test_every_api_route_but_health_and_login_refuses_a_caller_without_credentials(api):
+    # The app's own route table (as published in its OpenAPI document): a new route that forgets
+    # its auth dependency fails here without anyone adding it to a list.
+    checked = 0
+    for route, operations in api.app.openapi()["paths"].items():
+        if not route.startswith("/api") or route in PUBLIC:
+            continue
+        path = route.replace("{session_id}", "x").replace("{approval_id}", "x")
+        for method in operations:
+            response = await api.anonymous.request(method.upper(), path, json={})
+            assert response.status_code == 401, f"{method} {route} answered {response.status_code}"
+            checked += 1
+    assert checked >= 15
+
+
+async def test_a_wrong_token_is_refused(api):
+    response = await api.anonymous.get("/api/sessions", headers={"Authorization": "Bearer nope"})
+    assert response.status_code == 401
+
+
+async def test_health_is_public(api):
+    response = await api.anonymous.get("/api/health")
+    assert response.status_code == 200 and response.json()["status"] == "ok"
+
+
+async def test_login_with_the_token_sets_an_http_only_cookie_that_authenticates(api):
+    response = await api.anonymous.post("/api/auth/login", json={"username": "admin", "password": api.app.state.auth.token})
+    assert response.status_code == 200
+    assert "httponly" in response.headers["set-cookie"].lower()
+    me = await api.anonymous.get("/api/me")
+    assert me.status_code == 200 and me.json()["role"] == "admin"
+
+
+async def test_login_with_a_wrong_password_is_401(api):
+    response = await api.anonymous.post("/api/auth/login", json={"username": "admin", "password": "wrong"})
+    assert response.status_code == 401
+
+
+async def test_a_session_with_a_prompt_runs_and_its_transcript_is_readable(api):
+    api.model.push(Reply(text="hello back"))
+    response = await api.client.post("/api/sessions", json={"prompt": "hello"})
+    assert response.status_code == 201
+    session_id = response.json()["id"]
+    await api.host.runner.wait(session_id, timeout=30)
+    detail = (await api.client.get(f"/api/sessions/{session_id}")).json()
+    assert detail["status"] == "completed"
+    assert [m["role"] for m in detail["messages"]] == ["user", "assistant"]
+    assert detail["last_seq"] > 0
+    listed = (await api.client.get("/api/sessions", params={"status": "completed"})).json()
+    assert [s["id"] for s in listed] == [session_id]
+
+
+async def test_messages_are_accepted_with_202_and_continue_the_session(api):
+    api.model.push(Reply(text="one"), Reply(text="two"))
+    session_id = (await api.client.post("/api/sessions", json={"prompt": "first"})).json()["id"]
+    await api.host.runner.wait(session_id, timeout=30)
+    response = await api.client.post(f"/api/sessions/{session_id}/messages", json={"content": "second"})
+    assert response.status_code == 202
+    await api.host.runner.wait(session_id, timeout=30)
+    messages = (await api.client.get(f"/api/sessions/{session_id}")).json()["messages"]
+    assert [m["content"] for m in messages] == ["first", "one", "second", "two"]
+
+
+async def test_an_approval_is_listed_answered_once_and_a_second_answer_is_409(api):
+    api.model.push(write(), Reply(text="done"))
+    session_id = (await api.client.post("/api/sessions", json={"prompt": "write"})).json()["id"]
+    approval = await _pending_approval(api)
+    assert set(approval) >= {"id", "session_id", "tool_name", "arguments", "annotations", "created_at", "expires_at"}
+    answer = await api.client.post(f"/api/approvals/{approval['id']}", json={"decision": "allow_once"})
+    assert answer.status_code == 200 and answer.json()["status"] == "allowed"
+    again = await api.client.post(f"/api/approvals/{approval['id']}", json={"decision": "deny"})
+    assert again.status_code == 409
+    await api.host.runner.wait(session_id, timeout=30)
+    assert (api.host.settings.resolved_workspace / "notes.txt").read_text() == "x"
+
+
+async def test_answering_an_unknown_approval_is_404(api):
+    response = await api.client.post("/api/approvals/nope", json={"decision": "allow_once"})
+    assert response.status_code == 404
+
+
+async def test_bad_input_gets_a_4xx_that_names_the_problem(api):
+    cases = [
+        ("post", "/api/sessions", {"prompt": 5}, 422, "prompt"),
+        ("post", "/api/sessions", {"promt": "typo"}, 422, "promt"),
+        ("post", "/api/sessions", {"workspace": "/no/such/dir"}, 400, "not a directory"),
+        ("get", "/api/sessions/missing", None, 404, "missing"),
+        ("post", "/api/approvals/x", {"decision": "maybe"}, 422, "decision"),
+        ("post", "/api/sessions/missing/messages", {"content": "hi"}, 404, "missing"),
+        ("post", "/api/sessions/missing/messages", {"content": ""}, 422, "content"),
+        ("put", "/api/policies", {"policies": {"mcp__file__read_file": "sometimes"}}, 422, "policies"),
+        ("post", "/api/agents/invoke", {"prompt": "x", "fork": True}, 400, "parent_session_id"),
+    ]
+    for method, path, body, code, words in cases:
+        response = await api.client.request(method, path, json=body)
+        assert response.status_code == code, (path, body, response.text)
+        assert words in response.json()["detail"], (path, response.json())
+
+
+async def test_a_bad_rule_is_422_and_changes_nothing(api):
+    before = (await api.client.get("/api/permissions")).json()
+    response = await api.client.put("/api/permissions", json={"allow": ["mcp__*"], "ask": [], "deny": []})
+    assert response.status_code == 422 and "mcp__*" in response.json()["detail"]
+    assert (await api.client.get("/api/permissions")).json() == before
+
+
+async def test_rules_and_policies_are_saved_to_the_config_file_and_applied_at_once(api):
+    rules = {"allow": ["Bash(git status)"], "ask": [], "deny": ["Bash(rm *)"]}
+    assert (await api.client.put("/api/permissions", json=rules)).json() == rules
+    response = await api.client.put("/api/policies", json={"policies": {"mcp__file__read_file": "ask"}})
+    assert response.json()["policies"]["mcp__file__read_file"] == "ask"
+    saved = yaml.safe_load(api.host.settings.writable_config_file.read_text())
+    assert saved["permissions"] == rules and saved["policies"]["mcp__file__read_file"] == "ask"
+    await api.host.pool.wait_ready(timeout=30)
+    servers = {s["name"]: s for s in (await api.client.get("/api/servers")).json()}
+    policies = {t["name"]: t["policy"] for t in servers["file"]["tools"]}
+    assert policies["mcp__file__read_file"] == "ask"
+    assert policies["mcp__file__write_file"] == "ask"
+
+
+async def test_audit_is_paged_newest_first(api):
+    api.model.push(
+        Reply(tool_calls=[ScriptedToolCall(name="mcp__file__list_dir", arguments={}, id=f"c{i}") for i in range(3)]),
+        Reply(text="ok"),
+    )
+    session_id = (await api.client.post("/api/sessions", json={"prompt": "list"})).json()["id"]
+    await api.host.runner.wait(session_id, timeout=30)
+    page = (await api.client.get("/api/audit", params={"limit": 2})).json()
+    assert (page["limit"], page["offset"], len(page["items"])) == (2, 0, 2)
+    rest = (await api.client.get("/api/audit", params={"limit": 2, "offset": 2})).json()
+    assert len(rest["items"]) == 1
+
+
+async def test_invoke_runs_an_agent_to_its_end_and_returns_its_answer(api):
+    api.model.push(Reply(text="the answer", usage=(10, 5)))
+    response = await api.client.post("/api/agents/invoke", json={"prompt": "question"})
+    body = response.json()
+    assert (body["status"], body["response"], body["tokens"]) == ("completed", "the answer", {"input": 10, "output": 5})
+
+
+async def test_a_forked_invoke_starts_from_a_copy_of_the_parent_history(api):
+    api.model.push(Reply(text="parent answer"), Reply(text="child answer"))
+    parent = (await api.client.post("/api/sessions", json={"prompt": "remember 42"})).json()["id"]
+    await api.host.runner.wait(parent, timeout=30)
+    body = (
+        await api.client.post("/api/agents/invoke", json={"prompt": "what number?", "parent_session_id": parent, "fork": True})
+    ).json()
+    child = (await api.client.get(f"/api/sessions/{body['session_id']}")).json()
+    assert child["parent_id"] == parent
+    assert [m["content"] for m in child["messages"]] == ["remember 42", "parent answer", "what number?", "child answer"]
+    assert [m["content"] for m in api.model.requests[-1].messages if m["role"] == "user"] == ["remember 42", "what number?"]
+
+
+async def test_stop_and_delete_a_session(api):
+    api.model.push(write())
+    session_id = (await api.client.post("/api/sessions", json={"prompt": "write"})).json()["id"]
+    await _pending_approval(api)
+    stopped = await api.client.post(f"/api/sessions/{session_id}/stop")
+    assert stopped.json()["status"] == "stopped"
+    assert (await api.client.delete(f"/api/sessions/{session_id}")).status_code == 204
+    assert (await api.client.get(f"/api/sessions/{session_id}")).status_code == 404
+
+
+async def _pending_approval(api) -> dict:
+    sub = api.host.bus.subscribe(None)
+    try:
+        pending = (await api.client.get("/api/approvals", params={"status": "pending"})).json()
+        while not pending:
+            event = await sub.get(timeout=15)
+            if event.type == "approval.requested":
+                pending = (await api.client.get("/api/approvals", params={"status": "pending"})).json()
+        return pending[0]
+    finally:
+        api.host.bus.unsubscribe(sub)

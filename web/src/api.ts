@@ -1,0 +1,99 @@
+// The REST client. Auth rides on the HttpOnly `overseer_session` cookie the server sets at login,
+// so no token ever lives in JavaScript; a 401 anywhere switches the app to its login form.
+
+import type {
+  Approval,
+  AuditPage,
+  DecisionBody,
+  Me,
+  Permissions,
+  Policy,
+  ServerInfo,
+  Session,
+  SessionDetail,
+} from "./types";
+
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+type Listener = () => void;
+const unauthorizedListeners = new Set<Listener>();
+
+/** Called whenever a request comes back 401 (or the WebSocket closes with 4001). */
+export function onUnauthorized(listener: Listener): () => void {
+  unauthorizedListeners.add(listener);
+  return () => unauthorizedListeners.delete(listener);
+}
+
+export function reportUnauthorized(): void {
+  unauthorizedListeners.forEach((listener) => listener());
+}
+
+/** A readable message from an error body: FastAPI's `detail` as a string or a validation list. */
+function detailOf(body: unknown, fallback: string): string {
+  if (body && typeof body === "object" && "detail" in body) {
+    const detail = (body as { detail: unknown }).detail;
+    if (typeof detail === "string") return detail;
+    if (Array.isArray(detail)) {
+      return detail
+        .map((d) => (d && typeof d === "object" && "msg" in d ? String((d as { msg: unknown }).msg) : String(d)))
+        .join("; ");
+    }
+  }
+  return fallback;
+}
+
+async function request<T>(method: string, path: string, body?: unknown): Promise<T> {
+  const response = await fetch(path, {
+    method,
+    credentials: "same-origin",
+    headers: body === undefined ? { Accept: "application/json" } : { "Content-Type": "application/json", Accept: "application/json" },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  if (response.status === 401 && path !== "/api/auth/login") reportUnauthorized();
+  if (response.status === 204) return undefined as T;
+  const text = await response.text();
+  let parsed: unknown = undefined;
+  try {
+    parsed = text ? JSON.parse(text) : undefined;
+  } catch {
+    parsed = text;
+  }
+  if (!response.ok) {
+    throw new ApiError(response.status, detailOf(parsed, `${response.status} ${response.statusText}`.trim()));
+  }
+  return parsed as T;
+}
+
+export const api = {
+  me: () => request<Me>("GET", "/api/me"),
+  login: (username: string, password: string) =>
+    request<{ token: string }>("POST", "/api/auth/login", { username, password }),
+  logout: () => request<void>("POST", "/api/auth/logout"),
+
+  sessions: () => request<Session[]>("GET", "/api/sessions"),
+  session: (id: string) => request<SessionDetail>("GET", `/api/sessions/${encodeURIComponent(id)}`),
+  createSession: (body: { prompt?: string; mode?: string; model?: string; workspace?: string; title?: string }) =>
+    request<Session>("POST", "/api/sessions", body),
+  deleteSession: (id: string) => request<void>("DELETE", `/api/sessions/${encodeURIComponent(id)}`),
+  sendMessage: (id: string, content: string) =>
+    request<unknown>("POST", `/api/sessions/${encodeURIComponent(id)}/messages`, { content }),
+  stopSession: (id: string) => request<Session>("POST", `/api/sessions/${encodeURIComponent(id)}/stop`),
+
+  pendingApprovals: () => request<Approval[]>("GET", "/api/approvals?status=pending"),
+  decide: (id: string, body: DecisionBody) =>
+    request<Approval>("POST", `/api/approvals/${encodeURIComponent(id)}`, body),
+
+  servers: () => request<ServerInfo[]>("GET", "/api/servers"),
+  setPolicies: (policies: Record<string, Policy>) =>
+    request<{ policies: Record<string, Policy> }>("PUT", "/api/policies", { policies }),
+  permissions: () => request<Permissions>("GET", "/api/permissions"),
+  setPermissions: (permissions: Permissions) => request<Permissions>("PUT", "/api/permissions", permissions),
+  audit: (limit: number, offset: number) => request<AuditPage>("GET", `/api/audit?limit=${limit}&offset=${offset}`),
+};

@@ -1,0 +1,360 @@
+// The approval card (UX.md section 1): what wants to run, why it asks, and the decisions, each
+// with its shortcut key printed. Shortcuts belong to the focused card and are ignored while the
+// focus is in any text field.
+
+import { useEffect, useRef, useState, type KeyboardEvent as ReactKeyboardEvent } from "react";
+import { formatAge, formatClock, splitToolName, toolTitle } from "../format";
+import { isTypingTarget, useNow } from "../hooks";
+import { sessionHref } from "../router";
+import { decide, useAppState } from "../store";
+import type { Approval, Session, ToolAnnotations } from "../types";
+import { ArgumentsView } from "./Arguments";
+
+type Mode = "buttons" | "always" | "reason" | "edit";
+
+const HIGH_RISK_COMMAND =
+  /(\brm\s+-[a-zA-Z]*[rf]|\bsudo\b|\bchmod\s+-R\b|\bchown\b|\bmkfs|\bdd\s+if=|\b(curl|wget)\b[^|;&]*\|\s*(ba|z)?sh\b|\bgit\s+push\b[^;&|]*(--force|-f\b)|>\s*\/dev\/sd)/;
+
+function annotationChips(annotations: ToolAnnotations): string[] {
+  const chips: string[] = [];
+  if (annotations.readOnlyHint) chips.push("read-only");
+  if (annotations.destructiveHint) chips.push("destructive");
+  if (annotations.openWorldHint) chips.push("open-world");
+  if (annotations.idempotentHint) chips.push("idempotent");
+  return chips;
+}
+
+function riskOf(approval: Approval): string | null {
+  const command = approval.arguments.command;
+  if (typeof command === "string" && HIGH_RISK_COMMAND.test(command)) {
+    return "High risk: this command can delete data, change permissions or run code fetched from the network.";
+  }
+  if (/sensitive/i.test(approval.reason)) return `High risk: ${approval.reason}`;
+  return null;
+}
+
+/** `Parent › Child` for a session, linking each step. */
+export function Breadcrumb({ sessionId, sessions }: { sessionId: string; sessions: Record<string, Session> }) {
+  const chain: Session[] = [];
+  let current: Session | undefined = sessions[sessionId];
+  const seen = new Set<string>();
+  while (current && !seen.has(current.id) && chain.length < 5) {
+    seen.add(current.id);
+    chain.unshift(current);
+    current = current.parent_id ? sessions[current.parent_id] : undefined;
+  }
+  if (chain.length === 0) {
+    return (
+      <span className="breadcrumb" data-testid="breadcrumb">
+        <a href={sessionHref(sessionId)}>Session {sessionId.slice(0, 8)}</a>
+      </span>
+    );
+  }
+  return (
+    <nav className="breadcrumb" aria-label="Session" data-testid="breadcrumb">
+      {chain.map((s, i) => (
+        <span key={s.id}>
+          {i > 0 && <span aria-hidden="true"> › </span>}
+          <a href={sessionHref(s.id)}>{s.title || `Session ${s.id.slice(0, 8)}`}</a>
+        </span>
+      ))}
+    </nav>
+  );
+}
+
+function Countdown({ expiresAt }: { expiresAt: string }) {
+  const now = useNow();
+  const left = (Date.parse(expiresAt) - now) / 1000;
+  const urgent = left <= 60;
+  return (
+    <span className={`countdown${urgent ? " urgent" : ""}`} data-testid="countdown" title={`Denied automatically at ${new Date(expiresAt).toLocaleTimeString()}`}>
+      {left > 0 ? `auto-deny in ${formatClock(left)}` : "Timed out – denied"}
+    </span>
+  );
+}
+
+interface CardProps {
+  approval: Approval;
+  position: number;
+  total: number;
+  /** Whether this card's shortcuts are live (it is the focused card of the visible queue). */
+  shortcuts: boolean;
+}
+
+export function ApprovalCard({ approval, position, total, shortcuts }: CardProps) {
+  const { sessions, submitting, errors } = useAppState();
+  const [mode, setMode] = useState<Mode>("buttons");
+  const [rules, setRules] = useState<string[]>(approval.suggested_rules);
+  const [reason, setReason] = useState("");
+  const [edited, setEdited] = useState(() => JSON.stringify(approval.arguments, null, 2));
+  const cardRef = useRef<HTMLElement>(null);
+  const busy = Boolean(submitting[approval.id]);
+  const now = useNow(true, 15_000);
+
+  const { server } = splitToolName(approval.tool_name);
+  const title = toolTitle(approval.tool_name, approval.annotations?.title);
+  const chips = annotationChips(approval.annotations ?? {});
+  const risk = riskOf(approval);
+  const canAlways = approval.suggested_rules.length > 0;
+
+  let editError: string | null = null;
+  let editedArgs: Record<string, unknown> | null = null;
+  try {
+    const parsed: unknown = JSON.parse(edited);
+    if (parsed && typeof parsed === "object" && !Array.isArray(parsed)) editedArgs = parsed as Record<string, unknown>;
+    else editError = "The arguments must be a JSON object.";
+  } catch (error) {
+    editError = `Not valid JSON: ${error instanceof Error ? error.message : String(error)}`;
+  }
+  const cleanRules = rules.map((r) => r.trim()).filter(Boolean);
+
+  const allowOnce = () => void decide(approval, { decision: "allow_once" });
+  const allowSession = () => void decide(approval, { decision: "allow_session" });
+  const deny = () => void decide(approval, { decision: "deny" });
+  const openAlways = () => {
+    if (!canAlways) return;
+    setRules(approval.suggested_rules);
+    setMode("always");
+  };
+  const confirmAlways = () => {
+    if (cleanRules.length === 0) return;
+    void decide(approval, { decision: "allow_always", rules: cleanRules });
+  };
+  const sendDeny = () => void decide(approval, { decision: "deny", message: reason.trim() || undefined });
+  const sendEdited = () => {
+    if (editedArgs) void decide(approval, { decision: "allow_once", updated_arguments: editedArgs });
+  };
+
+  // Global shortcuts, only in the buttons view and never while typing.
+  const handlers = useRef({ allowOnce, allowSession, deny, openAlways });
+  handlers.current = { allowOnce, allowSession, deny, openAlways };
+  useEffect(() => {
+    if (!shortcuts || mode !== "buttons") return;
+    const onKey = (event: KeyboardEvent) => {
+      if (event.defaultPrevented || event.ctrlKey || event.metaKey || event.altKey) return;
+      if (isTypingTarget(event.target)) return;
+      const target = event.target as HTMLElement | null;
+      const onControl = Boolean(target?.closest("button, a, summary, [role=button]"));
+      const key = event.key.length === 1 ? event.key.toLowerCase() : event.key;
+      let act: (() => void) | null = null;
+      if (key === "y" || (key === "Enter" && !onControl)) act = handlers.current.allowOnce;
+      else if (key === "s") act = handlers.current.allowSession;
+      else if (key === "a") act = canAlways ? handlers.current.openAlways : null;
+      else if (key === "n" || key === "Escape") act = handlers.current.deny;
+      else if (key === "r") act = () => setMode("reason");
+      else if (key === "e") act = () => setMode("edit");
+      if (!act) return;
+      event.preventDefault();
+      if (!busy) act();
+    };
+    window.addEventListener("keydown", onKey);
+    return () => window.removeEventListener("keydown", onKey);
+  }, [shortcuts, mode, busy, canAlways]);
+
+  // A new focused card takes the keyboard focus unless the person is typing somewhere.
+  useEffect(() => {
+    const active = document.activeElement;
+    if (!active || active === document.body || cardRef.current?.closest(".approval-queue")?.contains(active)) {
+      if (!cardRef.current?.contains(active)) cardRef.current?.focus({ preventScroll: true });
+    }
+  }, [approval.id]);
+
+  useEffect(() => {
+    if (mode === "buttons" && cardRef.current && !isTypingTarget(document.activeElement)) {
+      cardRef.current.focus({ preventScroll: true });
+    }
+  }, [mode]);
+
+  const backToButtons = () => setMode("buttons");
+  const escapeTo = (event: ReactKeyboardEvent, onEnter: () => void, enterNeedsModifier = false) => {
+    if (event.key === "Escape") {
+      event.preventDefault();
+      backToButtons();
+    } else if (event.key === "Enter" && !event.shiftKey && (!enterNeedsModifier || event.ctrlKey || event.metaKey)) {
+      event.preventDefault();
+      onEnter();
+    }
+  };
+
+  return (
+    <article
+      ref={cardRef}
+      className={`approval-card${risk ? " high-risk" : ""}`}
+      data-testid="approval-card"
+      data-approval-id={approval.id}
+      aria-label={`Approval request ${position} of ${total}: ${title}`}
+      tabIndex={-1}
+      aria-busy={busy}
+    >
+      <header className="card-head">
+        <div className="card-meta">
+          <span className="queue-position" data-testid="queue-position">
+            {position} of {total}
+          </span>
+          <Breadcrumb sessionId={approval.session_id} sessions={sessions} />
+          <span className="age" title={new Date(approval.created_at).toLocaleString()}>
+            {formatAge(approval.created_at, now)}
+          </span>
+          <Countdown expiresAt={approval.expires_at} />
+        </div>
+        <div className="card-title">
+          <h3 data-testid="approval-title">{title}</h3>
+          {server && (
+            <span className="chip server-chip" data-testid="server-chip" title="MCP server">
+              {server}
+            </span>
+          )}
+          {title !== approval.tool_name && <code className="tool-name">{approval.tool_name}</code>}
+        </div>
+      </header>
+
+      {risk && (
+        <div className="risk-banner" role="alert" data-testid="risk-banner">
+          {risk}
+        </div>
+      )}
+
+      <p className="why" data-testid="approval-reason">
+        <span className="why-label">Why it asks:</span> {approval.reason || "no rule or policy allows it"}
+      </p>
+      {chips.length > 0 && (
+        <ul className="chips" aria-label="What the server says about this tool">
+          {chips.map((chip) => (
+            <li key={chip} className={`chip hint-chip hint-${chip}`} data-testid="annotation-chip" title="A hint from the tool's server, not verified">
+              {chip} (server says)
+            </li>
+          ))}
+        </ul>
+      )}
+
+      <section className="card-args" aria-label="Arguments">
+        <ArgumentsView name={approval.tool_name} args={approval.arguments} />
+      </section>
+
+      {mode === "always" && (
+        <div className="mode-panel" data-testid="always-panel" role="group" aria-label="Always allow">
+          <p>
+            <strong>Always allow</strong> writes {cleanRules.length === 1 ? "this rule" : "these rules"} to your allow
+            list. Edit the pattern if you want it narrower or wider.
+          </p>
+          {rules.map((rule, i) => (
+            <input
+              key={i}
+              className="rule-input"
+              data-testid="always-rule"
+              aria-label={`Rule ${i + 1}`}
+              value={rule}
+              autoFocus={i === 0}
+              spellCheck={false}
+              onChange={(e) => setRules(rules.map((r, j) => (j === i ? e.target.value : r)))}
+              onKeyDown={(e) => escapeTo(e, confirmAlways)}
+            />
+          ))}
+          <p className="scope" data-testid="always-scope">
+            Scope: <strong>user</strong> — saved to the config file's <code>permissions.allow</code>; applies to every
+            session.
+          </p>
+          <div className="actions">
+            <button type="button" className="btn primary" data-testid="always-confirm" disabled={busy || cleanRules.length === 0} onClick={confirmAlways}>
+              Save rule and allow <kbd>Enter</kbd>
+            </button>
+            <button type="button" className="btn" data-testid="always-cancel" onClick={backToButtons}>
+              Cancel <kbd>Esc</kbd>
+            </button>
+          </div>
+        </div>
+      )}
+
+      {mode === "reason" && (
+        <div className="mode-panel" role="group" aria-label="Deny with reason">
+          <label htmlFor={`reason-${approval.id}`}>Why not? The model reads this.</label>
+          <textarea
+            id={`reason-${approval.id}`}
+            data-testid="deny-reason"
+            rows={2}
+            autoFocus
+            value={reason}
+            placeholder="e.g. use the staging database instead"
+            onChange={(e) => setReason(e.target.value)}
+            onKeyDown={(e) => escapeTo(e, sendDeny)}
+          />
+          <div className="actions">
+            <button type="button" className="btn danger" data-testid="deny-reason-send" disabled={busy} onClick={sendDeny}>
+              Send denial <kbd>Enter</kbd>
+            </button>
+            <button type="button" className="btn" onClick={backToButtons}>
+              Cancel <kbd>Esc</kbd>
+            </button>
+          </div>
+        </div>
+      )}
+
+      {mode === "edit" && (
+        <div className="mode-panel" role="group" aria-label="Edit arguments">
+          <label htmlFor={`edit-${approval.id}`}>Arguments (JSON). The edited call is checked against your rules again.</label>
+          <textarea
+            id={`edit-${approval.id}`}
+            className="json-editor"
+            data-testid="edit-arguments"
+            rows={Math.min(14, Math.max(4, edited.split("\n").length + 1))}
+            autoFocus
+            spellCheck={false}
+            value={edited}
+            aria-invalid={editError !== null}
+            onChange={(e) => setEdited(e.target.value)}
+            onKeyDown={(e) => escapeTo(e, sendEdited, true)}
+          />
+          {editError && (
+            <p className="error-text" data-testid="edit-error" role="status">
+              {editError}
+            </p>
+          )}
+          <div className="actions">
+            <button type="button" className="btn primary" data-testid="edit-allow" disabled={busy || editError !== null} onClick={sendEdited}>
+              Allow with these arguments <kbd>Ctrl+Enter</kbd>
+            </button>
+            <button type="button" className="btn" onClick={backToButtons}>
+              Cancel <kbd>Esc</kbd>
+            </button>
+          </div>
+        </div>
+      )}
+
+      {mode === "buttons" && (
+        <div className="actions decision-actions" role="group" aria-label="Decision" data-testid="approval-actions">
+          <button type="button" className="btn primary" data-testid="approve-once" aria-keyshortcuts="Y Enter" disabled={busy} onClick={allowOnce}>
+            Allow once <kbd>Y</kbd>
+          </button>
+          <button type="button" className="btn" data-testid="approve-session" aria-keyshortcuts="S" disabled={busy} onClick={allowSession}>
+            Allow for session <kbd>S</kbd>
+          </button>
+          <button
+            type="button"
+            className="btn"
+            data-testid="approve-always"
+            aria-keyshortcuts="A"
+            disabled={busy || !canAlways}
+            title={canAlways ? undefined : "No narrow rule can cover this call; allow it once or for the session."}
+            onClick={openAlways}
+          >
+            Always allow… <kbd>A</kbd>
+          </button>
+          <button type="button" className="btn" data-testid="deny" aria-keyshortcuts="N Escape" disabled={busy} onClick={deny}>
+            Deny <kbd>N</kbd>
+          </button>
+          <button type="button" className="btn" data-testid="deny-with-reason" aria-keyshortcuts="R" disabled={busy} onClick={() => setMode("reason")}>
+            Deny with reason <kbd>R</kbd>
+          </button>
+          <button type="button" className="btn" data-testid="edit-args" aria-keyshortcuts="E" disabled={busy} onClick={() => setMode("edit")}>
+            Edit arguments <kbd>E</kbd>
+          </button>
+        </div>
+      )}
+      {errors[approval.id] && (
+        <p className="error-text" role="alert" data-testid="approval-error">
+          {errors[approval.id]}
+        </p>
+      )}
+    </article>
+  );
+}

@@ -1,0 +1,207 @@
+// How a tool call's arguments are shown: a shell command in full, a file edit as a diff, URLs
+// with their host highlighted, anything else as key/value with a raw-JSON toggle.
+
+import { useState, type ReactNode } from "react";
+import { addedLines, diffLines, type DiffLine } from "../diff";
+import { splitToolName } from "../format";
+
+const COLLAPSE_LINES = 12;
+const URL_PATTERN = /https?:\/\/[^\s"'<>`)\]]+/g;
+
+/** Text with every http(s) URL's host marked, so a look-alike or a user@ prefix stands out. */
+export function UrlText({ text }: { text: string }): ReactNode {
+  const out: ReactNode[] = [];
+  let last = 0;
+  for (const match of text.matchAll(URL_PATTERN)) {
+    const start = match.index ?? 0;
+    if (start > last) out.push(text.slice(last, start));
+    out.push(<UrlParts key={start} url={match[0]} />);
+    last = start + match[0].length;
+  }
+  if (last < text.length) out.push(text.slice(last));
+  return <>{out}</>;
+}
+
+function UrlParts({ url }: { url: string }) {
+  const schemeEnd = url.indexOf("//") + 2;
+  const rest = url.slice(schemeEnd);
+  const authorityEnd = rest.search(/[/?#]/);
+  const authority = authorityEnd === -1 ? rest : rest.slice(0, authorityEnd);
+  const path = authorityEnd === -1 ? "" : rest.slice(authorityEnd);
+  const at = authority.lastIndexOf("@");
+  const userinfo = at === -1 ? "" : authority.slice(0, at + 1);
+  const host = at === -1 ? authority : authority.slice(at + 1);
+  return (
+    <span className="url" data-testid="url">
+      <span className="url-dim">{url.slice(0, schemeEnd)}</span>
+      {userinfo && (
+        <span className="url-userinfo" title="Text before @ is not the host">
+          {userinfo}
+        </span>
+      )}
+      <mark className="url-host" data-testid="url-host" title="The host this call talks to">
+        {host}
+      </mark>
+      <span className="url-dim">{path}</span>
+    </span>
+  );
+}
+
+function Collapsible({ lines, children }: { lines: number; children: ReactNode }) {
+  const [open, setOpen] = useState(false);
+  const long = lines > COLLAPSE_LINES;
+  return (
+    <div className={`collapsible${long && !open ? " collapsed" : ""}`}>
+      {children}
+      {long && (
+        <button type="button" className="link-button show-all" onClick={() => setOpen(!open)} aria-expanded={open}>
+          {open ? "Show less" : `Show all (${lines} lines)`}
+        </button>
+      )}
+    </div>
+  );
+}
+
+function DiffView({ path, lines, note }: { path: string; lines: DiffLine[]; note?: string }) {
+  const added = lines.filter((l) => l.kind === "add").length;
+  const removed = lines.filter((l) => l.kind === "del").length;
+  return (
+    <div className="args-diff" data-testid="arg-diff">
+      <div className="diff-file">
+        <code>{path}</code>
+        <span className="diff-stat">
+          <span className="diff-stat-add">+{added}</span> <span className="diff-stat-del">−{removed}</span>
+          {note && <span className="muted"> · {note}</span>}
+        </span>
+      </div>
+      <Collapsible lines={lines.length}>
+        <pre className="code diff" aria-label={`Changes to ${path}`}>
+          <code>
+            {lines.map((line, i) => (
+              <span
+                key={i}
+                className={`diff-line diff-${line.kind}`}
+                data-testid={line.kind === "same" ? "diff-context" : `diff-${line.kind}`}
+              >
+                {line.kind === "add" ? "+" : line.kind === "del" ? "-" : " "}
+                {line.text}
+                {"\n"}
+              </span>
+            ))}
+          </code>
+        </pre>
+      </Collapsible>
+    </div>
+  );
+}
+
+function Value({ value }: { value: unknown }) {
+  if (typeof value === "string") {
+    if (value.includes("\n")) {
+      return (
+        <Collapsible lines={value.split("\n").length}>
+          <pre className="code">
+            <code>
+              <UrlText text={value} />
+            </code>
+          </pre>
+        </Collapsible>
+      );
+    }
+    return (
+      <span className="kv-string">
+        <UrlText text={value} />
+      </span>
+    );
+  }
+  return <code className="kv-json">{JSON.stringify(value)}</code>;
+}
+
+function KeyValues({ args, skip = [] }: { args: Record<string, unknown>; skip?: string[] }) {
+  const entries = Object.entries(args).filter(([key]) => !skip.includes(key));
+  if (entries.length === 0) return null;
+  return (
+    <dl className="kv" data-testid="arg-kv">
+      {entries.map(([key, value]) => (
+        <div className="kv-row" key={key}>
+          <dt>{key}</dt>
+          <dd>
+            <Value value={value} />
+          </dd>
+        </div>
+      ))}
+    </dl>
+  );
+}
+
+const SHELL_TOOLS = new Set(["exec", "bash", "Bash", "shell", "run_command"]);
+const WRITE_TOOLS = new Set(["write_file", "Write"]);
+const EDIT_TOOLS = new Set(["edit_file", "Edit"]);
+
+export function ArgumentsView({ name, args }: { name: string; args: Record<string, unknown> }) {
+  const [raw, setRaw] = useState(false);
+  const tool = splitToolName(name).tool;
+  let body: ReactNode;
+
+  if (SHELL_TOOLS.has(tool) && typeof args.command === "string") {
+    const command = args.command;
+    body = (
+      <>
+        <Collapsible lines={command.split("\n").length}>
+          <pre className="code shell" data-testid="arg-command" aria-label="Shell command">
+            <code>
+              <UrlText text={command} />
+            </code>
+          </pre>
+        </Collapsible>
+        <KeyValues args={args} skip={["command"]} />
+      </>
+    );
+  } else if (WRITE_TOOLS.has(tool) && typeof args.path === "string" && typeof args.content === "string") {
+    body = (
+      <>
+        <DiffView path={args.path} lines={addedLines(args.content)} note="whole file (created or replaced)" />
+        <KeyValues args={args} skip={["path", "content"]} />
+      </>
+    );
+  } else if (
+    EDIT_TOOLS.has(tool) &&
+    typeof args.path === "string" &&
+    typeof (args.old_text ?? args.old_string) === "string" &&
+    typeof (args.new_text ?? args.new_string) === "string"
+  ) {
+    const before = String(args.old_text ?? args.old_string);
+    const after = String(args.new_text ?? args.new_string);
+    body = (
+      <>
+        <DiffView path={args.path} lines={diffLines(before, after)} />
+        <KeyValues args={args} skip={["path", "old_text", "new_text", "old_string", "new_string"]} />
+      </>
+    );
+  } else if (Object.keys(args).length === 0) {
+    body = <p className="muted">No arguments.</p>;
+  } else {
+    body = <KeyValues args={args} />;
+  }
+
+  return (
+    <div className="arguments">
+      {raw ? (
+        <pre className="code raw-json" data-testid="arg-raw">
+          <code>{JSON.stringify(args, null, 2)}</code>
+        </pre>
+      ) : (
+        body
+      )}
+      <button
+        type="button"
+        className="link-button raw-toggle"
+        aria-pressed={raw}
+        data-testid="raw-toggle"
+        onClick={() => setRaw(!raw)}
+      >
+        {raw ? "Formatted view" : "Raw JSON"}
+      </button>
+    </div>
+  );
+}

@@ -1,0 +1,78 @@
+// The top bar: the pending counter across sessions (mirrored to an aria-live region),
+// navigation, notifications and the live-connection state.
+
+import { useState } from "react";
+import { enableNotifications } from "../attention";
+import type { Route } from "../router";
+import { logout, pendingList, useAppState } from "../store";
+
+export function Header({ route, onToggleSidebar, sidebarOpen }: { route: Route; onToggleSidebar: () => void; sidebarOpen: boolean }) {
+  const state = useAppState();
+  const count = pendingList(state).length;
+  const [permission, setPermission] = useState<NotificationPermission | "unsupported">(
+    typeof Notification === "undefined" ? "unsupported" : Notification.permission,
+  );
+  const liveText =
+    count === 0 ? "No approvals waiting" : count === 1 ? "1 approval waiting for you" : `${count} approvals waiting for you`;
+
+  return (
+    <header className="topbar">
+      <button
+        type="button"
+        className="btn subtle sidebar-toggle"
+        aria-label="Sessions"
+        aria-expanded={sidebarOpen}
+        aria-controls="sidebar"
+        data-testid="sidebar-toggle"
+        onClick={onToggleSidebar}
+      >
+        ☰
+      </button>
+      <a href="#/" className="brand">
+        Overseer
+      </a>
+      <nav className="topnav" aria-label="Main">
+        <a href="#/" aria-current={route.name === "inbox" ? "page" : undefined}>
+          Inbox
+        </a>
+        <a href="#/settings" aria-current={route.name === "settings" ? "page" : undefined} data-testid="nav-settings">
+          Settings
+        </a>
+      </nav>
+      <a
+        href="#/"
+        className={`pending-counter${count > 0 ? " has-pending" : ""}`}
+        data-testid="pending-counter"
+        data-count={count}
+        aria-label={liveText}
+      >
+        <span aria-hidden="true">{count > 0 ? "●" : "○"}</span> {count} waiting
+      </a>
+      <div className="visually-hidden" aria-live="polite" role="status" data-testid="pending-live">
+        {liveText}
+      </div>
+      <div className="topbar-side">
+        {state.live !== "open" && state.live !== "stopped" && (
+          <span className="live-state" data-testid="live-state" role="status">
+            {state.live === "connecting" ? "Connecting…" : state.live === "reconnecting" ? "Reconnecting…" : "Signed out"}
+          </span>
+        )}
+        {permission === "default" && (
+          <button
+            type="button"
+            className="btn small subtle"
+            data-testid="enable-notifications"
+            onClick={() => void enableNotifications().then(setPermission)}
+          >
+            Notify me
+          </button>
+        )}
+        {state.me && (
+          <button type="button" className="btn small subtle" onClick={() => void logout()} title={`Signed in as ${state.me.name}`}>
+            Sign out
+          </button>
+        )}
+      </div>
+    </header>
+  );
+}

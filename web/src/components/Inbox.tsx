@@ -1,0 +1,26 @@
+// The home view: every pending approval across sessions, oldest first.
+
+import { decidedList, pendingList, useAppState } from "../store";
+import { ApprovalQueue } from "./ApprovalQueue";
+
+export function Inbox() {
+  const state = useAppState();
+  const pending = pendingList(state);
+  return (
+    <main className="main inbox" data-testid="inbox" aria-labelledby="inbox-heading">
+      <h1 id="inbox-heading">
+        Waiting for you {pending.length > 0 && <span className="count">{pending.length}</span>}
+      </h1>
+      <ApprovalQueue
+        pending={pending}
+        decided={decidedList(state)}
+        emptyText={state.loaded ? "Nothing is waiting for you. New requests from any session appear here." : "Loading…"}
+      />
+      <p className="muted shortcut-help">
+        Keys on the focused request: <kbd>Y</kbd>/<kbd>Enter</kbd> allow once, <kbd>S</kbd> for the session,{" "}
+        <kbd>A</kbd> always…, <kbd>N</kbd>/<kbd>Esc</kbd> deny, <kbd>R</kbd> deny with a reason, <kbd>E</kbd> edit the
+        arguments.
+      </p>
+    </main>
+  );
+}

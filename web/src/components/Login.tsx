@@ -1,0 +1,57 @@
+// The login form, shown whenever the API answers 401. The server sets an HttpOnly cookie.
+
+import { useState, type FormEvent } from "react";
+import { ApiError } from "../api";
+import { login } from "../store";
+
+export function Login() {
+  const [username, setUsername] = useState("");
+  const [password, setPassword] = useState("");
+  const [error, setError] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+
+  const submit = async (event: FormEvent) => {
+    event.preventDefault();
+    setBusy(true);
+    setError(null);
+    try {
+      await login(username.trim(), password);
+    } catch (err) {
+      setError(
+        err instanceof ApiError && (err.status === 401 || err.status === 403)
+          ? "Wrong username or password."
+          : err instanceof Error
+            ? err.message
+            : String(err),
+      );
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return (
+    <main className="login-page">
+      <form className="login-card" onSubmit={submit} aria-label="Sign in" data-testid="login-form">
+        <h1>Overseer</h1>
+        <p className="muted">Sign in to see your agents and answer their requests.</p>
+        <label>
+          Username
+          <input data-testid="login-username" autoComplete="username" value={username} onChange={(e) => setUsername(e.target.value)} autoFocus />
+        </label>
+        <label>
+          Password
+          <input data-testid="login-password" type="password" autoComplete="current-password" value={password} onChange={(e) => setPassword(e.target.value)} />
+        </label>
+        <p className="muted small">Single-user mode: any username, and the access token as the password.</p>
+        {error && (
+          <p className="error-text" role="alert" data-testid="login-error">
+            {error}
+          </p>
+        )}
+        <button type="submit" className="btn primary wide" data-testid="login-submit" disabled={busy || !password}>
+          Sign in
+        </button>
+      </form>
+    </main>
+  );
+}

@@ -1,0 +1,298 @@
+// One session: header (status, usage, Stop), the transcript with tool-call cards, the session's
+// approval queue and the composer.
+
+import { useEffect, useMemo, useRef, useState, type FormEvent } from "react";
+import { api } from "../api";
+import { argumentSummary, formatCost, formatDuration, formatTokens, splitToolName, truncate } from "../format";
+import { useNow } from "../hooks";
+import { navigate, sessionHref } from "../router";
+import { useSessionDetail } from "../sessionDetail";
+import { decidedList, forgetSession, pendingList, upsertSession, useAppState } from "../store";
+import type { Message, Session, ToolCall } from "../types";
+import { Breadcrumb } from "./ApprovalCard";
+import { ApprovalQueue } from "./ApprovalQueue";
+import { ArgumentsView } from "./Arguments";
+import { StatusBadge } from "./Sidebar";
+
+const STATUS_TEXT: Record<ToolCall["status"], string> = {
+  pending: "queued",
+  waiting_approval: "waiting for you",
+  running: "running",
+  done: "done",
+  error: "failed",
+  denied: "denied",
+  interrupted: "interrupted",
+  stopped: "stopped",
+};
+
+function ToolCallCard({ call }: { call: ToolCall }) {
+  const running = call.status === "running";
+  const now = useNow(running);
+  const { server, tool } = splitToolName(call.name);
+  const started = call.started_at ? Date.parse(call.started_at) : null;
+  const finished = call.finished_at ? Date.parse(call.finished_at) : null;
+  const duration = started !== null ? (finished ?? now) - started : null;
+  return (
+    <details className={`tool-card status-${call.status}`} data-testid="tool-call" data-tool-call-id={call.id} data-status={call.status}>
+      <summary>
+        <span className={`tool-dot dot-${call.status}`} aria-hidden="true" />
+        <span className="tool-card-name">{tool}</span>
+        {server && <span className="chip server-chip">{server}</span>}
+        <span className="tool-card-args">{truncate(argumentSummary(call.arguments), 80)}</span>
+        <span className={`tool-card-status status-text-${call.status}`} data-testid="tool-call-status">
+          {STATUS_TEXT[call.status] ?? call.status}
+        </span>
+        {duration !== null && <span className="tool-card-duration">{formatDuration(duration)}</span>}
+      </summary>
+      <div className="tool-card-body">
+        <h4>Arguments</h4>
+        <ArgumentsView name={call.name} args={call.arguments} />
+        {call.decision && (
+          <p className="tool-decision" data-testid="tool-call-decision">
+            <span className="muted">Let it run:</span> {call.decision}
+          </p>
+        )}
+        {call.result !== null && call.result !== undefined && (
+          <>
+            <h4>{call.is_error ? "Error" : "Result"}</h4>
+            <pre className={`code result${call.is_error ? " is-error" : ""}`} data-testid="tool-call-result">
+              <code>{call.result || "(no output)"}</code>
+            </pre>
+          </>
+        )}
+      </div>
+    </details>
+  );
+}
+
+function MessageBubble({ message, toolCalls, resultFor }: { message: Message; toolCalls: Record<string, ToolCall>; resultFor: Map<string, Message> }) {
+  if (message.role === "tool" || message.role === "system") return null;
+  return (
+    <div className={`message message-${message.role}`} data-testid={`message-${message.role}`}>
+      {message.content && <div className="message-text">{message.content}</div>}
+      {message.tool_calls?.map((request) => {
+        const known = toolCalls[request.id];
+        const fallback = resultFor.get(request.id);
+        const call: ToolCall = known ?? {
+          id: request.id,
+          name: request.name,
+          arguments: request.arguments ?? {},
+          status: fallback ? (fallback.is_error ? "error" : "done") : "pending",
+          decision: null,
+          result: fallback?.content ?? null,
+          is_error: fallback?.is_error ?? false,
+          started_at: null,
+          finished_at: null,
+        };
+        return <ToolCallCard key={request.id} call={call} />;
+      })}
+    </div>
+  );
+}
+
+function Composer({ session }: { session: Session }) {
+  const [text, setText] = useState("");
+  const [error, setError] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  const submit = async (event?: FormEvent) => {
+    event?.preventDefault();
+    const content = text.trim();
+    if (!content) return;
+    setBusy(true);
+    setError(null);
+    try {
+      await api.sendMessage(session.id, content);
+      setText("");
+    } catch (err) {
+      setError(err instanceof Error ? err.message : String(err));
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <form className="composer" onSubmit={submit} aria-label="Message the agent">
+      <textarea
+        data-testid="composer"
+        aria-label="Message"
+        rows={2}
+        value={text}
+        placeholder="Send a message (Enter sends, Shift+Enter for a new line)"
+        onChange={(e) => setText(e.target.value)}
+        onKeyDown={(e) => {
+          if (e.key === "Enter" && !e.shiftKey) {
+            e.preventDefault();
+            void submit();
+          }
+        }}
+      />
+      <button type="submit" className="btn primary" data-testid="composer-send" disabled={busy || !text.trim()}>
+        Send
+      </button>
+      {error && (
+        <p className="error-text" role="alert">
+          {error}
+        </p>
+      )}
+    </form>
+  );
+}
+
+function AutoApproveStrip() {
+  const [tools, setTools] = useState<string[] | null>(null);
+  useEffect(() => {
+    let cancelled = false;
+    api
+      .servers()
+      .then((servers) => {
+        if (cancelled) return;
+        setTools(servers.flatMap((s) => s.tools.filter((t) => t.policy === "always_allow").map((t) => `${s.name}.${t.name}`)));
+      })
+      .catch(() => setTools(null));
+    return () => {
+      cancelled = true;
+    };
+  }, []);
+  if (!tools) return null;
+  return (
+    <p className="auto-strip" data-testid="auto-approve-strip">
+      <span className="muted">Runs without asking:</span> {tools.length ? tools.join(", ") : "nothing"} ·{" "}
+      <a href="#/settings">change</a>
+    </p>
+  );
+}
+
+export function SessionView({ id }: { id: string }) {
+  const state = useAppState();
+  const detail = useSessionDetail(id);
+  const session: Session | undefined = state.sessions[id] ?? detail.detail ?? undefined;
+  const pending = pendingList(state, id);
+  const decided = decidedList(state, id);
+  const endRef = useRef<HTMLDivElement>(null);
+  const children = Object.values(state.sessions).filter((s) => s.parent_id === id);
+
+  const resultFor = useMemo(() => {
+    const map = new Map<string, Message>();
+    for (const m of detail.messages) if (m.role === "tool" && m.tool_call_id) map.set(m.tool_call_id, m);
+    return map;
+  }, [detail.messages]);
+  const shown = useMemo(() => {
+    const ids = new Set<string>();
+    for (const m of detail.messages) for (const c of m.tool_calls ?? []) ids.add(c.id);
+    return ids;
+  }, [detail.messages]);
+  const orphans = Object.values(detail.toolCalls).filter((c) => !shown.has(c.id));
+  const streaming = detail.tokens.map((t) => t.text).join("");
+
+  useEffect(() => {
+    endRef.current?.scrollIntoView({ block: "end" });
+  }, [detail.messages.length, streaming.length, pending.length]);
+
+  if (!session) {
+    return (
+      <main className="main" data-testid="session-view">
+        <p className={detail.error ? "error-text" : "muted"}>{detail.error ?? "Loading session…"}</p>
+      </main>
+    );
+  }
+  const active = session.status === "running" || session.status === "waiting_approval" || pending.length > 0;
+
+  const stop = async () => {
+    try {
+      upsertSession(await api.stopSession(id));
+    } catch {
+      /* the status event tells the truth either way */
+    }
+  };
+  const remove = async () => {
+    if (!window.confirm("Delete this session and its transcript?")) return;
+    await api.deleteSession(id);
+    forgetSession(id);
+    navigate("#/");
+  };
+
+  return (
+    <main className="main session-view" data-testid="session-view" aria-label={session.title || "Session"}>
+      <header className="session-head">
+        <div className="session-head-main">
+          {session.parent_id && <Breadcrumb sessionId={session.id} sessions={state.sessions} />}
+          <h1 data-testid="session-title">{session.title || `Session ${session.id.slice(0, 8)}`}</h1>
+          <StatusBadge session={session} waiting={pending.length} />
+        </div>
+        <div className="session-head-side">
+          <span
+            className="usage"
+            data-testid="session-usage"
+            title={`${formatTokens(session.usage?.input_tokens ?? 0)} input tokens, ${formatTokens(session.usage?.output_tokens ?? 0)} output tokens`}
+          >
+            {formatTokens(session.usage?.input_tokens ?? 0)} in · {formatTokens(session.usage?.output_tokens ?? 0)} out ·{" "}
+            {formatCost(session.usage?.cost_usd ?? 0)}
+          </span>
+          <span className="muted small">{session.model}</span>
+          {active && (
+            <button type="button" className="btn danger" data-testid="stop-session" onClick={() => void stop()}>
+              Stop
+            </button>
+          )}
+          {!active && (
+            <button type="button" className="btn subtle" data-testid="delete-session" onClick={() => void remove()}>
+              Delete
+            </button>
+          )}
+        </div>
+      </header>
+      {children.length > 0 && (
+        <p className="sub-sessions" data-testid="sub-sessions">
+          Sub-sessions:{" "}
+          {children.map((c, i) => (
+            <span key={c.id}>
+              {i > 0 && ", "}
+              <a href={sessionHref(c.id)}>{c.title || c.id.slice(0, 8)}</a>
+            </span>
+          ))}
+        </p>
+      )}
+
+      <div className="transcript" data-testid="transcript" aria-live="off">
+        {detail.messages.map((m) => (
+          <MessageBubble key={m.idx} message={m} toolCalls={detail.toolCalls} resultFor={resultFor} />
+        ))}
+        {orphans.length > 0 && (
+          <div className="message message-assistant">
+            {orphans.map((c) => (
+              <ToolCallCard key={c.id} call={c} />
+            ))}
+          </div>
+        )}
+        {streaming && (
+          <div className="message message-assistant streaming" data-testid="streaming">
+            <div className="message-text">
+              {streaming}
+              <span className="cursor" aria-hidden="true" />
+            </div>
+          </div>
+        )}
+        {detail.notices.map((n) => (
+          <p key={n.seq} className={n.kind === "error" ? "error-text" : "notice"}>
+            {n.kind === "retry" ? "Retrying the model: " : ""}
+            {n.text}
+          </p>
+        ))}
+        {session.status === "error" && session.error && (
+          <p className="error-text" role="alert" data-testid="session-error">
+            {session.error}
+          </p>
+        )}
+        <div ref={endRef} />
+      </div>
+
+      {(pending.length > 0 || decided.length > 0) && (
+        <div className="session-approvals">
+          <ApprovalQueue pending={pending} decided={decided} showDecided={3} />
+        </div>
+      )}
+
+      <AutoApproveStrip />
+      <Composer session={session} />
+    </main>
+  );
+}

@@ -1,0 +1,340 @@
+// Settings: MCP servers with per-tool policies, the permission rules, and the audit log.
+
+import { useCallback, useEffect, useState, type FormEvent } from "react";
+import { api } from "../api";
+import { formatTime, truncate } from "../format";
+import type { AuditPage, Permissions, Policy, ServerInfo } from "../types";
+
+const POLICIES: Policy[] = ["always_allow", "ask", "deny"];
+const POLICY_TEXT: Record<Policy, string> = { always_allow: "Allow", ask: "Ask", deny: "Deny" };
+type Effect = keyof Permissions;
+const EFFECTS: Effect[] = ["allow", "ask", "deny"];
+
+function ServersSection() {
+  const [servers, setServers] = useState<ServerInfo[] | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const [saving, setSaving] = useState<string | null>(null);
+
+  const load = useCallback(() => {
+    api.servers().then(setServers).catch((e: unknown) => setError(e instanceof Error ? e.message : String(e)));
+  }, []);
+  useEffect(load, [load]);
+
+  const setPolicy = async (server: string, tool: string, policy: Policy) => {
+    const name = `mcp__${server}__${tool}`;
+    setSaving(name);
+    setError(null);
+    try {
+      await api.setPolicies({ [name]: policy });
+      setServers((list) =>
+        (list ?? []).map((s) =>
+          s.name !== server ? s : { ...s, tools: s.tools.map((t) => (t.name === tool ? { ...t, policy } : t)) },
+        ),
+      );
+    } catch (e) {
+      setError(e instanceof Error ? e.message : String(e));
+    } finally {
+      setSaving(null);
+    }
+  };
+
+  return (
+    <section className="settings-section" aria-labelledby="servers-heading" data-testid="servers-section">
+      <div className="section-head">
+        <h2 id="servers-heading">MCP servers</h2>
+        <button type="button" className="btn small" onClick={load}>
+          Refresh
+        </button>
+      </div>
+      {error && (
+        <p className="error-text" role="alert">
+          {error}
+        </p>
+      )}
+      {servers === null ? (
+        <p className="muted">Loading…</p>
+      ) : servers.length === 0 ? (
+        <p className="muted">No MCP servers are configured.</p>
+      ) : (
+        servers.map((server) => {
+          const readOnly = server.tools.filter((t) => t.annotations?.readOnlyHint && !t.annotations?.destructiveHint);
+          const writes = server.tools.filter((t) => !readOnly.includes(t));
+          return (
+            <details key={server.name} className="server-card" data-testid="server-card" data-server={server.name} open>
+              <summary>
+                <strong>{server.name}</strong>
+                <span className={`badge server-${server.state}`} data-testid="server-state">
+                  {server.state}
+                </span>
+                <span className="muted">
+                  {server.tools.length} tool{server.tools.length === 1 ? "" : "s"}
+                </span>
+              </summary>
+              {server.error && <p className="error-text">{server.error}</p>}
+              {[
+                ["Read-only (server says)", readOnly],
+                ["Write / delete", writes],
+              ].map(([label, tools]) =>
+                (tools as ServerInfo["tools"]).length === 0 ? null : (
+                  <div key={label as string} className="tool-group">
+                    <h3>{label as string}</h3>
+                    <table className="tool-table">
+                      <tbody>
+                        {(tools as ServerInfo["tools"]).map((tool) => {
+                          const name = `mcp__${server.name}__${tool.name}`;
+                          return (
+                            <tr key={tool.name} data-testid="tool-row" data-tool={name}>
+                              <td>
+                                <code>{tool.name}</code>
+                                <div className="muted small">{truncate(tool.description || "", 140)}</div>
+                              </td>
+                              <td className="policy-cell">
+                                <select
+                                  aria-label={`Policy for ${name}`}
+                                  data-testid="policy-select"
+                                  value={tool.policy ?? ""}
+                                  disabled={saving === name}
+                                  onChange={(e) => void setPolicy(server.name, tool.name, e.target.value as Policy)}
+                                >
+                                  {tool.policy === null && (
+                                    <option value="" disabled>
+                                      default (ask)
+                                    </option>
+                                  )}
+                                  {POLICIES.map((p) => (
+                                    <option key={p} value={p}>
+                                      {POLICY_TEXT[p]}
+                                    </option>
+                                  ))}
+                                </select>
+                              </td>
+                            </tr>
+                          );
+                        })}
+                      </tbody>
+                    </table>
+                  </div>
+                ),
+              )}
+            </details>
+          );
+        })
+      )}
+    </section>
+  );
+}
+
+function RulesSection() {
+  const [rules, setRules] = useState<Permissions | null>(null);
+  const [effect, setEffect] = useState<Effect>("allow");
+  const [draft, setDraft] = useState("");
+  const [error, setError] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+
+  useEffect(() => {
+    api.permissions().then(setRules).catch((e: unknown) => setError(e instanceof Error ? e.message : String(e)));
+  }, []);
+
+  const save = async (next: Permissions) => {
+    setBusy(true);
+    setError(null);
+    try {
+      setRules(await api.setPermissions(next));
+      return true;
+    } catch (e) {
+      // The server refused (422 names the bad rule): keep what it has.
+      setError(e instanceof Error ? e.message : String(e));
+      return false;
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  const add = async (event: FormEvent) => {
+    event.preventDefault();
+    const rule = draft.trim();
+    if (!rule || !rules) return;
+    if (await save({ ...rules, [effect]: [...rules[effect], rule] })) setDraft("");
+  };
+
+  const remove = (which: Effect, index: number) => {
+    if (!rules) return;
+    void save({ ...rules, [which]: rules[which].filter((_, i) => i !== index) });
+  };
+
+  return (
+    <section className="settings-section" aria-labelledby="rules-heading" data-testid="rules-section">
+      <h2 id="rules-heading">Permission rules</h2>
+      <p className="muted">
+        Claude Code's grammar, e.g. <code>mcp__shell__exec(npm test *)</code> or <code>mcp__file__write_file</code>. Deny
+        beats ask beats allow; a call no rule matches falls to its tool's policy.
+      </p>
+      {error && (
+        <p className="error-text" role="alert" data-testid="rules-error">
+          {error}
+        </p>
+      )}
+      {rules === null ? (
+        <p className="muted">Loading…</p>
+      ) : (
+        <>
+          <table className="rules-table">
+            <thead>
+              <tr>
+                <th scope="col">Effect</th>
+                <th scope="col">Rule</th>
+                <th scope="col">
+                  <span className="visually-hidden">Remove</span>
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {EFFECTS.flatMap((which) =>
+                rules[which].map((rule, i) => (
+                  <tr key={`${which}-${i}-${rule}`} data-testid="rule-row" data-effect={which}>
+                    <td>
+                      <span className={`badge effect-${which}`}>{which}</span>
+                    </td>
+                    <td>
+                      <code className="rule-text">{rule}</code>
+                    </td>
+                    <td>
+                      <button type="button" className="btn small subtle" aria-label={`Remove ${which} rule ${rule}`} disabled={busy} onClick={() => remove(which, i)}>
+                        Remove
+                      </button>
+                    </td>
+                  </tr>
+                )),
+              )}
+              {EFFECTS.every((which) => rules[which].length === 0) && (
+                <tr>
+                  <td colSpan={3} className="muted">
+                    No rules yet: every tool follows its policy.
+                  </td>
+                </tr>
+              )}
+            </tbody>
+          </table>
+          <form className="rule-form" onSubmit={add} aria-label="Add a rule">
+            <select aria-label="Effect" data-testid="rule-effect" value={effect} onChange={(e) => setEffect(e.target.value as Effect)}>
+              {EFFECTS.map((e) => (
+                <option key={e} value={e}>
+                  {e}
+                </option>
+              ))}
+            </select>
+            <input
+              aria-label="Rule"
+              data-testid="rule-input"
+              placeholder="mcp__shell__exec(git status)"
+              value={draft}
+              spellCheck={false}
+              onChange={(e) => setDraft(e.target.value)}
+            />
+            <button type="submit" className="btn primary" data-testid="rule-add" disabled={busy || !draft.trim()}>
+              Add rule
+            </button>
+          </form>
+        </>
+      )}
+    </section>
+  );
+}
+
+const PAGE = 50;
+
+function AuditSection() {
+  const [offset, setOffset] = useState(0);
+  const [page, setPage] = useState<AuditPage | null>(null);
+  const [error, setError] = useState<string | null>(null);
+
+  useEffect(() => {
+    let cancelled = false;
+    api
+      .audit(PAGE, offset)
+      .then((p) => !cancelled && setPage(p))
+      .catch((e: unknown) => !cancelled && setError(e instanceof Error ? e.message : String(e)));
+    return () => {
+      cancelled = true;
+    };
+  }, [offset]);
+
+  return (
+    <section className="settings-section" aria-labelledby="audit-heading" data-testid="audit-section">
+      <h2 id="audit-heading">Audit log</h2>
+      {error && <p className="error-text">{error}</p>}
+      {page === null ? (
+        <p className="muted">Loading…</p>
+      ) : (
+        <>
+          <div className="table-scroll">
+            <table className="audit-table">
+              <thead>
+                <tr>
+                  <th scope="col">Time</th>
+                  <th scope="col">Session</th>
+                  <th scope="col">Tool</th>
+                  <th scope="col">Arguments</th>
+                  <th scope="col">Decision</th>
+                  <th scope="col">By</th>
+                  <th scope="col">Latency</th>
+                </tr>
+              </thead>
+              <tbody>
+                {page.items.map((item) => (
+                  <tr key={item.id} data-testid="audit-row">
+                    <td className="nowrap">{formatTime(item.created_at)}</td>
+                    <td>
+                      <a href={`#/s/${encodeURIComponent(item.session_id)}`}>{item.session_id.slice(0, 8)}</a>
+                    </td>
+                    <td>
+                      <code>{item.tool_name}</code>
+                    </td>
+                    <td>
+                      <code className="small">{truncate(JSON.stringify(item.arguments), 80)}</code>
+                    </td>
+                    <td>
+                      <span className={`badge effect-${item.decision}`}>{item.decision}</span>
+                      {item.detail && <div className="muted small">{truncate(item.detail, 80)}</div>}
+                    </td>
+                    <td>{item.decided_by}</td>
+                    <td className="nowrap">{item.latency_ms ? `${Math.round(item.latency_ms)} ms` : "—"}</td>
+                  </tr>
+                ))}
+                {page.items.length === 0 && (
+                  <tr>
+                    <td colSpan={7} className="muted">
+                      {offset === 0 ? "No decisions yet." : "No more entries."}
+                    </td>
+                  </tr>
+                )}
+              </tbody>
+            </table>
+          </div>
+          <div className="pager">
+            <button type="button" className="btn small" data-testid="audit-prev" disabled={offset === 0} onClick={() => setOffset(Math.max(0, offset - PAGE))}>
+              ← Previous
+            </button>
+            <span className="muted">
+              {page.items.length ? `${offset + 1}–${offset + page.items.length}` : ""}
+            </span>
+            <button type="button" className="btn small" data-testid="audit-next" disabled={page.items.length < PAGE} onClick={() => setOffset(offset + PAGE)}>
+              Next →
+            </button>
+          </div>
+        </>
+      )}
+    </section>
+  );
+}
+
+export function SettingsView() {
+  return (
+    <main className="main settings" data-testid="settings-view" aria-label="Settings">
+      <h1>Settings</h1>
+      <ServersSection />
+      <RulesSection />
+      <AuditSection />
+    </main>
+  );
+}

@@ -1,0 +1,212 @@
+// The sessions sidebar: "Waiting for you" pinned on top, then every session (sub-sessions under
+// their parent), a filter box and the new-session form.
+
+import { useState, type FormEvent } from "react";
+import { api } from "../api";
+import { statusLabel } from "../format";
+import { navigate, sessionHref, type Route } from "../router";
+import { pendingCountBySession, pendingList, upsertSession, useAppState } from "../store";
+import type { Session } from "../types";
+
+export function StatusBadge({ session, waiting }: { session: Session; waiting: number }) {
+  const status = waiting > 0 ? "waiting_approval" : session.status;
+  return (
+    <span className={`badge status-${status}`} data-testid="status-badge" data-status={status}>
+      {statusLabel(status, waiting)}
+    </span>
+  );
+}
+
+function sessionName(session: Session): string {
+  return session.title || `Session ${session.id.slice(0, 8)}`;
+}
+
+function SessionRow({ session, waiting, active, depth }: { session: Session; waiting: number; active: boolean; depth: number }) {
+  return (
+    <li>
+      <a
+        href={sessionHref(session.id)}
+        className={`session-row${active ? " active" : ""}`}
+        style={depth ? { paddingLeft: `${0.75 + depth * 0.9}rem` } : undefined}
+        aria-current={active ? "page" : undefined}
+        data-testid="session-row"
+        data-session-id={session.id}
+      >
+        {depth > 0 && (
+          <span className="sub-marker" aria-label="sub-session">
+            ↳
+          </span>
+        )}
+        <span className="session-title">{sessionName(session)}</span>
+        <StatusBadge session={session} waiting={waiting} />
+      </a>
+    </li>
+  );
+}
+
+function NewSessionForm({ onCreated }: { onCreated: () => void }) {
+  const [prompt, setPrompt] = useState("");
+  const [mode, setMode] = useState("agent");
+  const [model, setModel] = useState("");
+  const [workspace, setWorkspace] = useState("");
+  const [error, setError] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+
+  const submit = async (event: FormEvent) => {
+    event.preventDefault();
+    setBusy(true);
+    setError(null);
+    try {
+      const session = await api.createSession({
+        prompt: prompt.trim() || undefined,
+        mode,
+        model: model.trim() || undefined,
+        workspace: workspace.trim() || undefined,
+      });
+      upsertSession(session);
+      setPrompt("");
+      onCreated();
+      navigate(sessionHref(session.id));
+    } catch (err) {
+      setError(err instanceof Error ? err.message : String(err));
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return (
+    <form className="new-session" onSubmit={submit} data-testid="new-session-form" aria-label="New session">
+      <label>
+        Prompt
+        <textarea
+          data-testid="new-session-prompt"
+          rows={3}
+          value={prompt}
+          placeholder="What should the agent do?"
+          onChange={(e) => setPrompt(e.target.value)}
+          onKeyDown={(e) => {
+            if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) void submit(e);
+          }}
+        />
+      </label>
+      <div className="form-row">
+        <label>
+          Mode
+          <select data-testid="new-session-mode" value={mode} onChange={(e) => setMode(e.target.value)}>
+            <option value="agent">agent</option>
+            <option value="plan">plan</option>
+          </select>
+        </label>
+        <label>
+          Model
+          <input data-testid="new-session-model" value={model} placeholder="default" onChange={(e) => setModel(e.target.value)} />
+        </label>
+      </div>
+      <label>
+        Workspace
+        <input data-testid="new-session-workspace" value={workspace} placeholder="default workspace" onChange={(e) => setWorkspace(e.target.value)} />
+      </label>
+      {error && (
+        <p className="error-text" role="alert">
+          {error}
+        </p>
+      )}
+      <button type="submit" className="btn primary" data-testid="new-session-submit" disabled={busy}>
+        Start session
+      </button>
+    </form>
+  );
+}
+
+export function Sidebar({ route, onNavigate }: { route: Route; onNavigate: () => void }) {
+  const state = useAppState();
+  const [filter, setFilter] = useState("");
+  const [creating, setCreating] = useState(false);
+  const counts = pendingCountBySession(state);
+  const activeId = route.name === "session" ? route.id : null;
+  const needle = filter.trim().toLowerCase();
+  const all = Object.values(state.sessions);
+  const matches = (s: Session) =>
+    !needle || sessionName(s).toLowerCase().includes(needle) || s.id.includes(needle) || s.status.includes(needle);
+
+  // Waiting sessions, ordered by their oldest pending approval.
+  const oldestPending: Record<string, number> = {};
+  for (const approval of pendingList(state)) {
+    oldestPending[approval.session_id] ??= Date.parse(approval.created_at);
+  }
+  const waiting = all
+    .filter((s) => counts[s.id] && matches(s))
+    .sort((a, b) => oldestPending[a.id] - oldestPending[b.id]);
+
+  const byRecent = (a: Session, b: Session) => Date.parse(b.updated_at || b.created_at) - Date.parse(a.updated_at || a.created_at);
+  const ids = new Set(all.map((s) => s.id));
+  const children = new Map<string, Session[]>();
+  for (const s of all) {
+    if (s.parent_id && ids.has(s.parent_id)) children.set(s.parent_id, [...(children.get(s.parent_id) ?? []), s]);
+  }
+  const roots = all.filter((s) => !s.parent_id || !ids.has(s.parent_id)).sort(byRecent);
+  const rows: { session: Session; depth: number }[] = [];
+  const walk = (s: Session, depth: number) => {
+    const kids = (children.get(s.id) ?? []).sort(byRecent);
+    const kidRowsStart = rows.length;
+    rows.push({ session: s, depth });
+    kids.forEach((k) => walk(k, depth + 1));
+    // Drop a parent that neither matches nor has matching children.
+    if (!matches(s) && rows.length === kidRowsStart + 1) rows.pop();
+  };
+  roots.forEach((s) => walk(s, 0));
+
+  return (
+    <nav className="sidebar" aria-label="Sessions" data-testid="sidebar" onClick={(e) => {
+      if ((e.target as HTMLElement).closest("a")) onNavigate();
+    }}>
+      <div className="sidebar-top">
+        <button
+          type="button"
+          className="btn primary wide"
+          data-testid="new-session-toggle"
+          aria-expanded={creating}
+          onClick={() => setCreating(!creating)}
+        >
+          {creating ? "Close" : "New session"}
+        </button>
+        {creating && <NewSessionForm onCreated={() => { setCreating(false); onNavigate(); }} />}
+        <input
+          type="search"
+          className="filter"
+          data-testid="session-filter"
+          aria-label="Filter sessions"
+          placeholder="Filter sessions"
+          value={filter}
+          onChange={(e) => setFilter(e.target.value)}
+        />
+      </div>
+
+      {waiting.length > 0 && (
+        <section className="session-group waiting-group" aria-label="Waiting for you" data-testid="waiting-group">
+          <h2>
+            Waiting for you <span className="count">{waiting.reduce((n, s) => n + (counts[s.id] ?? 0), 0)}</span>
+          </h2>
+          <ul>
+            {waiting.map((s) => (
+              <SessionRow key={s.id} session={s} waiting={counts[s.id] ?? 0} active={s.id === activeId} depth={0} />
+            ))}
+          </ul>
+        </section>
+      )}
+
+      <section className="session-group" aria-label="All sessions">
+        <h2>Sessions</h2>
+        {rows.length === 0 ? (
+          <p className="muted small-pad">{all.length === 0 ? "No sessions yet." : "No session matches."}</p>
+        ) : (
+          <ul data-testid="session-list">
+            {rows.map(({ session, depth }) => (
+              <SessionRow key={session.id} session={session} waiting={counts[session.id] ?? 0} active={session.id === activeId} depth={depth} />
+            ))}
+          </ul>
+        )}
+      </section>
+    </nav>
+  );
+}

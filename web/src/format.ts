@@ -1,0 +1,114 @@
+// Small display helpers shared by the views.
+
+import type { Approval, ApprovalStatus, DecidedBy, Decision, DecisionKind, SessionStatus } from "./types";
+
+/** `mcp__shell__exec` -> { server: "shell", tool: "exec" }; other names have no server. */
+export function splitToolName(name: string): { server: string | null; tool: string } {
+  if (!name.startsWith("mcp__")) return { server: null, tool: name };
+  const cut = name.indexOf("__", 5);
+  if (cut <= 5 || cut + 2 >= name.length) return { server: null, tool: name };
+  return { server: name.slice(5, cut), tool: name.slice(cut + 2) };
+}
+
+export function toolTitle(name: string, title?: string | null): string {
+  return title?.trim() || name;
+}
+
+export function statusLabel(status: SessionStatus, waiting = 0): string {
+  switch (status) {
+    case "running":
+      return "Running";
+    case "waiting_approval":
+      return `Waiting for you (${Math.max(waiting, 1)})`;
+    case "completed":
+      return "Done";
+    case "stopped":
+      return "Stopped";
+    case "error":
+      return "Error";
+    case "idle":
+      return "Idle";
+  }
+}
+
+export function formatCost(usd: number): string {
+  if (!usd) return "$0.00";
+  return usd < 0.01 ? `$${usd.toFixed(4)}` : `$${usd.toFixed(2)}`;
+}
+
+export function formatTokens(n: number): string {
+  return new Intl.NumberFormat("en").format(n || 0);
+}
+
+/** `9:41` for 581 s; `1:02:03` past an hour. */
+export function formatClock(totalSeconds: number): string {
+  const s = Math.max(0, Math.ceil(totalSeconds));
+  const hours = Math.floor(s / 3600);
+  const minutes = Math.floor((s % 3600) / 60);
+  const seconds = String(s % 60).padStart(2, "0");
+  return hours > 0 ? `${hours}:${String(minutes).padStart(2, "0")}:${seconds}` : `${minutes}:${seconds}`;
+}
+
+export function formatDuration(ms: number): string {
+  if (ms < 1000) return `${Math.max(0, Math.round(ms))} ms`;
+  if (ms < 60_000) return `${(ms / 1000).toFixed(1)} s`;
+  return formatClock(ms / 1000);
+}
+
+export function formatAge(fromIso: string, now: number): string {
+  const seconds = Math.max(0, Math.round((now - Date.parse(fromIso)) / 1000));
+  if (seconds < 5) return "just now";
+  if (seconds < 60) return `${seconds}s ago`;
+  if (seconds < 3600) return `${Math.floor(seconds / 60)}m ago`;
+  if (seconds < 86400) return `${Math.floor(seconds / 3600)}h ago`;
+  return new Date(fromIso).toLocaleDateString();
+}
+
+export function formatTime(iso: string): string {
+  const date = new Date(iso);
+  return Number.isNaN(date.getTime()) ? iso : date.toLocaleString();
+}
+
+export function decisionKind(decision: Approval["decision"]): DecisionKind | null {
+  if (!decision) return null;
+  return typeof decision === "string" ? decision : (decision as Decision).kind;
+}
+
+/** How a decided approval reads in its one-line row: "allowed once", "Timed out – denied", ... */
+export function outcomeLabel(
+  status: ApprovalStatus,
+  decision: Approval["decision"],
+  decidedBy: DecidedBy | null,
+): string {
+  if (status === "expired" || decidedBy === "timeout") return "Timed out – denied";
+  if (status === "cancelled" || decidedBy === "stop") return "cancelled (session stopped)";
+  const kind = decisionKind(decision);
+  const message = decision && typeof decision === "object" ? decision.message : null;
+  const edited = decision && typeof decision === "object" && decision.updated_arguments;
+  if (decidedBy === "rule" && kind !== "deny") return "allowed by a new rule";
+  switch (kind) {
+    case "allow_once":
+      return edited ? "allowed once with edited arguments" : "allowed once";
+    case "allow_session":
+      return "allowed for this session";
+    case "allow_always":
+      return "always allowed";
+    case "deny":
+      return message ? `denied: “${message}”` : "denied";
+    default:
+      return status === "allowed" ? "allowed" : status === "denied" ? "denied" : status;
+  }
+}
+
+/** A one-line summary of a tool call's arguments for compact rows. */
+export function argumentSummary(args: Record<string, unknown>): string {
+  if (typeof args.command === "string") return args.command;
+  if (typeof args.url === "string") return args.url;
+  if (typeof args.path === "string") return args.path;
+  const text = JSON.stringify(args);
+  return text === "{}" ? "" : text;
+}
+
+export function truncate(text: string, max: number): string {
+  return text.length <= max ? text : `${text.slice(0, max - 1)}…`;
+}

@@ -1,0 +1,140 @@
+// The live connection: one WebSocket subscribed to every session, reconnecting after a drop.
+//
+// On reconnect it sends, per session, the last persisted `seq` it saw, so the server replays
+// exactly what was missed. Events are deduplicated by (session_id, seq, part): a replay that
+// overlaps what already arrived, or a token delta sent twice, is applied once.
+
+import { reportUnauthorized } from "./api";
+import type { LiveEvent } from "./types";
+
+export type LiveState = "connecting" | "open" | "reconnecting" | "unauthorized" | "stopped";
+
+type EventListener = (event: LiveEvent) => void;
+type StateListener = (state: LiveState, reconnected: boolean) => void;
+
+const SEEN_LIMIT = 20_000;
+const MAX_BACKOFF_MS = 5_000;
+const BAD_AUTH = 4001;
+
+export class LiveConnection {
+  private socket: WebSocket | null = null;
+  private readonly lastSeq = new Map<string, number>();
+  private readonly seen = new Set<string>();
+  private readonly eventListeners = new Set<EventListener>();
+  private readonly stateListeners = new Set<StateListener>();
+  private retryTimer: number | undefined;
+  private backoff = 250;
+  private opened = false;
+  private stopped = true;
+  state: LiveState = "stopped";
+
+  onEvent(listener: EventListener): () => void {
+    this.eventListeners.add(listener);
+    return () => this.eventListeners.delete(listener);
+  }
+
+  onState(listener: StateListener): () => void {
+    this.stateListeners.add(listener);
+    return () => this.stateListeners.delete(listener);
+  }
+
+  start(): void {
+    if (!this.stopped) return;
+    this.stopped = false;
+    this.connect();
+  }
+
+  stop(): void {
+    this.stopped = true;
+    window.clearTimeout(this.retryTimer);
+    this.socket?.close(1000);
+    this.socket = null;
+    this.setState("stopped", false);
+  }
+
+  /** Drop the socket as a network failure would (used by tests of the reconnect path). */
+  dropForTest(): void {
+    this.socket?.close(4000, "dropped");
+  }
+
+  /** The last persisted seq seen per session: what a reconnect asks the server to resume from. */
+  sinceMap(): Record<string, number> {
+    return Object.fromEntries(this.lastSeq);
+  }
+
+  private url(): string {
+    const scheme = window.location.protocol === "https:" ? "wss:" : "ws:";
+    return `${scheme}//${window.location.host}/ws`;
+  }
+
+  private connect(): void {
+    const reconnect = this.opened;
+    this.setState(reconnect ? "reconnecting" : "connecting", false);
+    const socket = new WebSocket(this.url());
+    this.socket = socket;
+    socket.onopen = () => {
+      if (this.socket !== socket) return;
+      this.backoff = 250;
+      const since = this.sinceMap();
+      const subscribe: Record<string, unknown> = { type: "subscribe", session_id: null };
+      if (Object.keys(since).length > 0) subscribe.since = since;
+      socket.send(JSON.stringify(subscribe));
+      this.opened = true;
+      this.setState("open", reconnect);
+    };
+    socket.onmessage = (message) => {
+      if (this.socket !== socket) return;
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(String(message.data));
+      } catch {
+        return;
+      }
+      if (parsed && typeof parsed === "object" && "session_id" in parsed && "seq" in parsed) {
+        this.receive(parsed as LiveEvent);
+      }
+    };
+    socket.onclose = (close) => {
+      if (this.socket !== socket) return;
+      this.socket = null;
+      if (close.code === BAD_AUTH) {
+        this.stopped = true;
+        this.setState("unauthorized", false);
+        reportUnauthorized();
+        return;
+      }
+      if (this.stopped) return;
+      this.setState("reconnecting", false);
+      this.retryTimer = window.setTimeout(() => this.connect(), this.backoff);
+      this.backoff = Math.min(this.backoff * 2, MAX_BACKOFF_MS);
+    };
+  }
+
+  private receive(event: LiveEvent): void {
+    const part = event.part ?? 0;
+    const key = `${event.session_id}:${event.seq}:${part}`;
+    if (this.seen.has(key)) return;
+    if (!event.ephemeral && event.seq <= (this.lastSeq.get(event.session_id) ?? 0)) return;
+    this.seen.add(key);
+    if (this.seen.size > SEEN_LIMIT) {
+      // Sets iterate in insertion order: forget the oldest keys first.
+      const drop = this.seen.size - SEEN_LIMIT;
+      let i = 0;
+      for (const old of this.seen) {
+        if (i++ >= drop) break;
+        this.seen.delete(old);
+      }
+    }
+    if (!event.ephemeral) this.lastSeq.set(event.session_id, event.seq);
+    this.eventListeners.forEach((listener) => listener(event));
+  }
+
+  private setState(state: LiveState, reconnected: boolean): void {
+    this.state = state;
+    this.stateListeners.forEach((listener) => listener(state, reconnected));
+  }
+}
+
+export const live = new LiveConnection();
+// A handle for browser tests (drop the socket and watch the reconnect), harmless otherwise.
+(window as unknown as { __overseerLive?: LiveConnection }).__overseerLive = live;

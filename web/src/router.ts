@@ -1,0 +1,32 @@
+// Hash routes, so the server needs no fallback for client-side paths:
+// `#/` the inbox, `#/s/<id>` a session, `#/settings`.
+
+import { useSyncExternalStore } from "react";
+
+export type Route = { name: "inbox" } | { name: "session"; id: string } | { name: "settings" };
+
+export function parseRoute(hash: string): Route {
+  const path = hash.replace(/^#/, "") || "/";
+  const session = /^\/s\/([^/?#]+)/.exec(path);
+  if (session) return { name: "session", id: decodeURIComponent(session[1]) };
+  if (path.startsWith("/settings")) return { name: "settings" };
+  return { name: "inbox" };
+}
+
+function subscribe(listener: () => void): () => void {
+  window.addEventListener("hashchange", listener);
+  return () => window.removeEventListener("hashchange", listener);
+}
+
+export function useRoute(): Route {
+  const hash = useSyncExternalStore(subscribe, () => window.location.hash);
+  return parseRoute(hash);
+}
+
+export function sessionHref(id: string): string {
+  return `#/s/${encodeURIComponent(id)}`;
+}
+
+export function navigate(href: string): void {
+  if (window.location.hash !== href) window.location.hash = href;
+}

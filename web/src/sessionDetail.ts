@@ -1,0 +1,180 @@
+// One session's transcript: the REST snapshot, then live events on top of it.
+//
+// Events that arrive before the snapshot are held back and replayed after it, keeping only those
+// the snapshot does not already contain (seq above its `last_seq`; token deltas at or above it).
+
+import { useEffect, useReducer } from "react";
+import { api } from "./api";
+import { live } from "./live";
+import type { LiveEvent, Message, SessionDetail, ToolCall } from "./types";
+
+export interface Token {
+  seq: number;
+  part: number;
+  text: string;
+}
+
+export interface DetailState {
+  id: string;
+  detail: SessionDetail | null;
+  error: string | null;
+  messages: Message[];
+  toolCalls: Record<string, ToolCall>;
+  /** Token deltas of the answer being streamed, in (seq, part) order. */
+  tokens: Token[];
+  notices: { seq: number; kind: "retry" | "error"; text: string }[];
+  baseSeq: number;
+  buffered: LiveEvent[];
+}
+
+type Action =
+  | { type: "reset"; id: string }
+  | { type: "snapshot"; id: string; detail: SessionDetail }
+  | { type: "failed"; id: string; error: string }
+  | { type: "event"; event: LiveEvent };
+
+function initial(id: string): DetailState {
+  return { id, detail: null, error: null, messages: [], toolCalls: {}, tokens: [], notices: [], baseSeq: 0, buffered: [] };
+}
+
+function upsertMessage(messages: Message[], message: Message): Message[] {
+  const idx = typeof message.idx === "number" ? message.idx : messages.length;
+  const next = messages.filter((m) => m.idx !== idx);
+  next.push({ ...message, idx, tool_calls: message.tool_calls ?? [] });
+  return next.sort((a, b) => a.idx - b.idx);
+}
+
+function apply(state: DetailState, event: LiveEvent): DetailState {
+  if (event.ephemeral ? event.seq < state.baseSeq : event.seq <= state.baseSeq) return state;
+  const data = event.data ?? {};
+  switch (event.type) {
+    case "token": {
+      const text = typeof data.text === "string" ? data.text : "";
+      if (!text) return state;
+      const tokens = [...state.tokens, { seq: event.seq, part: event.part ?? 0, text }];
+      tokens.sort((a, b) => a.seq - b.seq || a.part - b.part);
+      return { ...state, tokens };
+    }
+    case "message": {
+      const message = data as unknown as Message;
+      const messages = upsertMessage(state.messages, message);
+      return { ...state, messages, tokens: message.role === "assistant" ? [] : state.tokens };
+    }
+    case "tool.started": {
+      const id = String(data.id ?? "");
+      const previous = state.toolCalls[id];
+      const call: ToolCall = {
+        id,
+        name: String(data.name ?? previous?.name ?? ""),
+        arguments: (data.arguments as Record<string, unknown>) ?? previous?.arguments ?? {},
+        status: "running",
+        decision: (data.decision as string | null) ?? previous?.decision ?? null,
+        result: null,
+        is_error: false,
+        started_at: event.created_at,
+        finished_at: null,
+      };
+      return { ...state, toolCalls: { ...state.toolCalls, [id]: call } };
+    }
+    case "tool.result": {
+      const id = String(data.id ?? "");
+      const previous = state.toolCalls[id];
+      const call: ToolCall = {
+        id,
+        name: String(data.name ?? previous?.name ?? ""),
+        arguments: previous?.arguments ?? {},
+        status: (data.status as ToolCall["status"]) ?? "done",
+        decision: previous?.decision ?? null,
+        result: typeof data.text === "string" ? data.text : (previous?.result ?? null),
+        is_error: Boolean(data.is_error),
+        started_at: previous?.started_at ?? null,
+        finished_at: event.created_at,
+      };
+      return { ...state, toolCalls: { ...state.toolCalls, [id]: call } };
+    }
+    case "approval.requested": {
+      const id = String(data.tool_call_id ?? "");
+      if (!id) return state;
+      const previous = state.toolCalls[id];
+      const call: ToolCall = {
+        id,
+        name: String(data.tool_name ?? previous?.name ?? ""),
+        arguments: (data.arguments as Record<string, unknown>) ?? previous?.arguments ?? {},
+        status: "waiting_approval",
+        decision: null,
+        result: null,
+        is_error: false,
+        started_at: null,
+        finished_at: null,
+      };
+      return { ...state, toolCalls: { ...state.toolCalls, [id]: call } };
+    }
+    case "session.status": {
+      const status = String(data.status ?? "");
+      const ended = status === "completed" || status === "stopped" || status === "error";
+      return ended ? { ...state, tokens: [] } : state;
+    }
+    case "model.retry":
+    case "error": {
+      const text = typeof data.message === "string" ? data.message : JSON.stringify(data);
+      const kind = event.type === "error" ? "error" : "retry";
+      if (state.notices.some((n) => n.seq === event.seq)) return state;
+      return { ...state, notices: [...state.notices, { seq: event.seq, kind, text }] };
+    }
+    default:
+      return state;
+  }
+}
+
+function reducer(state: DetailState, action: Action): DetailState {
+  switch (action.type) {
+    case "reset":
+      return initial(action.id);
+    case "failed":
+      return action.id === state.id ? { ...state, error: action.error } : state;
+    case "snapshot": {
+      if (action.id !== state.id) return state;
+      const { detail } = action;
+      const toolCalls: Record<string, ToolCall> = {};
+      for (const call of detail.tool_calls ?? []) toolCalls[call.id] = call;
+      let next: DetailState = {
+        ...state,
+        detail,
+        error: null,
+        messages: [...(detail.messages ?? [])].sort((a, b) => a.idx - b.idx),
+        toolCalls,
+        tokens: [],
+        baseSeq: detail.last_seq ?? 0,
+        buffered: [],
+      };
+      for (const event of state.buffered) next = apply(next, event);
+      return next;
+    }
+    case "event": {
+      if (action.event.session_id !== state.id) return state;
+      if (!state.detail) return { ...state, buffered: [...state.buffered, action.event] };
+      return apply(state, action.event);
+    }
+  }
+}
+
+/** Load a session and keep it current. */
+export function useSessionDetail(id: string): DetailState {
+  const [state, dispatch] = useReducer(reducer, id, initial);
+  useEffect(() => {
+    dispatch({ type: "reset", id });
+    const off = live.onEvent((event) => {
+      if (event.session_id === id) dispatch({ type: "event", event });
+    });
+    let cancelled = false;
+    api
+      .session(id)
+      .then((detail) => !cancelled && dispatch({ type: "snapshot", id, detail }))
+      .catch((error: unknown) => !cancelled && dispatch({ type: "failed", id, error: error instanceof Error ? error.message : String(error) }));
+    return () => {
+      cancelled = true;
+      off();
+    };
+  }, [id]);
+  return state;
+}

@@ -1,0 +1,321 @@
+// The app-wide state: who is logged in, the sessions, and the approvals waiting across them.
+//
+// One small external store (read with useSyncExternalStore) fed by REST snapshots and live
+// events. Approvals are keyed by id and a resolved id never comes back, so a late snapshot or a
+// replayed event cannot resurrect a card that was already answered.
+
+import { useSyncExternalStore } from "react";
+import { ApiError, api, onUnauthorized } from "./api";
+import { outcomeLabel } from "./format";
+import { live, type LiveState } from "./live";
+import type { Approval, ApprovalStatus, DecidedBy, DecisionBody, LiveEvent, Me, Session, Usage } from "./types";
+
+export interface DecidedEntry {
+  approval: Approval;
+  outcome: string;
+  denied: boolean;
+  at: number;
+}
+
+export interface AppState {
+  auth: "checking" | "ok" | "required";
+  me: Me | null;
+  sessions: Record<string, Session>;
+  /** Pending approvals by id. */
+  pending: Record<string, Approval>;
+  /** Recently decided approvals by id, shown as one-line rows. */
+  decided: Record<string, DecidedEntry>;
+  /** Approval ids with a decision in flight. */
+  submitting: Record<string, boolean>;
+  /** A failed decision's message, by approval id. */
+  errors: Record<string, string>;
+  /** The card the person asked to see (a notification click); queues focus it when they hold it. */
+  focusRequest: string | null;
+  live: LiveState;
+  loaded: boolean;
+}
+
+let state: AppState = {
+  auth: "checking",
+  me: null,
+  sessions: {},
+  pending: {},
+  decided: {},
+  submitting: {},
+  errors: {},
+  focusRequest: null,
+  live: "stopped",
+  loaded: false,
+};
+
+const listeners = new Set<() => void>();
+const resolvedIds = new Set<string>();
+const receivedAt = new Map<string, number>();
+const DECIDED_KEEP = 30;
+
+function setState(update: Partial<AppState> | ((s: AppState) => Partial<AppState>)): void {
+  const patch = typeof update === "function" ? update(state) : update;
+  state = { ...state, ...patch };
+  listeners.forEach((listener) => listener());
+}
+
+export function getState(): AppState {
+  return state;
+}
+
+export function subscribe(listener: () => void): () => void {
+  listeners.add(listener);
+  return () => listeners.delete(listener);
+}
+
+export function useAppState(): AppState {
+  return useSyncExternalStore(subscribe, getState);
+}
+
+/** Pending approvals, oldest first. */
+export function pendingList(s: AppState, sessionId?: string): Approval[] {
+  return Object.values(s.pending)
+    .filter((a) => sessionId === undefined || a.session_id === sessionId)
+    .sort((a, b) => Date.parse(a.created_at) - Date.parse(b.created_at) || a.id.localeCompare(b.id));
+}
+
+export function decidedList(s: AppState, sessionId?: string): DecidedEntry[] {
+  return Object.values(s.decided)
+    .filter((d) => sessionId === undefined || d.approval.session_id === sessionId)
+    .sort((a, b) => a.at - b.at);
+}
+
+export function pendingCountBySession(s: AppState): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const a of Object.values(s.pending)) counts[a.session_id] = (counts[a.session_id] ?? 0) + 1;
+  return counts;
+}
+
+// ---- auth and loading ----
+
+let booted = false;
+
+export function boot(): void {
+  if (booted) return;
+  booted = true;
+  onUnauthorized(() => {
+    live.stop();
+    setState({ auth: "required", me: null });
+  });
+  live.onEvent(applyEvent);
+  live.onState((liveState, reconnected) => {
+    setState({ live: liveState });
+    // Sessions created while we were away have no `since` entry: a fresh snapshot covers them.
+    if (reconnected) void refresh();
+  });
+  window.setInterval(expireDue, 1000);
+  void checkAuth();
+}
+
+async function checkAuth(): Promise<void> {
+  try {
+    const me = await api.me();
+    setState({ auth: "ok", me });
+    live.start();
+    await refresh();
+  } catch (error) {
+    if (!(error instanceof ApiError && error.status === 401)) {
+      // The server is unreachable or broken: keep trying quietly, the UI shows the live state.
+      setState({ auth: "ok" });
+      live.start();
+      await refresh().catch(() => undefined);
+    }
+  }
+}
+
+export async function login(username: string, password: string): Promise<void> {
+  await api.login(username, password);
+  const me = await api.me();
+  setState({ auth: "ok", me });
+  live.start();
+  await refresh();
+}
+
+export async function logout(): Promise<void> {
+  try {
+    await api.logout();
+  } finally {
+    live.stop();
+    setState({ auth: "required", me: null, sessions: {}, pending: {}, decided: {} });
+  }
+}
+
+/** Load sessions and pending approvals; merge with what live events already told us. */
+export async function refresh(): Promise<void> {
+  const started = Date.now();
+  const [sessions, approvals] = await Promise.all([api.sessions(), api.pendingApprovals()]);
+  setState((s) => {
+    const byId: Record<string, Session> = {};
+    for (const session of sessions) byId[session.id] = session;
+    // Keep sessions announced live after the request left.
+    for (const session of Object.values(s.sessions)) if (!byId[session.id]) byId[session.id] = session;
+    const pending: Record<string, Approval> = {};
+    for (const approval of approvals) {
+      if (!resolvedIds.has(approval.id)) pending[approval.id] = approval;
+    }
+    // An approval that arrived live after the snapshot was taken is newer than the snapshot.
+    for (const approval of Object.values(s.pending)) {
+      if (!pending[approval.id] && (receivedAt.get(approval.id) ?? 0) >= started) pending[approval.id] = approval;
+    }
+    return { sessions: byId, pending, loaded: true };
+  });
+}
+
+// ---- live events ----
+
+function addUsage(usage: Usage | undefined, delta: Partial<Usage>): Usage {
+  const base = usage ?? { input_tokens: 0, output_tokens: 0, cost_usd: 0 };
+  return {
+    input_tokens: base.input_tokens + (Number(delta.input_tokens) || 0),
+    output_tokens: base.output_tokens + (Number(delta.output_tokens) || 0),
+    cost_usd: base.cost_usd + (Number(delta.cost_usd) || 0),
+  };
+}
+
+function applyEvent(event: LiveEvent): void {
+  const data = event.data ?? {};
+  switch (event.type) {
+    case "session.created": {
+      const session = data as unknown as Session;
+      if (session?.id) setState((s) => ({ sessions: { ...s.sessions, [session.id]: session } }));
+      return;
+    }
+    case "session.status": {
+      setState((s) => {
+        const session = s.sessions[event.session_id];
+        if (!session) return {};
+        const updated: Session = {
+          ...session,
+          status: (data.status as Session["status"]) ?? session.status,
+          error: (data.error as string | null | undefined) ?? null,
+          updated_at: event.created_at ?? session.updated_at,
+        };
+        return { sessions: { ...s.sessions, [session.id]: updated } };
+      });
+      if (!state.sessions[event.session_id]) void refresh().catch(() => undefined);
+      return;
+    }
+    case "usage": {
+      setState((s) => {
+        const session = s.sessions[event.session_id];
+        if (!session) return {};
+        return { sessions: { ...s.sessions, [session.id]: { ...session, usage: addUsage(session.usage, data) } } };
+      });
+      return;
+    }
+    case "approval.requested": {
+      const approval = data as unknown as Approval;
+      if (!approval?.id || resolvedIds.has(approval.id)) return;
+      receivedAt.set(approval.id, Date.now());
+      setState((s) => ({ pending: { ...s.pending, [approval.id]: approval } }));
+      return;
+    }
+    case "approval.resolved": {
+      const id = String(data.id ?? "");
+      if (!id) return;
+      resolve(id, data.status as ApprovalStatus, data.decision as Approval["decision"], data.decided_by as DecidedBy);
+      return;
+    }
+  }
+}
+
+/** Move an approval out of the queue into the decided rows. */
+function resolve(
+  id: string,
+  status: ApprovalStatus,
+  decision: Approval["decision"],
+  decidedBy: DecidedBy | null,
+): void {
+  resolvedIds.add(id);
+  setState((s) => {
+    const approval = s.pending[id] ?? s.decided[id]?.approval;
+    const pending = { ...s.pending };
+    delete pending[id];
+    if (!approval) return { pending };
+    // After a local timeout or a 409 the server's own word, when it arrives, replaces ours.
+    const resolved: Approval = { ...approval, status: status ?? approval.status, decision, decided_by: decidedBy };
+    const outcome = outcomeLabel(resolved.status, decision, decidedBy);
+    const denied = status !== "allowed";
+    const decided = { ...s.decided, [id]: { approval: resolved, outcome, denied, at: s.decided[id]?.at ?? Date.now() } };
+    const ids = Object.keys(decided);
+    if (ids.length > DECIDED_KEEP) {
+      ids.sort((a, b) => decided[a].at - decided[b].at);
+      for (const old of ids.slice(0, ids.length - DECIDED_KEEP)) delete decided[old];
+    }
+    const submitting = { ...s.submitting };
+    delete submitting[id];
+    return { pending, decided, submitting };
+  });
+}
+
+/** Approvals past `expires_at` leave the queue as "Timed out – denied" (the server denies them too). */
+function expireDue(): void {
+  const now = Date.now();
+  for (const approval of Object.values(state.pending)) {
+    if (Date.parse(approval.expires_at) <= now && !state.submitting[approval.id]) {
+      resolve(approval.id, "expired", { kind: "deny" }, "timeout");
+    }
+  }
+}
+
+// ---- decisions ----
+
+/** Answer one approval. A 409 means someone (or the clock) answered first: the card leaves anyway. */
+export async function decide(approval: Approval, body: DecisionBody): Promise<boolean> {
+  if (state.submitting[approval.id] || !state.pending[approval.id]) return false;
+  setState((s) => {
+    const errors = { ...s.errors };
+    delete errors[approval.id];
+    return { submitting: { ...s.submitting, [approval.id]: true }, errors };
+  });
+  try {
+    const answered = await api.decide(approval.id, body);
+    resolve(approval.id, answered?.status ?? (body.decision === "deny" ? "denied" : "allowed"),
+      answered?.decision ?? { kind: body.decision, message: body.message ?? null, updated_arguments: body.updated_arguments ?? null },
+      answered?.decided_by ?? "user");
+    return true;
+  } catch (error) {
+    if (error instanceof ApiError && (error.status === 409 || error.status === 404)) {
+      resolve(approval.id, "expired", { kind: "deny" }, "timeout");
+      setState((s) => ({
+        decided: s.decided[approval.id]
+          ? { ...s.decided, [approval.id]: { ...s.decided[approval.id], outcome: "already answered elsewhere" } }
+          : s.decided,
+      }));
+      return false;
+    }
+    const message = error instanceof Error ? error.message : String(error);
+    setState((s) => {
+      const submitting = { ...s.submitting };
+      delete submitting[approval.id];
+      return { submitting, errors: { ...s.errors, [approval.id]: message } };
+    });
+    return false;
+  }
+}
+
+/** "Allow all once" / "Deny all": one plain decision per approval, never a standing rule. */
+export async function decideAll(approvals: Approval[], kind: "allow_once" | "deny"): Promise<void> {
+  await Promise.all(approvals.map((approval) => decide(approval, { decision: kind })));
+}
+
+export function requestFocus(id: string | null): void {
+  setState({ focusRequest: id });
+}
+
+export function forgetSession(id: string): void {
+  setState((s) => {
+    const sessions = { ...s.sessions };
+    delete sessions[id];
+    return { sessions };
+  });
+}
+
+export function upsertSession(session: Session): void {
+  setState((s) => ({ sessions: { ...s.sessions, [session.id]: { ...s.sessions[session.id], ...session } } }));
+}

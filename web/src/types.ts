@@ -1,0 +1,170 @@
+// The API's wire shapes (backend/domain/models.py and backend/api/), as the dashboard reads them.
+
+export type SessionStatus = "idle" | "running" | "waiting_approval" | "completed" | "stopped" | "error";
+
+export interface Usage {
+  input_tokens: number;
+  output_tokens: number;
+  cost_usd: number;
+}
+
+export interface Session {
+  id: string;
+  title: string;
+  status: SessionStatus;
+  mode: string;
+  model: string;
+  engine: string;
+  workspace: string;
+  parent_id: string | null;
+  error: string | null;
+  usage: Usage;
+  session_rules: string[];
+  created_at: string;
+  updated_at: string;
+}
+
+export interface ToolCallRequest {
+  id: string;
+  name: string;
+  arguments: Record<string, unknown>;
+}
+
+export interface Message {
+  idx: number;
+  role: "system" | "user" | "assistant" | "tool";
+  content: string;
+  tool_calls: ToolCallRequest[];
+  tool_call_id: string | null;
+  is_error: boolean;
+  created_at: string;
+}
+
+export type ToolCallStatus =
+  | "pending"
+  | "waiting_approval"
+  | "running"
+  | "done"
+  | "error"
+  | "denied"
+  | "interrupted"
+  | "stopped";
+
+export interface ToolCall {
+  id: string;
+  name: string;
+  arguments: Record<string, unknown>;
+  status: ToolCallStatus;
+  decision: string | null;
+  result: string | null;
+  is_error: boolean;
+  started_at: string | null;
+  finished_at: string | null;
+}
+
+export interface SessionDetail extends Session {
+  messages: Message[];
+  tool_calls: ToolCall[];
+  last_seq: number;
+}
+
+export interface ToolAnnotations {
+  title?: string | null;
+  readOnlyHint?: boolean | null;
+  destructiveHint?: boolean | null;
+  idempotentHint?: boolean | null;
+  openWorldHint?: boolean | null;
+}
+
+export type DecisionKind = "allow_once" | "allow_session" | "allow_always" | "deny";
+export type DecidedBy = "rule" | "policy" | "user" | "timeout" | "hook" | "stop";
+export type ApprovalStatus = "pending" | "allowed" | "denied" | "expired" | "cancelled";
+
+export interface Decision {
+  kind: DecisionKind;
+  message?: string | null;
+  updated_arguments?: Record<string, unknown> | null;
+  rules?: string[] | null;
+}
+
+export interface Approval {
+  id: string;
+  session_id: string;
+  tool_call_id: string;
+  tool_name: string;
+  arguments: Record<string, unknown>;
+  annotations: ToolAnnotations;
+  reason: string;
+  suggested_rules: string[];
+  status: ApprovalStatus;
+  created_at: string;
+  expires_at: string;
+  decision: Decision | DecisionKind | null;
+  decided_by: DecidedBy | null;
+}
+
+/** The body of POST /api/approvals/{id}. */
+export interface DecisionBody {
+  decision: DecisionKind;
+  message?: string;
+  updated_arguments?: Record<string, unknown>;
+  rules?: string[];
+}
+
+export type Policy = "always_allow" | "ask" | "deny";
+
+export interface ServerTool {
+  name: string;
+  description: string;
+  annotations: ToolAnnotations;
+  policy: Policy | null;
+}
+
+export interface ServerInfo {
+  name: string;
+  state: "starting" | "ready" | "error" | "stopped";
+  error: string | null;
+  tools: ServerTool[];
+}
+
+export interface Permissions {
+  allow: string[];
+  ask: string[];
+  deny: string[];
+}
+
+export interface AuditItem {
+  id: number;
+  session_id: string;
+  tool_call_id: string;
+  tool_name: string;
+  arguments: Record<string, unknown>;
+  decision: "allow" | "deny";
+  decided_by: DecidedBy;
+  detail: string;
+  latency_ms: number;
+  created_at: string;
+}
+
+export interface AuditPage {
+  items: AuditItem[];
+  limit: number;
+  offset: number;
+}
+
+export interface Me {
+  name: string;
+  role: string;
+  kind: string;
+}
+
+/** One event as the WebSocket delivers it. */
+export interface LiveEvent {
+  session_id: string;
+  seq: number;
+  part: number;
+  ephemeral: boolean;
+  type: string;
+  data: Record<string, unknown>;
+  created_at: string;
+}
