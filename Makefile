@@ -3,10 +3,13 @@ PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+WEB_STAMP := web/dist/index.html
+WEB_SOURCES := $(shell find web/src web/public -type f 2>/dev/null) web/index.html web/package.json web/package-lock.json web/vite.config.ts web/tsconfig.json
+CHROMIUM ?= /usr/bin/chromium
 export LITELLM_LOCAL_MODEL_COST_MAP := True
 export CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC := 1
 
-.PHONY: install run test bench clean
+.PHONY: install web chromium run run-cli test bench clean
 
 install: $(STAMP)
 
@@ -16,15 +19,30 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install -q -e ".[test]"
 	touch $(STAMP)
 
-run: install
+# The dashboard, built to web/dist and served by `overseer serve`.
+web: $(WEB_STAMP)
+
+$(WEB_STAMP): $(WEB_SOURCES)
+	cd web && npm ci --no-audit --no-fund && npm run build
+	touch $(WEB_STAMP)
+
+# Debian's Chromium for the browser tests (Playwright drives it; it never downloads a browser).
+chromium:
+	@test -x $(CHROMIUM) || (apt-get update -q && apt-get install -y -q --no-install-recommends chromium)
+
+run: install web
+	$(BIN)/overseer serve
+
+run-cli: install
 	$(BIN)/overseer run
 
-test: install
+test: install web chromium
 	$(BIN)/python -m pytest -q
 
-bench: install
+bench: install web
 	$(BIN)/python bench/tool_call_overhead.py
 	$(BIN)/python bench/concurrency.py
+	$(BIN)/python bench/approval_roundtrip.py
 
 clean:
-	rm -rf $(VENV) build *.egg-info
+	rm -rf $(VENV) build *.egg-info web/dist web/node_modules

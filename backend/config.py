@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 from pydantic.fields import FieldInfo
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
@@ -73,6 +73,16 @@ class Settings(BaseSettings):
 
     config_file: Path | None = Field(default=None, exclude=True)
     """Where the YAML came from; "always allow" rules are written back there."""
+
+    @field_validator("users")
+    @classmethod
+    def _users_are_valid(cls, users: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        # Checked here so a plain password or a bad role stops the start with a clear message.
+        from backend.api.auth import UserConfig
+
+        for user in users:
+            UserConfig.model_validate(user)
+        return users
 
     @classmethod
     def settings_customise_sources(

@@ -69,3 +69,9 @@ def test_always_allow_rules_are_appended_without_expanding_secrets(in_tmp):
     data = yaml.safe_load(path.read_text())
     assert data["api_key"] == "${SECRET}"
     assert data["permissions"]["allow"] == ["Bash(ls *)", "mcp__shell__exec(npm test *)"]
+
+
+def test_a_user_with_a_plain_password_stops_the_start(in_tmp):
+    (in_tmp / "overseer.yaml").write_text("users:\n  - {username: ann, password_hash: hunter2, role: admin}\n")
+    with pytest.raises(ConfigError, match="users"):
+        load_settings()
