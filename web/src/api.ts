@@ -87,6 +87,7 @@ export const api = {
   stopSession: (id: string) => request<Session>("POST", `/api/sessions/${encodeURIComponent(id)}/stop`),
 
   pendingApprovals: () => request<Approval[]>("GET", "/api/approvals?status=pending"),
+  approval: (id: string) => request<Approval>("GET", `/api/approvals/${encodeURIComponent(id)}`),
   decide: (id: string, body: DecisionBody) =>
     request<Approval>("POST", `/api/approvals/${encodeURIComponent(id)}`, body),
 

@@ -19,6 +19,8 @@ const BAD_AUTH = 4001;
 export class LiveConnection {
   private socket: WebSocket | null = null;
   private readonly lastSeq = new Map<string, number>();
+  /** Seqs known from REST snapshots: where to resume, never a reason to drop an event. */
+  private readonly snapshotSeq = new Map<string, number>();
   private readonly seen = new Set<string>();
   private readonly eventListeners = new Set<EventListener>();
   private readonly stateListeners = new Set<StateListener>();
@@ -57,9 +59,16 @@ export class LiveConnection {
     this.socket?.close(4000, "dropped");
   }
 
-  /** The last persisted seq seen per session: what a reconnect asks the server to resume from. */
+  /** A session snapshot covers everything up to `seq`: a reconnect need not replay it. */
+  noteSnapshot(sessionId: string, seq: number): void {
+    if (seq > (this.snapshotSeq.get(sessionId) ?? 0)) this.snapshotSeq.set(sessionId, seq);
+  }
+
+  /** Per session, the last persisted seq we hold: what a reconnect asks the server to resume from. */
   sinceMap(): Record<string, number> {
-    return Object.fromEntries(this.lastSeq);
+    const since = Object.fromEntries(this.lastSeq);
+    for (const [id, seq] of this.snapshotSeq) since[id] = Math.max(since[id] ?? 0, seq);
+    return since;
   }
 
   private url(): string {
@@ -92,6 +101,10 @@ export class LiveConnection {
       }
       if (parsed && typeof parsed === "object" && "session_id" in parsed && "seq" in parsed) {
         this.receive(parsed as LiveEvent);
+      } else if (parsed && typeof parsed === "object" && (parsed as { type?: string }).type === "error") {
+        // The server cut us off for falling behind: reconnecting resumes from our last seq.
+        const text = String((parsed as { message?: unknown }).message ?? "");
+        if (/resubscribe|fell behind/i.test(text)) socket.close(4000, "resubscribe");
       }
     };
     socket.onclose = (close) => {

@@ -6,7 +6,7 @@
 import { useEffect, useReducer } from "react";
 import { api } from "./api";
 import { live } from "./live";
-import type { LiveEvent, Message, SessionDetail, ToolCall } from "./types";
+import type { LiveEvent, Message, SessionDetail, ToolCall, Usage } from "./types";
 
 export interface Token {
   seq: number;
@@ -23,6 +23,8 @@ export interface DetailState {
   /** Token deltas of the answer being streamed, in (seq, part) order. */
   tokens: Token[];
   notices: { seq: number; kind: "retry" | "error"; text: string }[];
+  /** Tokens and cost: the snapshot's totals plus the `usage` deltas after it (exact, by seq). */
+  usage: Usage | null;
   baseSeq: number;
   buffered: LiveEvent[];
 }
@@ -34,7 +36,7 @@ type Action =
   | { type: "event"; event: LiveEvent };
 
 function initial(id: string): DetailState {
-  return { id, detail: null, error: null, messages: [], toolCalls: {}, tokens: [], notices: [], baseSeq: 0, buffered: [] };
+  return { id, detail: null, error: null, messages: [], toolCalls: {}, tokens: [], notices: [], usage: null, baseSeq: 0, buffered: [] };
 }
 
 function upsertMessage(messages: Message[], message: Message): Message[] {
@@ -109,6 +111,15 @@ function apply(state: DetailState, event: LiveEvent): DetailState {
       };
       return { ...state, toolCalls: { ...state.toolCalls, [id]: call } };
     }
+    case "usage": {
+      const base = state.usage ?? { input_tokens: 0, output_tokens: 0, cost_usd: 0 };
+      const usage: Usage = {
+        input_tokens: base.input_tokens + (Number(data.input_tokens) || 0),
+        output_tokens: base.output_tokens + (Number(data.output_tokens) || 0),
+        cost_usd: base.cost_usd + (Number(data.cost_usd) || 0),
+      };
+      return { ...state, usage };
+    }
     case "session.status": {
       const status = String(data.status ?? "");
       const ended = status === "completed" || status === "stopped" || status === "error";
@@ -144,6 +155,7 @@ function reducer(state: DetailState, action: Action): DetailState {
         messages: [...(detail.messages ?? [])].sort((a, b) => a.idx - b.idx),
         toolCalls,
         tokens: [],
+        usage: detail.usage ?? null,
         baseSeq: detail.last_seq ?? 0,
         buffered: [],
       };
@@ -169,7 +181,11 @@ export function useSessionDetail(id: string): DetailState {
     let cancelled = false;
     api
       .session(id)
-      .then((detail) => !cancelled && dispatch({ type: "snapshot", id, detail }))
+      .then((detail) => {
+        if (cancelled) return;
+        live.noteSnapshot(id, detail.last_seq ?? 0);
+        dispatch({ type: "snapshot", id, detail });
+      })
       .catch((error: unknown) => !cancelled && dispatch({ type: "failed", id, error: error instanceof Error ? error.message : String(error) }));
     return () => {
       cancelled = true;

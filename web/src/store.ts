@@ -8,7 +8,7 @@ import { useSyncExternalStore } from "react";
 import { ApiError, api, onUnauthorized } from "./api";
 import { outcomeLabel } from "./format";
 import { live, type LiveState } from "./live";
-import type { Approval, ApprovalStatus, DecidedBy, DecisionBody, LiveEvent, Me, Session, Usage } from "./types";
+import type { Approval, ApprovalStatus, DecidedBy, DecisionBody, LiveEvent, Me, Session } from "./types";
 
 export interface DecidedEntry {
   approval: Approval;
@@ -72,16 +72,40 @@ export function useAppState(): AppState {
   return useSyncExternalStore(subscribe, getState);
 }
 
-/** Pending approvals, oldest first. */
+/** A session and its sub-sessions, at any depth: a child's request also shows in its parent. */
+export function sessionFamily(s: AppState, sessionId: string): Set<string> {
+  const family = new Set([sessionId]);
+  let grew = true;
+  while (grew) {
+    grew = false;
+    for (const session of Object.values(s.sessions)) {
+      if (session.parent_id && family.has(session.parent_id) && !family.has(session.id)) {
+        family.add(session.id);
+        grew = true;
+      }
+    }
+  }
+  return family;
+}
+
+/** Pending approvals, oldest first; with a session, those of it and its sub-sessions. */
 export function pendingList(s: AppState, sessionId?: string): Approval[] {
+  const family = sessionId === undefined ? null : sessionFamily(s, sessionId);
   return Object.values(s.pending)
-    .filter((a) => sessionId === undefined || a.session_id === sessionId)
-    .sort((a, b) => Date.parse(a.created_at) - Date.parse(b.created_at) || a.id.localeCompare(b.id));
+    .filter((a) => family === null || family.has(a.session_id))
+    // Date.parse keeps milliseconds only; the ISO strings break ties down to the microsecond.
+    .sort(
+      (a, b) =>
+        Date.parse(a.created_at) - Date.parse(b.created_at) ||
+        a.created_at.localeCompare(b.created_at) ||
+        a.id.localeCompare(b.id),
+    );
 }
 
 export function decidedList(s: AppState, sessionId?: string): DecidedEntry[] {
+  const family = sessionId === undefined ? null : sessionFamily(s, sessionId);
   return Object.values(s.decided)
-    .filter((d) => sessionId === undefined || d.approval.session_id === sessionId)
+    .filter((d) => family === null || family.has(d.approval.session_id))
     .sort((a, b) => a.at - b.at);
 }
 
@@ -149,33 +173,40 @@ export async function logout(): Promise<void> {
 export async function refresh(): Promise<void> {
   const started = Date.now();
   const [sessions, approvals] = await Promise.all([api.sessions(), api.pendingApprovals()]);
+  const vanished: string[] = [];
   setState((s) => {
     const byId: Record<string, Session> = {};
     for (const session of sessions) byId[session.id] = session;
-    // Keep sessions announced live after the request left.
-    for (const session of Object.values(s.sessions)) if (!byId[session.id]) byId[session.id] = session;
+    // Keep sessions announced live after the request left, and statuses newer than the snapshot.
+    for (const session of Object.values(s.sessions)) {
+      const fetched = byId[session.id];
+      if (!fetched || Date.parse(session.updated_at) > Date.parse(fetched.updated_at)) byId[session.id] = session;
+    }
     const pending: Record<string, Approval> = {};
     for (const approval of approvals) {
       if (!resolvedIds.has(approval.id)) pending[approval.id] = approval;
     }
-    // An approval that arrived live after the snapshot was taken is newer than the snapshot.
     for (const approval of Object.values(s.pending)) {
-      if (!pending[approval.id] && (receivedAt.get(approval.id) ?? 0) >= started) pending[approval.id] = approval;
+      if (pending[approval.id]) continue;
+      // Newer than the snapshot, or answered while we were away: keep it until we know how it ended.
+      pending[approval.id] = approval;
+      if ((receivedAt.get(approval.id) ?? 0) < started) vanished.push(approval.id);
     }
     return { sessions: byId, pending, loaded: true };
   });
+  await Promise.all(
+    vanished.map(async (id) => {
+      try {
+        const final = await api.approval(id);
+        if (final.status !== "pending") resolve(id, final.status, final.decision, final.decided_by);
+      } catch {
+        resolve(id, "cancelled", null, null);
+      }
+    }),
+  );
 }
 
 // ---- live events ----
-
-function addUsage(usage: Usage | undefined, delta: Partial<Usage>): Usage {
-  const base = usage ?? { input_tokens: 0, output_tokens: 0, cost_usd: 0 };
-  return {
-    input_tokens: base.input_tokens + (Number(delta.input_tokens) || 0),
-    output_tokens: base.output_tokens + (Number(delta.output_tokens) || 0),
-    cost_usd: base.cost_usd + (Number(delta.cost_usd) || 0),
-  };
-}
 
 function applyEvent(event: LiveEvent): void {
   const data = event.data ?? {};
@@ -198,14 +229,6 @@ function applyEvent(event: LiveEvent): void {
         return { sessions: { ...s.sessions, [session.id]: updated } };
       });
       if (!state.sessions[event.session_id]) void refresh().catch(() => undefined);
-      return;
-    }
-    case "usage": {
-      setState((s) => {
-        const session = s.sessions[event.session_id];
-        if (!session) return {};
-        return { sessions: { ...s.sessions, [session.id]: { ...session, usage: addUsage(session.usage, data) } } };
-      });
       return;
     }
     case "approval.requested": {

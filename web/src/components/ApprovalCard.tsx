@@ -131,7 +131,8 @@ export function ApprovalCard({ approval, position, total, shortcuts }: CardProps
   useEffect(() => {
     if (!shortcuts || mode !== "buttons") return;
     const onKey = (event: KeyboardEvent) => {
-      if (event.defaultPrevented || event.ctrlKey || event.metaKey || event.altKey) return;
+      // A held key must not run through the queue: one press, one decision.
+      if (event.defaultPrevented || event.repeat || event.ctrlKey || event.metaKey || event.altKey) return;
       if (isTypingTarget(event.target)) return;
       const target = event.target as HTMLElement | null;
       const onControl = Boolean(target?.closest("button, a, summary, [role=button]"));

@@ -7,7 +7,11 @@ import { login } from "../store";
 export function Login() {
   const [username, setUsername] = useState("");
   const [password, setPassword] = useState("");
-  const [error, setError] = useState<string | null>(null);
+  const [error, setError] = useState<string | null>(() =>
+    new URLSearchParams(window.location.search).get("login") === "failed"
+      ? "That login link is not valid (any more). Sign in with the token instead."
+      : null,
+  );
   const [busy, setBusy] = useState(false);
 
   const submit = async (event: FormEvent) => {

@@ -141,15 +141,25 @@ function AutoApproveStrip() {
   const [tools, setTools] = useState<string[] | null>(null);
   useEffect(() => {
     let cancelled = false;
-    api
-      .servers()
-      .then((servers) => {
-        if (cancelled) return;
-        setTools(servers.flatMap((s) => s.tools.filter((t) => t.policy === "always_allow").map((t) => `${s.name}.${t.name}`)));
-      })
-      .catch(() => setTools(null));
+    let retry: number | undefined;
+    const load = () =>
+      api
+        .servers()
+        .then((servers) => {
+          if (cancelled) return;
+          setTools(
+            servers.flatMap((s) =>
+              s.tools.filter((t) => t.policy === "always_allow").map((t) => `${s.name}.${splitToolName(t.name).tool}`),
+            ),
+          );
+          // Tools are listed once their server is up: look again while any is still starting.
+          if (servers.some((s) => s.state === "starting")) retry = window.setTimeout(load, 1500);
+        })
+        .catch(() => setTools(null));
+    void load();
     return () => {
       cancelled = true;
+      window.clearTimeout(retry);
     };
   }, []);
   if (!tools) return null;
@@ -194,7 +204,9 @@ export function SessionView({ id }: { id: string }) {
       </main>
     );
   }
-  const active = session.status === "running" || session.status === "waiting_approval" || pending.length > 0;
+  const usage = detail.usage ?? session.usage ?? { input_tokens: 0, output_tokens: 0, cost_usd: 0 };
+  const active =
+    session.status === "running" || session.status === "waiting_approval" || pending.some((a) => a.session_id === id);
 
   const stop = async () => {
     try {
@@ -222,10 +234,9 @@ export function SessionView({ id }: { id: string }) {
           <span
             className="usage"
             data-testid="session-usage"
-            title={`${formatTokens(session.usage?.input_tokens ?? 0)} input tokens, ${formatTokens(session.usage?.output_tokens ?? 0)} output tokens`}
+            title={`${formatTokens(usage.input_tokens)} input tokens, ${formatTokens(usage.output_tokens)} output tokens, $${usage.cost_usd.toFixed(6)}`}
           >
-            {formatTokens(session.usage?.input_tokens ?? 0)} in · {formatTokens(session.usage?.output_tokens ?? 0)} out ·{" "}
-            {formatCost(session.usage?.cost_usd ?? 0)}
+            {formatTokens(usage.input_tokens)} in · {formatTokens(usage.output_tokens)} out · {formatCost(usage.cost_usd)}
           </span>
           <span className="muted small">{session.model}</span>
           {active && (

@@ -2,8 +2,13 @@
 
 import { useCallback, useEffect, useState, type FormEvent } from "react";
 import { api } from "../api";
-import { formatTime, truncate } from "../format";
+import { formatTime, splitToolName, truncate } from "../format";
 import type { AuditPage, Permissions, Policy, ServerInfo } from "../types";
+
+/** The servers list may name tools in full (`mcp__file__read_file`) or by their short name. */
+function fullName(server: string, tool: string): string {
+  return tool.startsWith("mcp__") ? tool : `mcp__${server}__${tool}`;
+}
 
 const POLICIES: Policy[] = ["always_allow", "ask", "deny"];
 const POLICY_TEXT: Record<Policy, string> = { always_allow: "Allow", ask: "Ask", deny: "Deny" };
@@ -20,15 +25,15 @@ function ServersSection() {
   }, []);
   useEffect(load, [load]);
 
-  const setPolicy = async (server: string, tool: string, policy: Policy) => {
-    const name = `mcp__${server}__${tool}`;
-    setSaving(name);
+  const setPolicies = async (server: string, tools: string[], policy: Policy) => {
+    const names = tools.map((tool) => fullName(server, tool));
+    setSaving(names.length === 1 ? names[0] : server);
     setError(null);
     try {
-      await api.setPolicies({ [name]: policy });
+      await api.setPolicies(Object.fromEntries(names.map((name) => [name, policy])));
       setServers((list) =>
         (list ?? []).map((s) =>
-          s.name !== server ? s : { ...s, tools: s.tools.map((t) => (t.name === tool ? { ...t, policy } : t)) },
+          s.name !== server ? s : { ...s, tools: s.tools.map((t) => (tools.includes(t.name) ? { ...t, policy } : t)) },
         ),
       );
     } catch (e) {
@@ -37,6 +42,7 @@ function ServersSection() {
       setSaving(null);
     }
   };
+  const setPolicy = (server: string, tool: string, policy: Policy) => setPolicies(server, [tool], policy);
 
   return (
     <section className="settings-section" aria-labelledby="servers-heading" data-testid="servers-section">
@@ -77,15 +83,28 @@ function ServersSection() {
               ].map(([label, tools]) =>
                 (tools as ServerInfo["tools"]).length === 0 ? null : (
                   <div key={label as string} className="tool-group">
-                    <h3>{label as string}</h3>
+                    <div className="tool-group-head">
+                      <h3>{label as string}</h3>
+                      {tools === readOnly && readOnly.some((t) => t.policy !== "always_allow") && (
+                        <button
+                          type="button"
+                          className="btn small subtle"
+                          data-testid="allow-reads"
+                          disabled={saving === server.name}
+                          onClick={() => void setPolicies(server.name, readOnly.map((t) => t.name), "always_allow")}
+                        >
+                          Allow reads
+                        </button>
+                      )}
+                    </div>
                     <table className="tool-table">
                       <tbody>
                         {(tools as ServerInfo["tools"]).map((tool) => {
-                          const name = `mcp__${server.name}__${tool.name}`;
+                          const name = fullName(server.name, tool.name);
                           return (
                             <tr key={tool.name} data-testid="tool-row" data-tool={name}>
                               <td>
-                                <code>{tool.name}</code>
+                                <code>{splitToolName(name).tool}</code>
                                 <div className="muted small">{truncate(tool.description || "", 140)}</div>
                               </td>
                               <td className="policy-cell">
