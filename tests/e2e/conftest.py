@@ -19,8 +19,8 @@ import pytest
 
 from backend.testing.web import WebHarness, serve_scripted
 
-playwright_sync = pytest.importorskip("playwright.sync_api")
-from playwright.sync_api import Browser, BrowserContext, Page, expect  # noqa: E402
+from playwright import sync_api as playwright_sync
+from playwright.sync_api import Browser, BrowserContext, Page, expect
 
 ROOT = Path(__file__).resolve().parents[2]
 WEB = ROOT / "web"
@@ -51,10 +51,11 @@ def _dashboard_built() -> bool:
 
 @pytest.fixture(scope="session")
 def browser() -> Iterator[Browser]:
+    # Missing parts fail loudly: `make test` installs both, and a skipped browser suite is no test.
     if not CHROMIUM.exists():
-        pytest.skip("browser tests need Debian's chromium: apt-get install -y chromium")
+        pytest.fail("browser tests need Debian's chromium: run `make test` (or apt-get install -y chromium)")
     if not _dashboard_built():
-        pytest.skip("the dashboard is not built: cd web && npm ci && npm run build")
+        pytest.fail("the dashboard is not built: run `make test` (or cd web && npm ci && npm run build)")
     with playwright_sync.sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
         yield browser
