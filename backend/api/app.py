@@ -68,30 +68,24 @@ def _error(code: int, message: str) -> JSONResponse:
     return JSONResponse({"detail": message}, status_code=code)
 
 
+# Domain errors and the status they mean; the message is always the exception's own text.
+ERROR_STATUS: dict[type[Exception], int] = {
+    NotFound: status.HTTP_404_NOT_FOUND,
+    ApprovalNotFound: status.HTTP_404_NOT_FOUND,
+    ApprovalClosed: status.HTTP_409_CONFLICT,
+    RuleError: status.HTTP_422_UNPROCESSABLE_CONTENT,
+    ConfigError: status.HTTP_422_UNPROCESSABLE_CONTENT,
+    ValueError: status.HTTP_400_BAD_REQUEST,
+}
+
+
 def _add_error_handlers(app: FastAPI) -> None:
-    @app.exception_handler(NotFound)
-    async def not_found(_: Request, exc: NotFound) -> JSONResponse:
-        return _error(status.HTTP_404_NOT_FOUND, str(exc).strip("'\""))
+    for exc_type, code in ERROR_STATUS.items():
 
-    @app.exception_handler(ApprovalNotFound)
-    async def approval_not_found(_: Request, exc: ApprovalNotFound) -> JSONResponse:
-        return _error(status.HTTP_404_NOT_FOUND, str(exc))
+        async def handler(_: Request, exc: Exception, code: int = code) -> JSONResponse:
+            return _error(code, str(exc).strip("'\""))
 
-    @app.exception_handler(ApprovalClosed)
-    async def approval_closed(_: Request, exc: ApprovalClosed) -> JSONResponse:
-        return _error(status.HTTP_409_CONFLICT, str(exc))
-
-    @app.exception_handler(RuleError)
-    async def bad_rule(_: Request, exc: RuleError) -> JSONResponse:
-        return _error(status.HTTP_422_UNPROCESSABLE_CONTENT, str(exc))
-
-    @app.exception_handler(ConfigError)
-    async def bad_config(_: Request, exc: ConfigError) -> JSONResponse:
-        return _error(status.HTTP_422_UNPROCESSABLE_CONTENT, str(exc))
-
-    @app.exception_handler(ValueError)
-    async def bad_value(_: Request, exc: ValueError) -> JSONResponse:
-        return _error(status.HTTP_400_BAD_REQUEST, str(exc))
+        app.add_exception_handler(exc_type, handler)
 
     @app.exception_handler(RequestValidationError)
     async def invalid_request(_: Request, exc: RequestValidationError) -> JSONResponse:

@@ -86,6 +86,7 @@ class InvokeResponse(BaseModel):
 class ToolView(BaseModel):
     name: str
     description: str
+    input_schema: dict[str, Any]
     annotations: dict[str, Any]
     policy: PolicyValue | None
 

@@ -24,6 +24,7 @@ async def list_servers(host: HostDep, _: Viewer) -> list[ServerView]:
                 ToolView(
                     name=tool.name,
                     description=tool.description,
+                    input_schema=tool.input_schema,
                     annotations=tool.annotations.model_dump(),
                     policy=policy.policy_for(tool.name),
                 )
