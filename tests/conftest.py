@@ -54,3 +54,9 @@ def _no_real_network():
     yield
     socket.socket.connect = _real_connect  # type: ignore[method-assign]
     socket.socket.connect_ex = _real_connect_ex  # type: ignore[method-assign]
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Browser tests last: Playwright's sync API keeps an event loop running in the main thread
+    while its browser is open, and async tests cannot start their own loop after that."""
+    items.sort(key=lambda item: item.nodeid.startswith("tests/e2e/"))
