@@ -56,6 +56,7 @@ class SessionRunner:
         self._tasks: dict[str, asyncio.Task[None]] = {}
         self._waiting: dict[str, int] = {}
         self._locks: dict[str, asyncio.Lock] = {}
+        self._background: set[asyncio.Task[None]] = set()
 
     # the session row, written by one owner
 
@@ -63,26 +64,46 @@ class SessionRunner:
         return self._locks.setdefault(session_id, asyncio.Lock())
 
     async def _update(self, session_id: str, **changes: object) -> Session:
+        return await self._change(session_id, lambda _: changes)
+
+    async def _change(self, session_id: str, decide: Callable[[Session], dict[str, object] | None]) -> Session:
+        """Read, decide and write under the session's lock; the status event goes out in that order too."""
         async with self._lock(session_id):
             session = await self.store.get_session(session_id)
+            changes = decide(session)
+            if not changes:
+                return session
             before = session.status
             session = session.model_copy(update={**changes, "updated_at": utcnow()})
             await self.store.save_session(session)
-        if session.status != before:
-            await self.bus.publish(
-                session_id, "session.status", {"status": session.status, "error": session.error}
-            )
+            if session.status != before:
+                await self.bus.publish(
+                    session_id, "session.status", {"status": session.status, "error": session.error}
+                )
         return session
 
     async def approval_waiting(self, session_id: str, delta: int) -> None:
-        count = self._waiting.get(session_id, 0) + delta
-        self._waiting[session_id] = max(count, 0)
-        session = await self.store.get_session(session_id)
-        if session.status not in ACTIVE_STATUSES:
-            return
-        wanted: SessionStatus = "waiting_approval" if count > 0 else "running"
-        if session.status != wanted:
-            await self._update(session_id, status=wanted)
+        """Count a session's open approvals; its status follows the count.
+
+        Going up is written before the approval is visible. Going down is written in the
+        background: the decision must reach the tool without waiting on a status row.
+        """
+        self._waiting[session_id] = max(self._waiting.get(session_id, 0) + delta, 0)
+        if delta > 0:
+            await self._sync_waiting_status(session_id)
+        else:
+            task = asyncio.create_task(self._sync_waiting_status(session_id))
+            self._background.add(task)
+            task.add_done_callback(self._background.discard)
+
+    async def _sync_waiting_status(self, session_id: str) -> None:
+        def decide(session: Session) -> dict[str, object] | None:
+            if session.status not in ACTIVE_STATUSES:
+                return None
+            wanted: SessionStatus = "waiting_approval" if self._waiting.get(session_id, 0) > 0 else "running"
+            return {"status": wanted} if session.status != wanted else None
+
+        await self._change(session_id, decide)
 
     async def add_session_rules(self, session_id: str, rules: list[str]) -> None:
         session = await self.store.get_session(session_id)
@@ -217,7 +238,7 @@ class SessionRunner:
         # A shutdown is not a stop: sessions, approvals and tool calls stay as they are in the
         # store, to be found active and resumed at the next start.
         self.gate.shutting_down = True
-        tasks = [t for t in self._tasks.values() if not t.done()]
+        tasks = [t for t in [*self._tasks.values(), *self._background] if not t.done()]
         for task in tasks:
             task.cancel()
         if tasks:
