@@ -168,7 +168,9 @@ def _serve(args: argparse.Namespace) -> int:
     print(f"Open this link to log in (it carries your token):\n    http://{shown_host}:{settings.port}/login?token={app.state.auth.token}")
     if settings.model is None:
         print("No model is configured: sessions use the offline demo model. Set OVERSEER_MODEL to use a real one.")
-    uvicorn.run(app, host=settings.host, port=settings.port, log_level="warning")
+    # Info level for uvicorn's start-up lines ("running on ..." says the socket is listening);
+    # access lines stay off.
+    uvicorn.run(app, host=settings.host, port=settings.port, log_level="info", access_log=False)
     return 0
 
 

@@ -3,63 +3,15 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import os
-import queue
-import signal
-import subprocess
-import sys
 import threading
-import time
 from pathlib import Path
 
 import pytest
 
 from backend.store import SqliteStore
 from backend.testing import ModelRequest, Reply, ScriptedModelServer, ScriptedToolCall
-
-REPO = Path(__file__).resolve().parents[1]
-
-
-class HostProcess:
-    """`overseer ...` as a child process whose JSON event lines a test can wait on."""
-
-    def __init__(self, args: list[str], env: dict[str, str]) -> None:
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "backend.cli", *args],
-            cwd=REPO,
-            env=env,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        self.lines: queue.Queue[str | None] = queue.Queue()
-        threading.Thread(target=self._pump, daemon=True).start()
-
-    def _pump(self) -> None:
-        assert self.proc.stdout is not None
-        for line in self.proc.stdout:
-            self.lines.put(line)
-        self.lines.put(None)
-
-    def wait_for_event(self, type_: str, timeout: float = 60) -> dict:
-        deadline = time.monotonic() + timeout
-        while True:
-            line = self.lines.get(timeout=max(deadline - time.monotonic(), 0.01))
-            if line is None:
-                raise AssertionError(f"process ended before {type_}: {self.proc.stderr.read()}")
-            event = json.loads(line)
-            if event["type"] == type_:
-                return event
-
-    def kill(self) -> None:
-        self.proc.send_signal(signal.SIGKILL)
-        self.proc.wait(timeout=10)
-
-    def finish(self, timeout: float = 90) -> int:
-        code = self.proc.wait(timeout=timeout)
-        return code
+from backend.testing.process import OverseerProcess
 
 
 @pytest.fixture
@@ -88,12 +40,15 @@ def restart_script(request: ModelRequest) -> Reply:
     return Reply(text=f"finished: {results[0].text}")
 
 
-def wait_until(predicate, timeout: float = 30) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError("condition not met in time")
-        time.sleep(0.02)
+def open_when_read(fifo: Path, timeout: float = 30):
+    """Open a FIFO for writing; that returns the moment a command opens it to read."""
+    opened: list = []
+    opener = threading.Thread(target=lambda: opened.append(open(fifo, "w")), daemon=True)
+    opener.start()
+    opener.join(timeout)
+    if not opened:
+        raise AssertionError(f"nothing read {fifo} within {timeout} s")
+    return opened[0]
 
 
 async def stored(data_dir: Path):
@@ -109,7 +64,7 @@ async def stored(data_dir: Path):
 
 def test_a_pending_approval_survives_sigkill_and_the_tool_runs_exactly_once(env):
     values, workspace, data_dir, model = env
-    first = HostProcess(["run", "echo ran >> count.txt", "--json"], values)
+    first = OverseerProcess(["run", "echo ran >> count.txt", "--json"], values)
     approval = first.wait_for_event("approval.requested")["data"]
     first.kill()
 
@@ -118,8 +73,8 @@ def test_a_pending_approval_survives_sigkill_and_the_tool_runs_exactly_once(env)
     assert [(a.id, a.status) for a in approvals] == [(approval["id"], "pending")]
     assert not (workspace / "count.txt").exists()
 
-    second = HostProcess(["resume", "--json", "--approve", "all"], values)
-    assert second.finish() == 0, second.proc.stderr.read()
+    second = OverseerProcess(["resume", "--json", "--approve", "all"], values)
+    assert second.finish() == 0, second.output
 
     session, approvals, calls, messages = asyncio.run(stored(data_dir))
     assert session.status == "completed"
@@ -133,13 +88,16 @@ def test_a_tool_running_at_the_crash_is_reported_interrupted_and_never_rerun(env
     values, workspace, data_dir, model = env
     (data_dir).mkdir()
     (data_dir / "overseer.yaml").write_text("policies:\n  mcp__shell__exec: always_allow\n")
-    first = HostProcess(["run", "echo start >> log.txt; sleep 3", "--json"], values)
+    os.mkfifo(workspace / "gate.fifo")
+    first = OverseerProcess(["run", "echo start >> log.txt; cat gate.fifo", "--json"], values)
     first.wait_for_event("tool.started")
-    wait_until(lambda: (workspace / "log.txt").exists())
+    # The command is past its first step and blocked on the FIFO: the tool is mid-run.
+    gate = open_when_read(workspace / "gate.fifo")
     first.kill()
+    gate.close()
 
-    second = HostProcess(["resume", "--json"], values)
-    assert second.finish() == 0, second.proc.stderr.read()
+    second = OverseerProcess(["resume", "--json"], values)
+    assert second.finish() == 0, second.output
 
     session, _, calls, messages = asyncio.run(stored(data_dir))
     assert session.status == "completed"

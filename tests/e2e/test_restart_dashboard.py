@@ -2,20 +2,19 @@
 
 from __future__ import annotations
 
+import json
 import os
-import signal
 import socket
-import subprocess
-import sys
-import time
 from pathlib import Path
+from typing import Any
 
 import httpx
 from playwright.sync_api import Browser, expect
+from websockets.sync.client import ClientConnection, connect
 
 from backend.testing import ModelRequest, Reply, ScriptedModelServer, ScriptedToolCall
+from backend.testing.process import OverseerProcess
 
-REPO = Path(__file__).resolve().parents[2]
 TOKEN = "restart-test-token"
 
 
@@ -33,33 +32,29 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def until(predicate, timeout: float = 60, what: str = "condition"):
-    """Poll a condition with a bound (a server process is out of reach of any event we could await)."""
-    deadline = time.monotonic() + timeout
+def serve(env: dict[str, str]) -> OverseerProcess:
+    server = OverseerProcess(["serve"], env)
+    server.wait_for_line(lambda line: "running on" in line.lower(), what="the server listening")
+    return server
+
+
+def events(url: str) -> ClientConnection:
+    ws = connect(url.replace("http", "ws") + f"/ws?token={TOKEN}")
+    ws.send(json.dumps({"type": "subscribe", "session_id": None}))
+    return ws
+
+
+def next_event(ws: ClientConnection, matches, timeout: float = 30) -> dict[str, Any]:
     while True:
-        try:
-            value = predicate()
-            if value:
-                return value
-        except httpx.HTTPError:
-            pass
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.05)
+        event = json.loads(ws.recv(timeout=timeout))
+        if matches(event):
+            return event
 
 
-def serve(env: dict[str, str]) -> subprocess.Popen:
-    return subprocess.Popen(
-        [sys.executable, "-m", "backend.cli", "serve"],
-        cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-    )
-
-
-def test_a_pending_approval_survives_a_server_kill_and_is_answered_from_the_dashboard(tmp_path, browser: Browser):
+def test_a_pending_approval_survives_a_server_kill_and_is_answered_from_the_dashboard(tmp_path: Path, browser: Browser):
     workspace = tmp_path / "workspace"
     workspace.mkdir()
-    port = free_port()
-    url = f"http://127.0.0.1:{port}"
+    url = f"http://127.0.0.1:{free_port()}"
     with ScriptedModelServer(script) as model:
         env = {
             **os.environ,
@@ -68,34 +63,39 @@ def test_a_pending_approval_survives_a_server_kill_and_is_answered_from_the_dash
             "OVERSEER_MODEL": "openai/scripted",
             "OVERSEER_API_BASE": model.openai_base,
             "OVERSEER_API_KEY": "scripted",
-            "OVERSEER_PORT": str(port),
+            "OVERSEER_PORT": url.rsplit(":", 1)[1],
             "OVERSEER_TOKEN": TOKEN,
         }
         api = httpx.Client(base_url=url, headers={"Authorization": f"Bearer {TOKEN}"}, timeout=10)
         first = serve(env)
         try:
-            until(lambda: api.get("/api/health").status_code == 200, what="the first server")
-            session_id = api.post("/api/sessions", json={"prompt": "count"}).json()["id"]
-            pending = until(lambda: api.get("/api/approvals", params={"status": "pending"}).json(), what="approval")
+            with events(url) as ws:
+                next_event(ws, lambda e: e.get("type") == "subscribed")
+                session_id = api.post("/api/sessions", json={"prompt": "count"}).json()["id"]
+                pending = next_event(ws, lambda e: e.get("type") == "approval.requested")["data"]
         finally:
-            first.send_signal(signal.SIGKILL)
-            first.wait(10)
+            first.kill()
         assert not (workspace / "count.txt").exists()
 
         second = serve(env)
         try:
-            until(lambda: api.get("/api/health").status_code == 200, what="the second server")
-            assert [a["id"] for a in api.get("/api/approvals", params={"status": "pending"}).json()] == [pending[0]["id"]]
-            page = browser.new_page()
-            page.goto(f"{url}/login?token={TOKEN}")
-            card = page.get_by_test_id("approval-card").first
-            expect(card.get_by_test_id("arg-command")).to_have_text("echo ran >> count.txt")
-            page.get_by_test_id("approve-once").click()
-            until(lambda: api.get(f"/api/sessions/{session_id}").json()["status"] == "completed", what="completion")
-            page.close()
-            approval = api.get(f"/api/approvals/{pending[0]['id']}").json()
+            assert [a["id"] for a in api.get("/api/approvals", params={"status": "pending"}).json()] == [pending["id"]]
+            with events(url) as ws:
+                next_event(ws, lambda e: e.get("type") == "subscribed")
+                page = browser.new_page()
+                page.goto(f"{url}/login?token={TOKEN}")
+                card = page.get_by_test_id("approval-card").first
+                expect(card.get_by_test_id("arg-command")).to_have_text("echo ran >> count.txt")
+                page.get_by_test_id("approve-once").click()
+                next_event(
+                    ws,
+                    lambda e: e.get("session_id") == session_id
+                    and e.get("type") == "session.status"
+                    and e["data"]["status"] == "completed",
+                )
+                page.close()
+            approval = api.get(f"/api/approvals/{pending['id']}").json()
         finally:
-            second.send_signal(signal.SIGTERM)
-            second.wait(20)
+            second.stop()
     assert (workspace / "count.txt").read_text() == "ran\n"
     assert (approval["status"], approval["decided_by"]) == ("allowed", "user")
