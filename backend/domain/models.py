@@ -15,7 +15,6 @@ ACTIVE_STATUSES: frozenset[str] = frozenset({"running", "waiting_approval"})
 Role = Literal["system", "user", "assistant", "tool"]
 
 ToolCallStatus = Literal["pending", "waiting_approval", "running", "done", "error", "denied", "interrupted", "stopped"]
-FINISHED_TOOL_STATUSES: frozenset[str] = frozenset({"done", "error", "denied", "interrupted", "stopped"})
 
 ApprovalStatus = Literal["pending", "allowed", "denied", "expired", "cancelled"]
 DecisionKind = Literal["allow_once", "allow_session", "allow_always", "deny"]

@@ -170,7 +170,7 @@ class Host:
     def model_for(self, session: Session) -> ModelClient:
         """The model client for a session: its own model, else the configured one, else the demo."""
         s = self.settings
-        if session.model == DEMO_MODEL or (self.is_demo and session.model in ("", DEMO_MODEL)):
+        if (session.model or self.runner.default_model) == DEMO_MODEL:
             return LiteLLMClient(model=DEMO_MODEL, api_base=self._demo_server().openai_base, api_key="demo", retries=0)
         return LiteLLMClient(
             model=session.model or s.model or DEMO_MODEL,

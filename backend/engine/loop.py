@@ -117,6 +117,13 @@ async def run_agent_loop(
             )
 
     async def run_calls(calls: list[ToolCallRequest]) -> None:
+        await asyncio.gather(*(run_call(c) for c in calls))
+
+    async def finish_interrupted_round() -> None:
+        """Calls a previous run left without results: one that was running is reported, never re-run."""
+        calls = unanswered_calls(await store.list_messages(sid))
+        if not calls:
+            return
         records = {r.id: r for r in await store.list_tool_calls(sid)}
         runnable = []
         for call in calls:
@@ -125,9 +132,9 @@ async def run_agent_loop(
                 await gate.record_interrupted(record)
             else:
                 runnable.append(call)
-        await asyncio.gather(*(run_call(c) for c in runnable))
+        await run_calls(runnable)
 
-    await run_calls(unanswered_calls(await store.list_messages(sid)))
+    await finish_interrupted_round()
     for _iteration in range(limits.max_iterations):
         history = await store.list_messages(sid)
 

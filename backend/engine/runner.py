@@ -106,13 +106,13 @@ class SessionRunner:
         await self._change(session_id, decide)
 
     async def add_session_rules(self, session_id: str, rules: list[str]) -> None:
-        session = await self.store.get_session(session_id)
-        merged = session.session_rules + [r for r in rules if r not in session.session_rules]
-        await self._update(session_id, session_rules=merged)
+        await self._change(
+            session_id,
+            lambda s: {"session_rules": s.session_rules + [r for r in rules if r not in s.session_rules]},
+        )
 
     async def _add_usage(self, session_id: str, usage: Usage) -> None:
-        session = await self.store.get_session(session_id)
-        await self._update(session_id, usage=session.usage.plus(usage))
+        await self._change(session_id, lambda s: {"usage": s.usage.plus(usage)})
         await self.bus.publish(session_id, "usage", usage.model_dump())
 
     # lifecycle

@@ -43,6 +43,8 @@ class ToolRunner(Protocol):
 
     def tool(self, name: str) -> ToolInfo | None: ...
 
+    def tools(self) -> list[ToolInfo]: ...
+
     async def call(
         self, name: str, arguments: dict[str, Any], *, workspace: Path, session_id: str, timeout: float | None = None
     ) -> ToolResult: ...
@@ -116,7 +118,7 @@ class ToolGate:
                 return await self._finish(record, ToolResult.error(call.argument_error), status="error")
             info = self.tools.tool(call.name)
             if info is None:
-                known = ", ".join(sorted(self._known_names())) or "none"
+                known = ", ".join(sorted(t.name for t in self.tools.tools())) or "none"
                 return await self._finish(
                     record, ToolResult.error(f"Unknown tool {call.name!r}. Available tools: {known}."), status="error"
                 )
@@ -305,10 +307,6 @@ class ToolGate:
             detail=detail,
             latency_ms=latency_ms,
         )
-
-    def _known_names(self) -> list[str]:
-        lister = getattr(self.tools, "tools", None)
-        return [t.name for t in lister()] if callable(lister) else []
 
 
 async def _event_of(write: Awaitable[Written]) -> Event:
