@@ -11,7 +11,8 @@ export CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC := 1
 
 .PHONY: install web chromium run run-cli test bench clean
 
-install: $(STAMP)
+# The browser tool server drives Debian's Chromium, so installing includes it.
+install: $(STAMP) chromium
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -26,7 +27,7 @@ $(WEB_STAMP): $(WEB_SOURCES)
 	cd web && npm ci --no-audit --no-fund && npm run build
 	touch $(WEB_STAMP)
 
-# Debian's Chromium for the browser tests (Playwright drives it; it never downloads a browser).
+# Debian's Chromium for the browser server and tests (Playwright drives it; it never downloads a browser).
 chromium:
 	@test -x $(CHROMIUM) || (apt-get update -q && apt-get install -y -q --no-install-recommends chromium)
 
@@ -36,7 +37,7 @@ run: install web
 run-cli: install
 	$(BIN)/overseer run
 
-test: install web chromium
+test: install web
 	$(BIN)/python -m pytest -q
 
 bench: install web

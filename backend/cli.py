@@ -162,7 +162,10 @@ def _serve(args: argparse.Namespace) -> int:
     except AuthError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    app = create_app(settings)
+    # Servers that call the host back reach it on loopback when it listens on every interface.
+    local_host = "127.0.0.1" if settings.host in ("0.0.0.0", "::", "") else settings.host
+    shown_local = f"[{local_host}]" if ":" in local_host else local_host
+    app = create_app(settings, url=f"http://{shown_local}:{settings.port}")
     shown_host = f"[{settings.host}]" if ":" in settings.host else settings.host
     print(f"Overseer is starting on http://{shown_host}:{settings.port}/")
     print(f"Open this link to log in (it carries your token):\n    http://{shown_host}:{settings.port}/login?token={app.state.auth.token}")

@@ -17,6 +17,7 @@ from backend.api.routes import settings as settings_api
 from backend.api.ws import router as ws_router
 from backend.config import ConfigError, Settings
 from backend.engine.host import Host
+from backend.mcp.config import HostApi
 from backend.permissions.approvals import ApprovalClosed, ApprovalNotFound
 from backend.permissions.rules import RuleError
 from backend.store.base import NotFound
@@ -32,10 +33,16 @@ def build_authenticator(settings: Settings) -> Authenticator:
     )
 
 
-def create_app(settings: Settings, *, host: Host | None = None, web_dist: Path = WEB_DIST) -> FastAPI:
-    """The app; the host starts with it (the MCP pool warms up in the background)."""
-    host = host or Host(settings)
+def create_app(
+    settings: Settings, *, host: Host | None = None, web_dist: Path = WEB_DIST, url: str | None = None
+) -> FastAPI:
+    """The app; the host starts with it (the MCP pool warms up in the background).
+
+    `url` is where the app will listen; built-in servers that call the host back (cron,
+    invoke_agent) are told it, with the token.
+    """
     auth = build_authenticator(settings)
+    host = host or Host(settings, host_api=HostApi(url=url, token=auth.token) if url else None)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:

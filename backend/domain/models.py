@@ -12,6 +12,9 @@ from backend.domain.tools import ToolAnnotations
 SessionStatus = Literal["idle", "running", "waiting_approval", "completed", "stopped", "error"]
 ACTIVE_STATUSES: frozenset[str] = frozenset({"running", "waiting_approval"})
 
+SessionOrigin = Literal["user", "api", "cron", "agent", "workflow", "mcp"]
+"""Who started a session: a person, a program (REST), a schedule, a parent agent, a workflow, an MCP client."""
+
 Role = Literal["system", "user", "assistant", "tool"]
 
 ToolCallStatus = Literal["pending", "waiting_approval", "running", "done", "error", "denied", "interrupted", "stopped"]
@@ -52,6 +55,9 @@ class Session(BaseModel):
     engine: Literal["litellm", "claude-sdk"] = "litellm"
     workspace: str
     parent_id: str | None = None
+    origin: SessionOrigin = "user"
+    schedule_id: str | None = None
+    """The cron job that started it, when `origin` is "cron"."""
     error: str | None = None
     usage: Usage = Field(default_factory=Usage)
     session_rules: list[str] = Field(default_factory=list)

@@ -19,7 +19,7 @@ from backend.engine.events import EventBus
 from backend.engine.loop import LoopLimits
 from backend.engine.model import LiteLLMClient, ModelClient
 from backend.engine.runner import SessionRunner
-from backend.mcp.config import McpServerConfig, builtin_servers
+from backend.mcp.config import HostApi, McpServerConfig, builtin_servers
 from backend.mcp.pool import McpPool
 from backend.permissions.approvals import ApprovalBroker
 from backend.permissions.gate import ToolGate
@@ -44,11 +44,13 @@ def build_policy(settings: Settings) -> PolicyEngine:
     )
 
 
-def server_configs(settings: Settings) -> dict[str, McpServerConfig]:
+def server_configs(settings: Settings, host_api: HostApi | None = None) -> dict[str, McpServerConfig]:
     """Built-in servers (rooted at the default workspace) plus the person's own; theirs win."""
     servers: dict[str, McpServerConfig] = {}
     if settings.builtin_servers:
-        servers.update(builtin_servers(python=sys.executable, root=settings.resolved_workspace))
+        servers.update(
+            builtin_servers(python=sys.executable, root=settings.resolved_workspace, host_api=host_api)
+        )
     servers.update(settings.mcp_servers)
     return {name: cfg for name, cfg in servers.items() if not cfg.disabled}
 
@@ -56,14 +58,23 @@ def server_configs(settings: Settings) -> dict[str, McpServerConfig]:
 class Host:
     """Owns every long-lived part of a running Overseer."""
 
-    def __init__(self, settings: Settings, *, hooks: HookChain | None = None, pool: McpPool | None = None) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        hooks: HookChain | None = None,
+        pool: McpPool | None = None,
+        host_api: HostApi | None = None,
+    ) -> None:
+        """`host_api`: where this host's HTTP API listens, for built-in servers that call it back."""
         self.settings = settings
+        self.host_api = host_api
         self.data_dir = settings.data_dir.expanduser()
         self.store = SqliteStore(settings.db_path)
         self.bus = EventBus(self.store)
         # A pool may be shared (tests, benchmarks); then it is started and closed by its owner.
         self._owns_pool = pool is None
-        self.pool = pool or McpPool(server_configs(settings), log_dir=self.data_dir / "logs")
+        self.pool = pool or McpPool(server_configs(settings, host_api), log_dir=self.data_dir / "logs")
         self.broker = ApprovalBroker(self.store, self.bus, timeout=settings.approval_timeout)
         self.hooks = hooks or HookChain()
         self.demo: Any = None

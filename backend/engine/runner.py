@@ -14,7 +14,7 @@ from collections.abc import Awaitable, Callable
 from datetime import datetime
 from pathlib import Path
 
-from backend.domain.models import ACTIVE_STATUSES, Message, Session, SessionStatus, Usage, utcnow
+from backend.domain.models import ACTIVE_STATUSES, Message, Session, SessionOrigin, SessionStatus, Usage, utcnow
 from backend.domain.tools import ToolInfo
 from backend.engine.events import EventBus
 from backend.engine.loop import LoopLimits, LoopResult, run_agent_loop
@@ -126,6 +126,8 @@ class SessionRunner:
         model: str | None = None,
         workspace: str | Path | None = None,
         parent_id: str | None = None,
+        origin: SessionOrigin = "user",
+        schedule_id: str | None = None,
     ) -> Session:
         """Persist a new session; with a prompt it starts working at once."""
         root = Path(workspace).expanduser().resolve() if workspace else self.default_workspace
@@ -138,6 +140,8 @@ class SessionRunner:
             model=model or self.default_model,
             workspace=str(root),
             parent_id=parent_id,
+            origin=origin,
+            schedule_id=schedule_id,
         )
         await self.store.create_session(session)
         await self.bus.publish(session.id, "session.created", session.model_dump(mode="json"))

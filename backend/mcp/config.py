@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import sys
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
@@ -71,16 +72,42 @@ def parse_mcp_servers(data: Mapping[str, Any]) -> dict[str, McpServerConfig]:
     return servers
 
 
-def builtin_servers(*, root: Path, python: str = sys.executable) -> dict[str, McpServerConfig]:
-    """Overseer's own `file` and `shell` servers, run with this interpreter.
+BUILTIN_SERVERS: tuple[str, ...] = ("file", "shell")
+"""Overseer's own tool servers, each `python -m mcp_servers.<name>`."""
+
+HOST_CLIENT_SERVERS: frozenset[str] = frozenset({"cron", "invoke_agent"})
+"""Built-in servers that are thin clients of the host's HTTP API."""
+
+LONG_CALL_TIMEOUT = 24 * 3600.0
+"""invoke_agent waits for a whole child run, approvals included: its own limits bound it, not ours."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class HostApi:
+    """Where the host's HTTP API is and the token that opens it, for servers that call back."""
+
+    url: str
+    token: str
+
+
+def builtin_servers(
+    *, root: Path, python: str = sys.executable, host_api: HostApi | None = None
+) -> dict[str, McpServerConfig]:
+    """Overseer's own servers, run with this interpreter.
 
     `root` is the default workspace they serve; per call, the host's `_meta` overrides it.
+    Servers that call the host back get its URL and token in their environment (never argv).
     """
-    return {
-        name: McpServerConfig(
+    servers: dict[str, McpServerConfig] = {}
+    for name in BUILTIN_SERVERS:
+        env: dict[str, str] = {}
+        if name in HOST_CLIENT_SERVERS and host_api is not None:
+            env = {"OVERSEER_HOST_URL": host_api.url, "OVERSEER_TOKEN": host_api.token}
+        servers[name] = McpServerConfig(
             command=python,
             args=["-m", f"mcp_servers.{name}", "--root", str(root)],
+            env=env,
             managed=True,
+            call_timeout=LONG_CALL_TIMEOUT if name == "invoke_agent" else 120,
         )
-        for name in ("file", "shell")
-    }
+    return servers

@@ -67,10 +67,10 @@ def serve_scripted(root: Path, script: Script | None = None, **overrides: Any) -
     """Start the whole product against a scripted model; stop it on exit."""
     with ScriptedModelServer(script) as model:
         settings = scripted_settings(root, model, **overrides)
-        app = create_app(settings)
         sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
+        app = create_app(settings, url=f"http://127.0.0.1:{port}")
         server = _Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
         thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
         thread.start()
