@@ -52,6 +52,11 @@ class Settings(BaseSettings):
     workspace: Path | None = None
     max_iterations: int = Field(default=40, ge=1)
     tool_concurrency: int = Field(default=8, ge=1)
+    max_agent_depth: int = Field(default=3, ge=0)
+    """How deep sub-agents may nest: a top-level session is depth 0, its child 1, and so on."""
+    memory_window: int = Field(default=100, ge=0)
+    """Messages a session keeps in context; past that, older ones are consolidated into the
+    workspace's memory/HISTORY.md and memory/MEMORY.md. 0 disables consolidation."""
     approval_timeout: float = Field(default=600, gt=0)
     model_retries: int = Field(default=3, ge=0)
     retry_backoff: float = Field(default=1.0, ge=0)

@@ -4,8 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from backend.domain.models import Message
+from backend.domain.models import Message, Session, SessionOrigin
 from backend.engine.host import Host
+
+
+class DepthLimitExceeded(ValueError):
+    """A sub-agent would nest deeper than `max_agent_depth`."""
 
 
 @dataclass(kw_only=True)
@@ -30,17 +34,25 @@ async def invoke_agent(
     fork: bool = False,
     workspace: str | None = None,
     timeout: float | None = None,
+    origin: SessionOrigin | None = None,
 ) -> InvokeResult:
-    """Create a session (optionally a fork of its parent's history), run it, return its last answer."""
+    """Create a session (optionally a fork of its parent's history), run it, return its last answer.
+
+    A child of `parent_session_id` is nested under it, works in its workspace with its model
+    unless told otherwise, and may not nest deeper than the host's `max_agent_depth`.
+    """
     if fork and not parent_session_id:
         raise ValueError("fork needs parent_session_id")
     parent = await host.store.get_session(parent_session_id) if parent_session_id else None
+    if parent is not None:
+        await _check_depth(host, parent)
     session = await host.runner.create(
         title=prompt.strip().splitlines()[0][:80] if prompt.strip() else "invoke",
         mode=mode,
         model=model or (parent.model if parent else None),
         workspace=workspace or (parent.workspace if parent else None),
         parent_id=parent_session_id,
+        origin=origin or ("agent" if parent else "api"),
     )
     if fork and parent is not None:
         # The child starts from a copy of the parent's finished turns; a half-done tool round
@@ -55,12 +67,28 @@ async def invoke_agent(
     done = await host.runner.wait(session.id, timeout=timeout)
     return InvokeResult(
         session_id=done.id,
-        response=_last_answer(await host.store.list_messages(done.id)) if done.status == "completed" else (done.error or ""),
+        response=_last_answer(await host.store.list_messages(done.id)) if done.status == "completed" else (done.error or f"the session ended {done.status}"),
         status=done.status,
         cost_usd=done.usage.cost_usd,
         input_tokens=done.usage.input_tokens,
         output_tokens=done.usage.output_tokens,
     )
+
+
+async def _check_depth(host: Host, parent: Session) -> None:
+    depth = 0
+    current: Session | None = parent
+    seen: set[str] = set()
+    while current is not None and current.parent_id and current.id not in seen:
+        seen.add(current.id)
+        depth += 1
+        current = await host.store.get_session(current.parent_id)
+    limit = host.settings.max_agent_depth
+    if depth + 1 > limit:
+        raise DepthLimitExceeded(
+            f"sub-agent depth limit reached: session {parent.id} is already {depth} level(s) deep and "
+            f"max_agent_depth is {limit}; do this work in the current session instead of invoking another agent"
+        )
 
 
 def _last_answer(messages: list[Message]) -> str:

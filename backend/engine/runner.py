@@ -18,6 +18,7 @@ from backend.domain.models import ACTIVE_STATUSES, Message, Session, SessionOrig
 from backend.domain.tools import ToolInfo
 from backend.engine.events import EventBus
 from backend.engine.loop import LoopLimits, LoopResult, run_agent_loop
+from backend.engine.memory import consolidate, read_memory_for_prompt
 from backend.engine.model import ModelClient
 from backend.engine.prompt import PromptParts, build_system_prompt
 from backend.permissions.gate import GateSession, ToolGate
@@ -44,7 +45,9 @@ class SessionRunner:
         limits: LoopLimits,
         default_workspace: Path,
         default_model: str,
+        memory_window: int = 100,
     ) -> None:
+        """`memory_window`: messages a session keeps in context before older ones are consolidated (0: never)."""
         self.store = store
         self.bus = bus
         self.gate = gate
@@ -53,6 +56,7 @@ class SessionRunner:
         self.limits = limits
         self.default_workspace = default_workspace
         self.default_model = default_model
+        self.memory_window = memory_window
         self._tasks: dict[str, asyncio.Task[None]] = {}
         self._waiting: dict[str, int] = {}
         self._locks: dict[str, asyncio.Lock] = {}
@@ -193,23 +197,48 @@ class SessionRunner:
     async def _run_once(self, session_id: str) -> LoopResult:
         session = await self.store.get_session(session_id)
         workspace = Path(session.workspace)
-        prompt = build_system_prompt(PromptParts(workspace=workspace, now=datetime.now().astimezone()))
+        model = self.model_for(session)
+        if self.memory_window > 0:
+            # Before the run, so the model starts from a transcript the window bounds.
+            memory = await consolidate(
+                model=model,
+                history=await self.store.list_messages(session_id),
+                memory_from=session.memory_from,
+                window=self.memory_window,
+                workspace=workspace,
+            )
+            if memory.usage is not None:
+                await self._add_usage(session_id, memory.usage)
+            if memory.consolidated:
+                upto = memory.memory_from
+                session = await self._change(
+                    session_id, lambda s: {"memory_from": upto} if upto > s.memory_from else None
+                )
+                await self.bus.publish(session_id, "memory.consolidated", {"upto": upto, "facts": memory.facts})
+        prompt = build_system_prompt(
+            PromptParts(
+                workspace=workspace,
+                now=datetime.now().astimezone(),
+                memory=await asyncio.to_thread(read_memory_for_prompt, workspace),
+            )
+        )
         return await run_agent_loop(
             session=GateSession(
                 session_id=session_id, workspace=workspace, mode=session.mode, rules=list(session.session_rules)
             ),
             system_prompt=prompt,
             tools=await self.list_tools(),
-            model=self.model_for(session),
+            model=model,
             gate=self.gate,
             store=self.store,
             bus=self.bus,
             limits=self.limits,
             on_usage=lambda usage: self._add_usage(session_id, usage),
+            history_from=session.memory_from,
         )
 
     async def stop(self, session_id: str, *, timeout: float = 10) -> Session:
-        """Cancel a run; the session ends `stopped` with every tool call recorded."""
+        """Cancel a run and its sub-agents' runs; each ends `stopped` with every tool call recorded."""
         task = self._tasks.get(session_id)
         if task is not None and not task.done():
             task.cancel()
@@ -217,6 +246,10 @@ class SessionRunner:
         session = await self.store.get_session(session_id)
         if session.status in ACTIVE_STATUSES:
             session = await self._update(session_id, status="stopped")
+        # A child works for its parent: once the parent is stopped, nobody waits for its answer.
+        for child in await self.store.list_sessions(statuses=ACTIVE_STATUSES, limit=10_000):
+            if child.parent_id == session_id:
+                await self.stop(child.id, timeout=timeout)
         return session
 
     async def wait(self, session_id: str, timeout: float | None = None) -> Session:

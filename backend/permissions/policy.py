@@ -24,12 +24,30 @@ from backend.permissions.rules import (
 Policy = Literal["always_allow", "ask", "deny"]
 POLICIES: tuple[Policy, ...] = get_args(Policy)
 
+# Tools of the other built-in servers, by what a person would want to see before they run.
+_QUIET_TOOLS = {
+    "browser": ("snapshot", "screenshot", "tabs"),
+    "memory": ("memory_read", "memory_search", "memory_save"),
+    "cron": ("cron_list",),
+    "invoke_agent": ("invoke_agent",),
+}
+_ASKING_TOOLS = {
+    "browser": ("navigate", "back", "forward", "click", "type", "press", "select", "evaluate"),
+    "memory": ("memory_forget",),
+    "cron": ("cron_create", "cron_delete", "cron_pause", "cron_resume"),
+}
+
 DEFAULT_POLICIES: dict[str, Policy] = {
     **{name: "always_allow" for name in sorted(FILE_READ_TOOLS)},
     **{name: "ask" for name in sorted(FILE_WRITE_TOOLS)},
     SHELL_TOOL: "ask",
+    **{full_tool_name(server, tool): "always_allow" for server, tools in _QUIET_TOOLS.items() for tool in tools},
+    **{full_tool_name(server, tool): "ask" for server, tools in _ASKING_TOOLS.items() for tool in tools},
 }
-"""Built-in policies: the file server's reading tools run, its writing tools and the shell ask."""
+"""Built-in policies. Reading runs and writing asks; the browser asks before it acts on the open web
+(it carries the session's data to any site) but not to look at the page it is on; memory notes
+run, forgetting asks; scheduling asks, since a job runs later with nobody watching; a sub-agent
+runs, since each of its own tool calls passes the gate."""
 
 DEFAULT_TRUSTED_SERVERS: tuple[str, ...] = ("file", "shell", "browser", "memory", "cron", "invoke_agent")
 

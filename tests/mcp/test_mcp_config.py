@@ -7,7 +7,14 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from backend.mcp.config import MANAGED_ENV_VAR, McpServerConfig, builtin_servers, parse_mcp_servers
+from backend.mcp.config import (
+    BUILTIN_SERVERS,
+    MANAGED_ENV_VAR,
+    HostApi,
+    McpServerConfig,
+    builtin_servers,
+    parse_mcp_servers,
+)
 
 
 def test_a_claude_desktop_file_parses_unchanged():
@@ -60,8 +67,24 @@ def test_only_managed_servers_get_the_managed_flag():
 
 def test_builtin_servers_run_our_packages_with_the_given_root(tmp_path: Path):
     servers = builtin_servers(root=tmp_path, python="/usr/bin/python3")
-    assert set(servers) == {"file", "shell"}
+    assert set(servers) == set(BUILTIN_SERVERS)
+    assert {"file", "shell", "invoke_agent"} <= set(servers)
     assert servers["file"].command == "/usr/bin/python3"
     assert servers["file"].args == ["-m", "mcp_servers.file", "--root", str(tmp_path)]
     assert servers["shell"].args[:2] == ["-m", "mcp_servers.shell"]
     assert all(config.managed for config in servers.values())
+
+
+def test_servers_that_call_the_host_back_get_its_url_and_token_in_their_environment(tmp_path: Path):
+    api = HostApi(url="http://127.0.0.1:9999", token="secret-token")
+    servers = builtin_servers(root=tmp_path, host_api=api)
+    assert servers["invoke_agent"].env == {"OVERSEER_HOST_URL": api.url, "OVERSEER_TOKEN": "secret-token"}
+    assert "secret-token" not in " ".join(servers["invoke_agent"].args)
+    assert servers["file"].env == {}
+    # A child run is bounded by its own limits, not by the pool's default call timeout.
+    assert servers["invoke_agent"].call_timeout > servers["file"].call_timeout
+
+
+def test_without_a_host_api_no_server_gets_a_host_url(tmp_path: Path):
+    servers = builtin_servers(root=tmp_path)
+    assert all("OVERSEER_HOST_URL" not in config.env for config in servers.values())

@@ -549,7 +549,8 @@ def test_plan_mode_keeps_deny_rules_and_deny_policies():
 
 
 def test_default_policies_run_reads_and_ask_for_writes_and_shell():
-    assert {k: v for k, v in DEFAULT_POLICIES.items()} == {
+    file_and_shell = {k: v for k, v in DEFAULT_POLICIES.items() if k.startswith(("mcp__file__", "mcp__shell__"))}
+    assert file_and_shell == {
         "mcp__file__read_file": "always_allow",
         "mcp__file__list_dir": "always_allow",
         "mcp__file__glob": "always_allow",
@@ -558,6 +559,15 @@ def test_default_policies_run_reads_and_ask_for_writes_and_shell():
         "mcp__file__edit_file": "ask",
         "mcp__shell__exec": "ask",
     }
+
+
+def test_default_policies_ask_before_the_browser_acts_scheduling_and_forgetting():
+    asking = {k for k, v in DEFAULT_POLICIES.items() if v == "ask"}
+    assert {"mcp__browser__navigate", "mcp__browser__click", "mcp__browser__evaluate"} <= asking
+    assert {"mcp__cron__cron_create", "mcp__cron__cron_delete", "mcp__memory__memory_forget"} <= asking
+    assert DEFAULT_POLICIES["mcp__browser__snapshot"] == "always_allow"
+    assert DEFAULT_POLICIES["mcp__memory__memory_search"] == "always_allow"
+    assert DEFAULT_POLICIES["mcp__invoke_agent__invoke_agent"] == "always_allow"
 
 
 @pytest.mark.parametrize(
