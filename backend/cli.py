@@ -85,7 +85,7 @@ def _settings(args: argparse.Namespace, **overrides: Any) -> Settings:
 
 
 async def _run(args: argparse.Namespace) -> int:
-    from backend.engine.host import Host
+    from backend.api.local import host_with_local_api
     from backend.terminal import DEMO_TASK, TerminalUI
 
     settings = _settings(
@@ -96,7 +96,7 @@ async def _run(args: argparse.Namespace) -> int:
         if sys.stdin.isatty():
             prompt = input(f"What should the agent do? [{DEMO_TASK}]\n> ").strip()
         prompt = prompt or DEMO_TASK
-    async with Host(settings) as host:
+    async with host_with_local_api(settings) as host:
         if host.is_demo and not args.json:
             print(
                 "┌ Demo mode: no model is configured, so a scripted offline model plays the agent.\n"
@@ -107,15 +107,11 @@ async def _run(args: argparse.Namespace) -> int:
 
 
 async def _resume(args: argparse.Namespace) -> int:
-    from backend.engine.host import Host
+    from backend.api.local import host_with_local_api
     from backend.terminal import TerminalUI
 
-    host = Host(_settings(args))
-    await host.start(recover=False)
-    try:
+    async with host_with_local_api(_settings(args), recover=False) as host:
         return await TerminalUI(host, approve=args.approve, as_json=args.json).resume(args.session_id)
-    finally:
-        await host.aclose()
 
 
 async def _servers(args: argparse.Namespace) -> int:

@@ -66,11 +66,20 @@ class TerminalUI:
         return await self._follow(sub, session_id)
 
     async def _follow(self, sub: Any, session_id: str) -> int:
+        # Sub-agents work for this session: their events and approvals are shown here too.
+        family = {session_id}
         try:
             session = await self.host.store.get_session(session_id)
             while session.status in ("running", "waiting_approval"):
                 event = await sub.get()
+                if event.type == "session.created" and event.data.get("parent_id") in family:
+                    family.add(event.session_id)
+                    if not self.as_json:
+                        self.line(f"↳ sub-agent {event.session_id[:8]}: {event.data.get('title', '')}")
+                if event.session_id not in family:
+                    continue
                 if event.session_id != session_id:
+                    await self.render(event, prefix="  │ ")
                     continue
                 await self.render(event)
                 if event.type == "session.status" and event.data["status"] not in ("running", "waiting_approval"):
@@ -85,31 +94,39 @@ class TerminalUI:
             )
         return 0 if final.status == "completed" else 1
 
-    async def render(self, event: Event) -> None:
+    async def render(self, event: Event, *, prefix: str = "") -> None:
         if self.as_json:
             self.write(event.model_dump_json() + "\n")
         else:
-            self._render_text(event)
+            self._render_text(event, prefix=prefix)
         if event.type == "approval.requested":
             await self.answer(Approval.model_validate(event.data))
 
-    def _render_text(self, event: Event) -> None:
+    def _render_text(self, event: Event, *, prefix: str = "") -> None:
+        """One event as text; a sub-agent's (with `prefix`) shows its answer whole, not token by token."""
         data = event.data
+
+        def line(text: str) -> None:
+            self.line(prefix + text)
+
         if event.type == "token":
-            self.write(data["text"])
-            self._mid_line = True
+            if not prefix:
+                self.write(data["text"])
+                self._mid_line = True
         elif event.type == "message" and data.get("role") == "assistant":
-            if self._mid_line:
+            if prefix and data.get("content"):
+                line(_first_lines(data["content"]))
+            elif self._mid_line:
                 self.line("")
         elif event.type == "tool.started":
-            self.line(f"→ {data['name']} {_short(data['arguments'])}  [{data.get('decision') or ''}]")
+            line(f"→ {data['name']} {_short(data['arguments'])}  [{data.get('decision') or ''}]")
         elif event.type == "tool.result":
             mark = "✗" if data["is_error"] else "✓"
-            self.line(f"  {mark} {_first_lines(data['text'])}")
+            line(f"  {mark} {_first_lines(data['text'])}")
         elif event.type == "approval.resolved":
-            self.line(f"  approval {data['status']} ({data['decided_by']})")
+            line(f"  approval {data['status']} ({data['decided_by']})")
         elif event.type in ("error", "model.retry"):
-            self.line(f"! {data['message']}")
+            line(f"! {data['message']}")
 
     async def answer(self, approval: Approval) -> None:
         if self.approve == "all":

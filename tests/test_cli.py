@@ -140,3 +140,19 @@ async def test_terminal_treats_a_closed_stdin_as_deny():
 
     ui = TerminalUI(host=None, read_line=closed, out=open("/dev/null", "w"))  # type: ignore[arg-type]
     assert (await ui.ask(approval())).kind == "deny"
+
+
+def test_run_in_the_terminal_can_invoke_a_sub_agent_and_answers_its_approval(workspace, model, capsys):
+    model.push(
+        Reply(tool_calls=[ScriptedToolCall(name="mcp__invoke_agent__invoke_agent", arguments={"prompt": "write notes"})]),
+        write_call(),
+        Reply(text="child wrote them"),
+        Reply(text="parent done"),
+    )
+    assert main(["run", "delegate", "--approve", "all"]) == 0
+    assert (workspace / "notes.txt").read_text() == "hi\n"
+    out = capsys.readouterr().out
+    assert "↳ sub-agent" in out
+    assert "  │ → mcp__file__write_file" in out
+    assert "  │ child wrote them" in out
+    assert "parent done" in out
