@@ -62,6 +62,9 @@ class Session(BaseModel):
     usage: Usage = Field(default_factory=Usage)
     session_rules: list[str] = Field(default_factory=list)
     """Allow rules granted "for this session"; persisted so they survive a restart."""
+    memory_from: int = 0
+    """Messages with idx below it have been consolidated into the workspace memory and are no
+    longer sent to the model."""
     created_at: datetime = Field(default_factory=utcnow)
     updated_at: datetime = Field(default_factory=utcnow)
 

@@ -97,6 +97,7 @@ class Host:
             limits=LoopLimits(max_iterations=settings.max_iterations, tool_concurrency=settings.tool_concurrency),
             default_workspace=settings.resolved_workspace,
             default_model=settings.model or DEMO_MODEL,
+            memory_window=settings.memory_window,
         )
 
     @property

@@ -103,8 +103,13 @@ async def run_agent_loop(
     bus: EventBus,
     limits: LoopLimits,
     on_usage: Callable[[Usage], Awaitable[None]],
+    history_from: int = 0,
 ) -> LoopResult:
-    """Drive one session until the model answers with text, a limit, or an error."""
+    """Drive one session until the model answers with text, a limit, or an error.
+
+    The model is sent only messages with idx >= `history_from`: older ones live on in the
+    workspace memory (see `backend.engine.memory`).
+    """
     sid = session.session_id
     schemas = tool_schemas(tools)
     semaphore = asyncio.Semaphore(limits.tool_concurrency)
@@ -146,7 +151,10 @@ async def run_agent_loop(
 
         try:
             turn = await model.complete(
-                messages=to_wire(system_prompt, history), tools=schemas, on_delta=on_delta, on_retry=on_retry
+                messages=to_wire(system_prompt, [m for m in history if m.idx >= history_from]),
+                tools=schemas,
+                on_delta=on_delta,
+                on_retry=on_retry,
             )
         except ModelError as exc:
             return LoopResult(outcome="error", error=str(exc))

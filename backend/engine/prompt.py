@@ -1,7 +1,8 @@
 """The prompt builder: the system prompt a session's model sees.
 
-Parts, in order: identity, date and time, workspace, then the mode's prompt and the session's own
-instructions last so they win. Bootstrap files, memory and skills join in later issues.
+Parts, in order: identity, date and time, workspace, long-term memory (MEMORY.md), then the mode's
+prompt and the session's own instructions last so they win. Bootstrap files and skills join in
+later issues.
 """
 
 from __future__ import annotations
@@ -27,6 +28,8 @@ class PromptParts:
     agent_name: str = "Overseer"
     mode_prompt: str = ""
     session_instructions: str = ""
+    memory: str = ""
+    """The workspace's memory/MEMORY.md, already capped."""
 
 
 def build_system_prompt(parts: PromptParts) -> str:
@@ -35,6 +38,8 @@ def build_system_prompt(parts: PromptParts) -> str:
         f"Current date and time: {parts.now.strftime('%Y-%m-%d %H:%M %Z').strip()}",
         f"Workspace: {parts.workspace} (relative paths are resolved against it)",
     ]
+    if parts.memory.strip():
+        sections.append("Long-term memory (memory/MEMORY.md):\n" + parts.memory.strip())
     if parts.mode_prompt.strip():
         sections.append(parts.mode_prompt.strip())
     if parts.session_instructions.strip():

@@ -47,7 +47,7 @@ class SessionRunner:
         default_model: str,
         memory_window: int = 100,
     ) -> None:
-        """`memory_window`: messages a session keeps in context before older ones are consolidated (0: never)."""
+        """`memory_window`: messages a session keeps before older ones are consolidated (0: never)."""
         self.store = store
         self.bus = bus
         self.gate = gate
