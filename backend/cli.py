@@ -88,8 +88,14 @@ async def _run(args: argparse.Namespace) -> int:
     from backend.api.local import host_with_local_api
     from backend.terminal import DEMO_TASK, TerminalUI
 
+    # Scheduled jobs belong to `overseer serve`, where someone can see and answer their approvals.
     settings = _settings(
-        args, model=args.model, api_base=args.api_base, workspace=args.workspace, max_iterations=args.max_iterations
+        args,
+        model=args.model,
+        api_base=args.api_base,
+        workspace=args.workspace,
+        max_iterations=args.max_iterations,
+        scheduler_enabled=False,
     )
     prompt = args.prompt
     if not prompt:

@@ -63,6 +63,10 @@ class Settings(BaseSettings):
     model_timeout: float = Field(default=600, gt=0)
     read_only_auto_allow: bool = False
     builtin_servers: bool = True
+    scheduler_enabled: bool = True
+    """Fire cron jobs (`/api/schedules`) while the host runs."""
+    cron_catch_up: bool = True
+    """A cron job missed while the host was down runs once at start-up (else it waits for its next time)."""
     mcp_servers: dict[str, McpServerConfig] = Field(default_factory=dict, alias="mcpServers")
     permissions: PermissionsConfig = Field(default_factory=PermissionsConfig)
     policies: dict[str, PolicyValue] = Field(default_factory=dict)

@@ -12,7 +12,7 @@ from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import FileResponse, JSONResponse
 
 from backend.api.auth import Authenticator, UserConfig
-from backend.api.routes import agents, approvals, login, sessions
+from backend.api.routes import agents, approvals, login, schedules, sessions
 from backend.api.routes import settings as settings_api
 from backend.api.ws import router as ws_router
 from backend.config import ConfigError, Settings
@@ -63,7 +63,7 @@ def create_app(
             allow_methods=["*"],
             allow_headers=["*"],
         )
-    for module in (login, sessions, approvals, settings_api, agents):
+    for module in (login, sessions, approvals, settings_api, agents, schedules):
         app.include_router(module.router)
     app.include_router(ws_router)
     _add_error_handlers(app)
@@ -90,7 +90,9 @@ def _add_error_handlers(app: FastAPI) -> None:
     for exc_type, code in ERROR_STATUS.items():
 
         async def handler(_: Request, exc: Exception, code: int = code) -> JSONResponse:
-            return _error(code, str(exc).strip("'\""))
+            # A KeyError's str() is its repr; every other exception's text is its message.
+            message = str(exc.args[0]) if isinstance(exc, KeyError) and exc.args else str(exc)
+            return _error(code, message)
 
         app.add_exception_handler(exc_type, handler)
 

@@ -26,6 +26,7 @@ from backend.permissions.gate import ToolGate
 from backend.permissions.hooks import HookChain
 from backend.permissions.policy import DEFAULT_POLICIES, PolicyEngine
 from backend.permissions.rules import RuleSet
+from backend.scheduler import Scheduler
 from backend.store.sqlite import SqliteStore
 
 log = logging.getLogger(__name__)
@@ -99,6 +100,7 @@ class Host:
             default_model=settings.model or DEMO_MODEL,
             memory_window=settings.memory_window,
         )
+        self.scheduler = Scheduler(self.store, self.runner, catch_up=settings.cron_catch_up)
 
     @property
     def is_demo(self) -> bool:
@@ -114,8 +116,12 @@ class Host:
             self._demo_server()
         if recover:
             await self.runner.recover()
+            # After recovery, so a job's interrupted run is found running, not fired again.
+            if self.settings.scheduler_enabled:
+                await self.scheduler.start()
 
     async def aclose(self) -> None:
+        await self.scheduler.aclose()
         await self.runner.aclose()
         if self._owns_pool:
             await self.pool.aclose()

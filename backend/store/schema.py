@@ -55,6 +55,17 @@ MIGRATIONS: list[str] = [
         PRIMARY KEY (session_id, seq)
     );
     """,
+    # 2: cron jobs; next_run_at is epoch seconds, NULL while a job is paused or done.
+    """
+    CREATE TABLE schedules (
+        id TEXT PRIMARY KEY,
+        status TEXT NOT NULL,
+        next_run_at REAL,
+        created_at TEXT NOT NULL,
+        data TEXT NOT NULL
+    );
+    CREATE INDEX schedules_next_run ON schedules(next_run_at);
+    """,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -24,6 +24,7 @@ from backend.domain.models import (
 )
 from backend.store.base import NotFound, Written
 from backend.store.schema import MIGRATIONS, SCHEMA_VERSION
+from backend.store.sqlite_schedules import SqliteScheduleStore
 from backend.store.sqlite_thread import SqliteThread
 
 
@@ -31,7 +32,7 @@ class SchemaTooNew(RuntimeError):
     """The database was written by a newer Overseer."""
 
 
-class SqliteStore:
+class SqliteStore(SqliteScheduleStore):
     """The embedded store: `<data dir>/overseer.db`."""
 
     def __init__(self, path: Path | str) -> None:

@@ -2,6 +2,7 @@ import { useEffect, useState } from "react";
 import { Header } from "./components/Header";
 import { Inbox } from "./components/Inbox";
 import { Login } from "./components/Login";
+import { SchedulesView } from "./components/Schedules";
 import { SessionView } from "./components/SessionView";
 import { SettingsView } from "./components/Settings";
 import { Sidebar } from "./components/Sidebar";
@@ -29,6 +30,8 @@ export function App() {
           <SessionView key={route.id} id={route.id} />
         ) : route.name === "settings" ? (
           <SettingsView />
+        ) : route.name === "schedules" ? (
+          <SchedulesView />
         ) : (
           <Inbox />
         )}

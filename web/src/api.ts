@@ -8,6 +8,8 @@ import type {
   Me,
   Permissions,
   Policy,
+  Schedule,
+  ScheduleCreateBody,
   ServerInfo,
   Session,
   SessionDetail,
@@ -97,4 +99,10 @@ export const api = {
   permissions: () => request<Permissions>("GET", "/api/permissions"),
   setPermissions: (permissions: Permissions) => request<Permissions>("PUT", "/api/permissions", permissions),
   audit: (limit: number, offset: number) => request<AuditPage>("GET", `/api/audit?limit=${limit}&offset=${offset}`),
+
+  schedules: () => request<Schedule[]>("GET", "/api/schedules"),
+  createSchedule: (body: ScheduleCreateBody) => request<Schedule>("POST", "/api/schedules", body),
+  pauseSchedule: (id: string) => request<Schedule>("POST", `/api/schedules/${encodeURIComponent(id)}/pause`),
+  resumeSchedule: (id: string) => request<Schedule>("POST", `/api/schedules/${encodeURIComponent(id)}/resume`),
+  deleteSchedule: (id: string) => request<void>("DELETE", `/api/schedules/${encodeURIComponent(id)}`),
 };

@@ -1,15 +1,20 @@
 // Hash routes, so the server needs no fallback for client-side paths:
-// `#/` the inbox, `#/s/<id>` a session, `#/settings`.
+// `#/` the inbox, `#/s/<id>` a session, `#/settings`, `#/schedules`.
 
 import { useSyncExternalStore } from "react";
 
-export type Route = { name: "inbox" } | { name: "session"; id: string } | { name: "settings" };
+export type Route =
+  | { name: "inbox" }
+  | { name: "session"; id: string }
+  | { name: "settings" }
+  | { name: "schedules" };
 
 export function parseRoute(hash: string): Route {
   const path = hash.replace(/^#/, "") || "/";
   const session = /^\/s\/([^/?#]+)/.exec(path);
   if (session) return { name: "session", id: decodeURIComponent(session[1]) };
   if (path.startsWith("/settings")) return { name: "settings" };
+  if (path.startsWith("/schedules")) return { name: "schedules" };
   return { name: "inbox" };
 }
 

@@ -152,6 +152,43 @@ export interface AuditPage {
   offset: number;
 }
 
+export type ScheduleKind = "cron" | "every" | "once";
+export type ScheduleStatus = "active" | "paused" | "done";
+export type ScheduleRunStatus = "running" | "completed" | "stopped" | "error" | "skipped" | "missed";
+
+/** A cron job (backend/domain/schedules.py); times are UTC ISO strings. */
+export interface Schedule {
+  id: string;
+  name: string;
+  schedule: string;
+  kind: ScheduleKind;
+  timezone: string;
+  prompt: string;
+  mode: string;
+  session_id: string | null;
+  workspace: string | null;
+  status: ScheduleStatus;
+  next_run_at: string | null;
+  last_run_at: string | null;
+  last_session_id: string | null;
+  last_status: ScheduleRunStatus | null;
+  last_result: string | null;
+  run_count: number;
+  created_by_session: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+/** The body of POST /api/schedules. */
+export interface ScheduleCreateBody {
+  schedule: string;
+  prompt: string;
+  name?: string;
+  mode?: string;
+  timezone?: string;
+  session_id?: string;
+}
+
 export interface Me {
   name: string;
   role: string;

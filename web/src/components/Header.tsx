@@ -35,6 +35,9 @@ export function Header({ route, onToggleSidebar, sidebarOpen }: { route: Route; 
         <a href="#/" aria-current={route.name === "inbox" ? "page" : undefined}>
           Inbox
         </a>
+        <a href="#/schedules" aria-current={route.name === "schedules" ? "page" : undefined} data-testid="nav-schedules">
+          Schedules
+        </a>
         <a href="#/settings" aria-current={route.name === "settings" ? "page" : undefined} data-testid="nav-settings">
           Settings
         </a>

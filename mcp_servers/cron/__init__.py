@@ -1,0 +1,1 @@
+"""The cron tool server: schedule agent runs on the Overseer host."""
