@@ -72,7 +72,7 @@ def parse_mcp_servers(data: Mapping[str, Any]) -> dict[str, McpServerConfig]:
     return servers
 
 
-BUILTIN_SERVERS: tuple[str, ...] = ("file", "shell", "memory", "cron", "invoke_agent")
+BUILTIN_SERVERS: tuple[str, ...] = ("file", "shell", "browser", "memory", "cron", "invoke_agent")
 """Overseer's own tool servers, each `python -m mcp_servers.<name>`."""
 
 HOST_CLIENT_SERVERS: frozenset[str] = frozenset({"cron", "invoke_agent"})
