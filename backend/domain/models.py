@@ -22,6 +22,8 @@ ToolCallStatus = Literal["pending", "waiting_approval", "running", "done", "erro
 ApprovalStatus = Literal["pending", "allowed", "denied", "expired", "cancelled"]
 DecisionKind = Literal["allow_once", "allow_session", "allow_always", "deny"]
 DecidedBy = Literal["rule", "policy", "user", "timeout", "hook", "stop"]
+ApprovalKind = Literal["tool", "mode_switch", "workflow_step"]
+"""What an approval gates: a tool call, a plan's switch to its next mode, a workflow's next step."""
 
 
 def utcnow() -> datetime:
@@ -58,6 +60,8 @@ class Session(BaseModel):
     origin: SessionOrigin = "user"
     schedule_id: str | None = None
     """The cron job that started it, when `origin` is "cron"."""
+    workflow_run_id: str | None = None
+    """The workflow run it is a step of, when `origin` is "workflow"."""
     error: str | None = None
     usage: Usage = Field(default_factory=Usage)
     session_rules: list[str] = Field(default_factory=list)
@@ -126,10 +130,16 @@ class Decision(BaseModel):
 
 
 class Approval(BaseModel):
-    """A paused tool call waiting for a person."""
+    """A paused tool call (or a gate between modes or workflow steps) waiting for a person.
+
+    A gate has no tool call: `tool_call_id` is then a key unique to the gate, `tool_name` says
+    what would happen ("switch_mode", "workflow_step") and `arguments` is what the person may
+    edit before allowing it.
+    """
 
     id: str
     session_id: str
+    kind: ApprovalKind = "tool"
     tool_call_id: str
     tool_name: str
     arguments: dict[str, Any] = Field(default_factory=dict)

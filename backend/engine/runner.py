@@ -132,6 +132,7 @@ class SessionRunner:
         parent_id: str | None = None,
         origin: SessionOrigin = "user",
         schedule_id: str | None = None,
+        workflow_run_id: str | None = None,
     ) -> Session:
         """Persist a new session; with a prompt it starts working at once."""
         root = Path(workspace).expanduser().resolve() if workspace else self.default_workspace
@@ -146,6 +147,7 @@ class SessionRunner:
             parent_id=parent_id,
             origin=origin,
             schedule_id=schedule_id,
+            workflow_run_id=workflow_run_id,
         )
         await self.store.create_session(session)
         await self.bus.publish(session.id, "session.created", session.model_dump(mode="json"))

@@ -13,7 +13,7 @@ from collections.abc import Awaitable, Callable
 from datetime import datetime, timedelta
 from typing import Any, Protocol
 
-from backend.domain.models import Approval, DecidedBy, Decision, Event, utcnow
+from backend.domain.models import Approval, ApprovalKind, DecidedBy, Decision, Event, utcnow
 from backend.domain.tools import ToolAnnotations
 from backend.store.base import NotFound, Store
 
@@ -66,12 +66,15 @@ class ApprovalBroker:
         annotations: ToolAnnotations | None = None,
         reason: str = "",
         suggested_rules: list[str] | None = None,
+        kind: ApprovalKind = "tool",
+        timeout: float | None = None,
     ) -> Approval:
-        """Persist a new pending approval and announce it."""
+        """Persist a new pending approval and announce it; `timeout` overrides the broker's."""
         now = self._clock()
         approval = Approval(
             id=uuid.uuid4().hex,
             session_id=session_id,
+            kind=kind,
             tool_call_id=tool_call_id,
             tool_name=tool_name,
             arguments=arguments,
@@ -79,7 +82,7 @@ class ApprovalBroker:
             reason=reason,
             suggested_rules=suggested_rules or [],
             created_at=now,
-            expires_at=now + timedelta(seconds=self.timeout),
+            expires_at=now + timedelta(seconds=self.timeout if timeout is None else timeout),
         )
         await self._store.save_approval(approval)
         await self._bus.publish(session_id, "approval.requested", approval.model_dump(mode="json"))
