@@ -12,11 +12,12 @@ from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import FileResponse, JSONResponse
 
 from backend.api.auth import Authenticator, UserConfig
-from backend.api.routes import agents, approvals, login, schedules, sessions
+from backend.api.routes import agents, approvals, login, modes, schedules, sessions, skills
 from backend.api.routes import settings as settings_api
 from backend.api.ws import router as ws_router
 from backend.config import ConfigError, Settings
 from backend.engine.host import Host
+from backend.engine.runner import SessionBusy
 from backend.mcp.config import HostApi
 from backend.permissions.approvals import ApprovalClosed, ApprovalNotFound
 from backend.permissions.rules import RuleError
@@ -63,7 +64,7 @@ def create_app(
             allow_methods=["*"],
             allow_headers=["*"],
         )
-    for module in (login, sessions, approvals, settings_api, agents, schedules):
+    for module in (login, sessions, approvals, settings_api, agents, schedules, modes, skills):
         app.include_router(module.router)
     app.include_router(ws_router)
     _add_error_handlers(app)
@@ -80,6 +81,7 @@ ERROR_STATUS: dict[type[Exception], int] = {
     NotFound: status.HTTP_404_NOT_FOUND,
     ApprovalNotFound: status.HTTP_404_NOT_FOUND,
     ApprovalClosed: status.HTTP_409_CONFLICT,
+    SessionBusy: status.HTTP_409_CONFLICT,
     RuleError: status.HTTP_422_UNPROCESSABLE_CONTENT,
     ConfigError: status.HTTP_422_UNPROCESSABLE_CONTENT,
     ValueError: status.HTTP_400_BAD_REQUEST,

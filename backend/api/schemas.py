@@ -8,6 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from backend.config import PolicyValue
 from backend.domain.models import Decision, DecisionKind, Message, Session, ToolCallRecord
+from backend.engine.chat import ChatInput, ImageInput
 
 
 class Strict(BaseModel):
@@ -25,18 +26,37 @@ class TokenResponse(BaseModel):
     token: str
 
 
-class CreateSession(Strict):
+class ImageIn(Strict):
+    name: str = Field(default="image", max_length=200)
+    data: str = Field(min_length=1, max_length=8_000_000, description="base64 bytes")
+    mime_type: str = Field(max_length=100)
+
+
+class MessageExtras(Strict):
+    attached_skills: list[str] = Field(default_factory=list, max_length=20)
+    context_paths: list[str] = Field(default_factory=list, max_length=50)
+    images: list[ImageIn] = Field(default_factory=list, max_length=10)
+
+    def chat_input(self, text: str) -> ChatInput:
+        return ChatInput(
+            text=text,
+            attached_skills=self.attached_skills,
+            context_paths=self.context_paths,
+            images=[ImageInput(name=i.name, data=i.data, mime_type=i.mime_type) for i in self.images],
+        )
+
+
+class CreateSession(MessageExtras):
     prompt: str | None = Field(default=None, max_length=200_000)
     mode: str = Field(default="agent", min_length=1, max_length=100)
     model: str | None = Field(default=None, max_length=200)
     workspace: str | None = Field(default=None, max_length=4096)
     title: str | None = Field(default=None, max_length=200)
+    instructions: str = Field(default="", max_length=50_000)
 
 
-class SendMessage(Strict):
+class SendMessage(MessageExtras):
     content: str = Field(min_length=1, max_length=200_000)
-    attached_skills: list[str] = Field(default_factory=list)
-    context_paths: list[str] = Field(default_factory=list)
 
 
 class SessionDetail(Session):

@@ -64,11 +64,13 @@ class Session(BaseModel):
     """The workflow run it is a step of, when `origin` is "workflow"."""
     error: str | None = None
     usage: Usage = Field(default_factory=Usage)
+    instructions: str = ""
+    """The session's own instructions: the last part of its system prompt, so they win."""
     session_rules: list[str] = Field(default_factory=list)
     """Allow rules granted "for this session"; persisted so they survive a restart."""
     memory_from: int = 0
-    """Messages with idx below it have been consolidated into the workspace memory and are no
-    longer sent to the model."""
+    """Messages with idx below it are no longer sent to the model: consolidated into the
+    workspace memory, or cleared by `/new`."""
     created_at: datetime = Field(default_factory=utcnow)
     updated_at: datetime = Field(default_factory=utcnow)
 
@@ -84,6 +86,26 @@ class ToolCallRequest(BaseModel):
     """Set when the arguments could not be parsed or repaired; the call is not run."""
 
 
+AttachmentKind = Literal["file", "directory", "skill", "image"]
+
+
+class Attachment(BaseModel):
+    """Something a person gave along with a message, captured when it was sent.
+
+    Files, folder trees and skills are read once, at send time: the transcript records exactly
+    what the model was shown, and the model is shown the same thing on every later turn.
+    """
+
+    kind: AttachmentKind
+    name: str
+    """The path as the person gave it, the skill's name, or the image's file name."""
+    text: str = ""
+    """What the model reads: the file's text, the tree listing, the skill's SKILL.md body."""
+    data: str | None = None
+    """Base64 bytes of an image."""
+    mime_type: str | None = None
+
+
 class Message(BaseModel):
     """One transcript entry, in the OpenAI chat shape LiteLLM speaks."""
 
@@ -95,6 +117,7 @@ class Message(BaseModel):
     tool_call_id: str | None = None
     name: str | None = None
     is_error: bool = False
+    attachments: list[Attachment] = Field(default_factory=list)
     created_at: datetime = Field(default_factory=utcnow)
 
 

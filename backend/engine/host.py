@@ -15,18 +15,22 @@ from typing import Any
 from backend.config import PermissionsConfig, PolicyValue, Settings, append_allow_rules, update_config_file
 from backend.domain.models import Session
 from backend.domain.tools import ToolInfo
+from backend.engine.chat import Chat
 from backend.engine.events import EventBus
 from backend.engine.loop import LoopLimits
 from backend.engine.model import LiteLLMClient, ModelClient
 from backend.engine.runner import SessionRunner
 from backend.mcp.config import HostApi, McpServerConfig, builtin_servers
 from backend.mcp.pool import McpPool
+from backend.modes.registry import ModeRegistry
+from backend.paths import BUILTIN_MODES_DIR, BUILTIN_SKILLS_DIR
 from backend.permissions.approvals import ApprovalBroker
 from backend.permissions.gate import ToolGate
 from backend.permissions.hooks import HookChain
 from backend.permissions.policy import DEFAULT_POLICIES, PolicyEngine
 from backend.permissions.rules import RuleSet
 from backend.scheduler import Scheduler
+from backend.skills.catalog import SkillCatalog
 from backend.store.sqlite import SqliteStore
 
 log = logging.getLogger(__name__)
@@ -50,7 +54,12 @@ def server_configs(settings: Settings, host_api: HostApi | None = None) -> dict[
     servers: dict[str, McpServerConfig] = {}
     if settings.builtin_servers:
         servers.update(
-            builtin_servers(python=sys.executable, root=settings.resolved_workspace, host_api=host_api)
+            builtin_servers(
+                python=sys.executable,
+                root=settings.resolved_workspace,
+                host_api=host_api,
+                read_roots=[settings.data_dir.expanduser() / "skills", BUILTIN_SKILLS_DIR],
+            )
         )
     servers.update(settings.mcp_servers)
     return {name: cfg for name, cfg in servers.items() if not cfg.disabled}
@@ -71,6 +80,8 @@ class Host:
         self.settings = settings
         self.host_api = host_api
         self.data_dir = settings.data_dir.expanduser()
+        self.modes = ModeRegistry(BUILTIN_MODES_DIR, self.data_dir / "modes")
+        self.skills = SkillCatalog(BUILTIN_SKILLS_DIR, self.data_dir / "skills")
         self.store = SqliteStore(settings.db_path)
         self.bus = EventBus(self.store)
         # A pool may be shared (tests, benchmarks); then it is started and closed by its owner.
@@ -99,7 +110,11 @@ class Host:
             default_workspace=settings.resolved_workspace,
             default_model=settings.model or DEMO_MODEL,
             memory_window=settings.memory_window,
+            modes=self.modes,
+            skills=self.skills,
+            data_dir=self.data_dir,
         )
+        self.chat = Chat(self.runner)
         self.scheduler = Scheduler(self.store, self.runner, catch_up=settings.cron_catch_up)
 
     @property

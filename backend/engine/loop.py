@@ -15,6 +15,7 @@ from typing import Any, Literal
 
 from backend.domain.models import Message, ToolCallRequest, Usage
 from backend.domain.tools import ToolInfo
+from backend.engine.context import user_content
 from backend.engine.events import EventBus
 from backend.engine.model import ModelClient, ModelError
 from backend.permissions.gate import GateCall, GateSession, ToolGate
@@ -78,6 +79,8 @@ def to_wire(system_prompt: str, history: list[Message]) -> list[dict[str, Any]]:
                 result = results.get(call.id)
                 if result is not None:
                     wire.append({"role": "tool", "tool_call_id": call.id, "content": result.content})
+        elif message.role == "user":
+            wire.append({"role": "user", "content": user_content(message)})
         else:
             wire.append({"role": message.role, "content": message.content})
     return wire

@@ -16,6 +16,7 @@ from typing import Any, Protocol
 
 from backend.domain.models import ToolCallRequest, Usage
 from backend.engine.arguments import parse_arguments
+from backend.engine.caching import wants_cache_control, with_cache_control
 
 log = logging.getLogger(__name__)
 
@@ -138,6 +139,8 @@ class LiteLLMClient:
         self, model: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]], on_delta: OnDelta
     ) -> ModelTurn:
         lm = litellm()
+        if wants_cache_control(model):
+            messages, tools = with_cache_control(messages, tools)
         kwargs: dict[str, Any] = {
             "model": model,
             "messages": messages,

@@ -11,18 +11,30 @@ import asyncio
 import logging
 import uuid
 from collections.abc import Awaitable, Callable
-from datetime import datetime
 from pathlib import Path
 
-from backend.domain.models import ACTIVE_STATUSES, Message, Session, SessionOrigin, SessionStatus, Usage, utcnow
+from backend.domain.models import (
+    ACTIVE_STATUSES,
+    Approval,
+    Attachment,
+    Message,
+    Session,
+    SessionOrigin,
+    SessionStatus,
+    Usage,
+    utcnow,
+)
 from backend.domain.tools import ToolInfo
 from backend.engine.events import EventBus
 from backend.engine.loop import LoopLimits, LoopResult, run_agent_loop
-from backend.engine.memory import consolidate, read_memory_for_prompt
+from backend.engine.memory import consolidate
+from backend.engine.mode_switch import offers_switch, open_switch, pending_switch, switch_outcome
 from backend.engine.model import ModelClient
-from backend.engine.prompt import PromptParts, build_system_prompt
-from backend.permissions.gate import GateSession, ToolGate
-from backend.store.base import Store
+from backend.engine.turn import prepare_turn
+from backend.modes.registry import ModeRegistry
+from backend.permissions.gate import ToolGate
+from backend.skills.catalog import SkillCatalog
+from backend.store.base import NotFound, Store
 
 log = logging.getLogger(__name__)
 
@@ -45,9 +57,15 @@ class SessionRunner:
         limits: LoopLimits,
         default_workspace: Path,
         default_model: str,
+        modes: ModeRegistry,
+        skills: SkillCatalog,
+        data_dir: Path,
         memory_window: int = 100,
     ) -> None:
         """`memory_window`: messages a session keeps before older ones are consolidated (0: never)."""
+        self.modes = modes
+        self.skills = skills
+        self.data_dir = data_dir
         self.store = store
         self.bus = bus
         self.gate = gate
@@ -133,9 +151,24 @@ class SessionRunner:
         origin: SessionOrigin = "user",
         schedule_id: str | None = None,
         workflow_run_id: str | None = None,
+        instructions: str = "",
     ) -> Session:
-        """Persist a new session; with a prompt it starts working at once."""
-        root = Path(workspace).expanduser().resolve() if workspace else self.default_workspace
+        """Persist a new session; with a prompt it starts working at once.
+
+        An unknown mode is refused (UnknownMode). Without a workspace, a mode's `default_folder`
+        (relative to the default workspace) is used, and created.
+        """
+        try:
+            chosen = self.modes.get(mode)
+        except NotFound as exc:  # a bad request, not a missing session
+            raise ValueError(str(exc)) from exc
+        if workspace:
+            root = Path(workspace).expanduser().resolve()
+        elif chosen.default_folder:
+            root = (self.default_workspace / Path(chosen.default_folder).expanduser()).resolve()
+            root.mkdir(parents=True, exist_ok=True)
+        else:
+            root = self.default_workspace
         if not root.is_dir():
             raise ValueError(f"workspace {root} is not a directory")
         session = Session(
@@ -148,6 +181,7 @@ class SessionRunner:
             origin=origin,
             schedule_id=schedule_id,
             workflow_run_id=workflow_run_id,
+            instructions=instructions,
         )
         await self.store.create_session(session)
         await self.bus.publish(session.id, "session.created", session.model_dump(mode="json"))
@@ -155,10 +189,12 @@ class SessionRunner:
             await self.send(session.id, prompt)
         return session
 
-    async def send(self, session_id: str, content: str) -> Message:
+    async def send(self, session_id: str, content: str, *, attachments: list[Attachment] | None = None) -> Message:
         """Persist a user message first, then make sure a run will read it."""
         session = await self.store.get_session(session_id)
-        message = await self.store.add_message(Message(session_id=session_id, role="user", content=content))
+        message = await self.store.add_message(
+            Message(session_id=session_id, role="user", content=content, attachments=attachments or [])
+        )
         await self.bus.publish(session_id, "message", message.model_dump(mode="json"))
         if not self.is_running(session_id):
             await self._start(session)
@@ -173,12 +209,24 @@ class SessionRunner:
         self._tasks[session.id] = asyncio.create_task(self._run(session.id), name=f"session-{session.id}")
 
     async def _run(self, session_id: str) -> None:
+        result = LoopResult(outcome="completed")
         try:
             while True:
-                result = await self._run_once(session_id)
-                history = await self.store.list_messages(session_id)
-                # A message sent while the last run was finishing gets its own run.
-                if result.outcome != "completed" or not history or history[-1].role != "user":
+                gate = await pending_switch(self.gate.broker, session_id)  # one left by a restart
+                if gate is not None:
+                    await self.approval_waiting(session_id, +1)
+                else:
+                    result = await self._run_once(session_id)
+                    history = await self.store.list_messages(session_id)
+                    # A message sent while the last run was finishing gets its own run.
+                    if result.outcome == "completed" and history and history[-1].role == "user":
+                        continue
+                    if result.outcome != "completed":
+                        break
+                    gate = await self._offer_next_mode(session_id, result.text, history[-1].idx if history else 0)
+                    if gate is None:
+                        break
+                if not await self._settle_switch(session_id, gate):
                     break
             status: SessionStatus = "completed" if result.outcome == "completed" else "error"
             await self._update(session_id, status=status, error=result.error)
@@ -195,6 +243,54 @@ class SessionRunner:
             await self.bus.publish(session_id, "error", {"message": message})
         finally:
             self._waiting.pop(session_id, None)
+
+    async def _offer_next_mode(self, session_id: str, answer: str, answer_idx: int) -> Approval | None:
+        session = await self.store.get_session(session_id)
+        mode = self.modes.get(session.mode)
+        if not offers_switch(session, mode, answer):
+            return None
+        # The session shows "waiting" before anyone can see the question, never after.
+        await self.approval_waiting(session_id, +1)
+        return await open_switch(self.gate.broker, session, mode, answer, answer_idx)
+
+    async def _settle_switch(self, session_id: str, gate: Approval) -> bool:
+        """Wait for the person's answer to a mode switch; True when the session should run again."""
+        try:
+            answered = await self.gate.broker.wait(gate.id)
+        except asyncio.CancelledError:
+            if not self.gate.shutting_down:
+                await asyncio.shield(self.gate.broker.cancel(gate.id, "The session was stopped."))
+            raise
+        finally:
+            self._waiting[session_id] = max(self._waiting.get(session_id, 0) - 1, 0)
+        session = await self.store.get_session(session_id)
+        outcome = switch_outcome(answered, session.mode)
+        if outcome.action == "end":
+            return False
+        if outcome.mode != session.mode:
+            try:
+                self.modes.get(outcome.mode)
+            except (KeyError, ValueError) as exc:
+                await self.bus.publish(session_id, "error", {"message": f"Cannot switch modes: {exc}"})
+                return False
+            await self.set_mode(session_id, outcome.mode)
+        message = await self.store.add_message(Message(session_id=session_id, role="user", content=outcome.message))
+        await self.bus.publish(session_id, "message", message.model_dump(mode="json"))
+        await self._update(session_id, status="running")
+        return True
+
+    async def clear_history(self, session_id: str, start: int) -> Session:
+        """`/new`: the model sees messages from idx `start` on; the older ones stay in the transcript."""
+        session = await self._change(session_id, lambda s: {"memory_from": start} if start > s.memory_from else None)
+        await self.bus.publish(session_id, "session.cleared", {"from": start})
+        return session
+
+    async def set_mode(self, session_id: str, mode: str) -> Session:
+        """Switch a session's mode; it counts from the session's next run."""
+        self.modes.get(mode)
+        session = await self._change(session_id, lambda s: {"mode": mode} if s.mode != mode else None)
+        await self.bus.publish(session_id, "session.mode", {"mode": mode})
+        return session
 
     async def _run_once(self, session_id: str) -> LoopResult:
         session = await self.store.get_session(session_id)
@@ -217,19 +313,13 @@ class SessionRunner:
                     session_id, lambda s: {"memory_from": upto} if upto > s.memory_from else None
                 )
                 await self.bus.publish(session_id, "memory.consolidated", {"upto": upto, "facts": memory.facts})
-        prompt = build_system_prompt(
-            PromptParts(
-                workspace=workspace,
-                now=datetime.now().astimezone(),
-                memory=await asyncio.to_thread(read_memory_for_prompt, workspace),
-            )
+        turn = await prepare_turn(
+            session, modes=self.modes, skills=self.skills, data_dir=self.data_dir, all_tools=await self.list_tools()
         )
         return await run_agent_loop(
-            session=GateSession(
-                session_id=session_id, workspace=workspace, mode=session.mode, rules=list(session.session_rules)
-            ),
-            system_prompt=prompt,
-            tools=await self.list_tools(),
+            session=turn.gate_session,
+            system_prompt=turn.system_prompt,
+            tools=turn.tools,
             model=model,
             gate=self.gate,
             store=self.store,

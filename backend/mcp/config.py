@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -91,21 +91,30 @@ class HostApi:
 
 
 def builtin_servers(
-    *, root: Path, python: str = sys.executable, host_api: HostApi | None = None
+    *,
+    root: Path,
+    python: str = sys.executable,
+    host_api: HostApi | None = None,
+    read_roots: Sequence[Path] = (),
 ) -> dict[str, McpServerConfig]:
     """Overseer's own servers, run with this interpreter.
 
     `root` is the default workspace they serve; per call, the host's `_meta` overrides it.
     Servers that call the host back get its URL and token in their environment (never argv).
+    The file server may also read (never write) each of `read_roots`: the skill folders.
     """
     servers: dict[str, McpServerConfig] = {}
     for name in BUILTIN_SERVERS:
         env: dict[str, str] = {}
         if name in HOST_CLIENT_SERVERS and host_api is not None:
             env = {"OVERSEER_HOST_URL": host_api.url, "OVERSEER_TOKEN": host_api.token}
+        args = ["-m", f"mcp_servers.{name}", "--root", str(root)]
+        if name == "file":
+            for read_root in read_roots:
+                args += ["--read-root", str(read_root)]
         servers[name] = McpServerConfig(
             command=python,
-            args=["-m", f"mcp_servers.{name}", "--root", str(root)],
+            args=args,
             env=env,
             managed=True,
             call_timeout=LONG_CALL_TIMEOUT if name == "invoke_agent" else 120,

@@ -27,7 +27,7 @@ from backend.domain.tools import ToolInfo, ToolResult
 from backend.permissions.approvals import ApprovalBroker, Publisher
 from backend.permissions.hooks import ToolHooks
 from backend.permissions.narrow import narrow_rules_for
-from backend.permissions.policy import Evaluation, PolicyEngine, ToolCallView
+from backend.permissions.policy import Evaluation, Policy, PolicyEngine, ToolCallView
 from backend.permissions.rules import RuleSet
 from backend.store.base import Store, Written
 
@@ -67,6 +67,11 @@ class GateSession:
     mode: str = "agent"
     rules: list[str] = field(default_factory=list)
     """"Allow for this session" rules."""
+    mode_policies: dict[str, Policy] = field(default_factory=dict)
+    """The mode's policy overrides, e.g. plan mode's `mcp__file__write_file: deny`."""
+    offered: frozenset[str] | None = None
+    """Full names of the tools the mode offers; None offers every tool. A call to any other
+    tool is refused before any policy is looked at: the model was never shown it."""
 
 
 @dataclass(kw_only=True)
@@ -107,7 +112,9 @@ class ToolGate:
 
     def evaluate(self, session: GateSession, view: ToolCallView) -> Evaluation:
         session_rules = RuleSet.from_config({"allow": session.rules}, source="session") if session.rules else None
-        return self.policy.evaluate(view, session_rules=session_rules, mode=session.mode)
+        return self.policy.evaluate(
+            view, session_rules=session_rules, mode=session.mode, mode_policies=session.mode_policies
+        )
 
     async def run(self, session: GateSession, call: GateCall) -> ToolResult:
         """Decide, ask if needed, record, run; always returns a result and finishes the record."""
@@ -117,10 +124,12 @@ class ToolGate:
             if call.argument_error:
                 return await self._finish(record, ToolResult.error(call.argument_error), status="error")
             info = self.tools.tool(call.name)
-            if info is None:
-                known = ", ".join(sorted(t.name for t in self.tools.tools())) or "none"
+            if info is None or (session.offered is not None and call.name not in session.offered):
+                names = [t.name for t in self.tools.tools() if session.offered is None or t.name in session.offered]
+                known = ", ".join(sorted(names)) or "none"
+                what = "Unknown tool" if info is None else f"The {session.mode} mode does not offer the tool"
                 return await self._finish(
-                    record, ToolResult.error(f"Unknown tool {call.name!r}. Available tools: {known}."), status="error"
+                    record, ToolResult.error(f"{what} {call.name!r}. Available tools: {known}."), status="error"
                 )
             view = ToolCallView(
                 name=call.name, arguments=call.arguments, workspace=session.workspace, annotations=info.annotations

@@ -3,13 +3,15 @@
 The root comes from `--root`, or, only when the host launched the server
 (`OVERSEER_MANAGED=1`), from the call's `_meta["overseer/workspace"]`. Every
 user-supplied path is resolved (symlinks included) and refused unless the
-result stays inside the resolved root.
+result stays inside the resolved root, or, for tools that only read, inside
+one of the server's read roots (folders such as the skill folders, readable
+from any workspace and never writable).
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -44,20 +46,51 @@ def confine(root: Path, user_path: str) -> Path:
     they resolve inside it. A leading `~` is expanded (that is what a model means
     by it), so `~/.ssh/id_rsa` is judged by where it really points.
     """
-    if "\x00" in user_path:
-        raise ToolError(f"path {user_path!r} contains a NUL byte")
-    raw = user_path or "."
-    if raw.startswith("~"):
-        expanded = os.path.expanduser(raw)
-        if expanded == raw:
-            raise ToolError(
-                f"path '{user_path}' starts with '~' that cannot be expanded; use a relative path"
-            )
-        raw = expanded
-    resolved = _resolve(root / raw, shown=user_path)
+    resolved = _resolve_user_path(root, user_path)
     if not resolved.is_relative_to(root):
         raise ToolError(f"path '{user_path}' is outside the workspace {root}")
     return resolved
+
+
+def confine_readable(root: Path, read_roots: Sequence[Path], user_path: str) -> Path:
+    """Like `confine`, but a path resolving inside one of `read_roots` is accepted too.
+
+    For tools that only read. Relative paths are still joined to the workspace root; a read
+    root is reached by an absolute (or `~`) path, or a workspace symlink that resolves into it.
+    Symlinks and `..` are resolved first, so nothing escapes a read root either.
+    """
+    resolved = _resolve_user_path(root, user_path)
+    if resolved.is_relative_to(root) or read_root_of(read_roots, resolved) is not None:
+        return resolved
+    if not read_roots:
+        raise ToolError(f"path '{user_path}' is outside the workspace {root}")
+    shown = ", ".join(str(r) for r in read_roots)
+    raise ToolError(f"path '{user_path}' is outside the workspace {root} and the read-only folders ({shown})")
+
+
+def confine_writable(root: Path, read_roots: Sequence[Path], user_path: str) -> Path:
+    """`confine`, with a refusal that says read roots are read-only when the path is in one."""
+    resolved = _resolve_user_path(root, user_path)
+    if resolved.is_relative_to(root):
+        return resolved
+    if read_root_of(read_roots, resolved) is not None:
+        raise ToolError(
+            f"path '{user_path}' is outside the workspace {root}: "
+            "it may be read, but read roots are read-only"
+        )
+    raise ToolError(f"path '{user_path}' is outside the workspace {root}")
+
+
+def read_root_of(read_roots: Sequence[Path], resolved: Path) -> Path | None:
+    """The read root (resolved) that the already-resolved `resolved` lies in, or None."""
+    for read_root in read_roots:
+        try:
+            real_root = read_root.expanduser().resolve(strict=False)
+        except (OSError, RuntimeError):
+            continue
+        if resolved.is_relative_to(real_root):
+            return real_root
+    return None
 
 
 def is_inside(root: Path, candidate: Path) -> bool:
@@ -75,6 +108,21 @@ def display_path(root: Path, path: Path) -> str:
     except ValueError:
         return str(path)
     return rel.as_posix() or "."
+
+
+def _resolve_user_path(root: Path, user_path: str) -> Path:
+    """`user_path` (NUL refused, `~` expanded) joined to `root` and resolved, symlinks included."""
+    if "\x00" in user_path:
+        raise ToolError(f"path {user_path!r} contains a NUL byte")
+    raw = user_path or "."
+    if raw.startswith("~"):
+        expanded = os.path.expanduser(raw)
+        if expanded == raw:
+            raise ToolError(
+                f"path '{user_path}' starts with '~' that cannot be expanded; use a relative path"
+            )
+        raw = expanded
+    return _resolve(root / raw, shown=user_path)
 
 
 def _resolve(path: Path, *, shown: str) -> Path:

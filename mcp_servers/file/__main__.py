@@ -1,7 +1,30 @@
-"""`python -m mcp_servers.file --root DIR`: serve the file tools over stdio."""
+"""`python -m mcp_servers.file --root DIR [--read-root DIR ...]`: serve the file tools over stdio."""
+
+import argparse
+from pathlib import Path
 
 from mcp_servers._shared.cli import run_server
 from mcp_servers.file.server import create_server
 
+DESCRIPTION = (
+    "Overseer file tool server: read, write, edit, list and search files in one workspace. "
+    "Each --read-root adds a folder the reading tools also accept (by absolute path) but that is "
+    "never written, e.g. --read-root ~/.overseer/skills so a model can load Overseer skills."
+)
+
+
+def add_file_arguments(parser: argparse.ArgumentParser) -> None:
+    """`--read-root DIR`, repeatable."""
+    parser.add_argument(
+        "--read-root",
+        dest="read_roots",
+        type=Path,
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="a folder outside the workspace that may be read but not written (repeatable)",
+    )
+
+
 if __name__ == "__main__":
-    run_server("file", create_server)
+    run_server("file", create_server, description=DESCRIPTION, add_arguments=add_file_arguments)

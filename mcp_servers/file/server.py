@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated
 
@@ -10,7 +11,13 @@ from mcp_types import ToolAnnotations
 from pydantic import Field
 
 from mcp_servers._shared.errors import os_errors_as_tool_errors
-from mcp_servers._shared.workspace import confine, workspace_root
+from mcp_servers._shared.limits import GREP_MAX_MATCHES
+from mcp_servers._shared.workspace import (
+    confine_readable,
+    confine_writable,
+    read_root_of,
+    workspace_root,
+)
 from mcp_servers.file.reading import read_page
 from mcp_servers.file.searching import find_by_glob, list_entries, search_contents
 from mcp_servers.file.writing import edit_text, write_text
@@ -29,18 +36,34 @@ INSTRUCTIONS = (
     "Files of one workspace. Paths are relative to the workspace root; anything resolving "
     "outside it (via '..', absolute paths or symlinks) is refused."
 )
+READ_ROOTS_INSTRUCTIONS = (
+    " These folders may also be read (read_file, list_dir, glob, grep) by absolute path, "
+    "but never written: {roots}. Skills live there: read a skill's SKILL.md by the absolute "
+    "path the system prompt gives."
+)
 
 
-def create_server(root: Path, *, trust_meta: bool) -> MCPServer:
+def create_server(root: Path, *, trust_meta: bool, read_roots: Sequence[Path] = ()) -> MCPServer:
     """Build the file server for the workspace `root`.
 
     With `trust_meta` (the host launched us) a call's `_meta["overseer/workspace"]`
-    replaces `root` for that call.
+    replaces `root` for that call. `read_roots` are folders outside any workspace (the
+    skill folders) that the reading tools accept absolute paths into; writes never reach them.
     """
-    server = MCPServer("file", instructions=INSTRUCTIONS)
+    read_roots = tuple(Path(r).expanduser() for r in read_roots)
+    instructions = INSTRUCTIONS
+    if read_roots:
+        instructions += READ_ROOTS_INSTRUCTIONS.format(roots=", ".join(str(r) for r in read_roots))
+    server = MCPServer("file", instructions=instructions)
 
     def root_for(ctx: Context) -> Path:
         return workspace_root(root, ctx.request_context.meta, trust_meta=trust_meta)
+
+    def readable(workspace: Path, path: str) -> Path:
+        return confine_readable(workspace, read_roots, path)
+
+    def writable(workspace: Path, path: str) -> Path:
+        return confine_writable(workspace, read_roots, path)
 
     @server.tool(annotations=READ_ONLY)
     def read_file(
@@ -54,28 +77,28 @@ def create_server(root: Path, *, trust_meta: bool) -> MCPServer:
         When more lines remain, the last line of the result says so and gives the
         offset to continue from. Binary files are refused.
         """
-        target = confine(root_for(ctx), path)
+        target = readable(root_for(ctx), path)
         with os_errors_as_tool_errors("read", path):
             return read_page(target, path, offset=offset, limit=limit)
 
     @server.tool(annotations=OVERWRITES)
     def write_file(path: str, content: str, ctx: Context) -> str:
         """Write `content` to a file (created or replaced), creating parent folders as needed."""
-        target = confine(root_for(ctx), path)
+        target = writable(root_for(ctx), path)
         with os_errors_as_tool_errors("write", path):
             return write_text(target, path, content)
 
     @server.tool(annotations=EDITS)
     def edit_file(path: str, old_text: str, new_text: str, ctx: Context) -> str:
         """Replace `old_text` with `new_text` in a file; `old_text` must occur exactly once."""
-        target = confine(root_for(ctx), path)
+        target = writable(root_for(ctx), path)
         with os_errors_as_tool_errors("edit", path):
             return edit_text(target, path, old_text, new_text)
 
     @server.tool(annotations=READ_ONLY)
     def list_dir(ctx: Context, path: str = ".") -> str:
         """List a folder's entries, sorted, folders marked with a trailing `/`."""
-        target = confine(root_for(ctx), path)
+        target = readable(root_for(ctx), path)
         with os_errors_as_tool_errors("list", path):
             return list_entries(target, path)
 
@@ -83,10 +106,10 @@ def create_server(root: Path, *, trust_meta: bool) -> MCPServer:
     def glob(pattern: str, ctx: Context, path: str = ".") -> str:
         """Find paths matching a glob (`**` spans folders) under `path`.
 
-        Results are relative to the workspace root; folders end with `/`.
+        Results are relative to the workspace root (absolute in a read root); folders end with `/`.
         """
         workspace = root_for(ctx)
-        target = confine(workspace, path)
+        target = readable(workspace, path)
         with os_errors_as_tool_errors("search", path):
             return find_by_glob(workspace, target, path, pattern)
 
@@ -99,11 +122,32 @@ def create_server(root: Path, *, trust_meta: bool) -> MCPServer:
     ) -> str:
         """Search text files under `path` for a Python regular expression.
 
-        Results are `file:line:text`, files relative to the workspace root. Binary files are skipped.
+        Results are `file:line:text`, files relative to the workspace root (absolute in a read
+        root). Binary files are skipped.
         """
         workspace = root_for(ctx)
-        target = confine(workspace, path)
+        target = readable(workspace, path)
+        read_root = None if target.is_relative_to(workspace) else read_root_of(read_roots, target)
         with os_errors_as_tool_errors("search", path):
-            return search_contents(workspace, target, path, pattern, glob)
+            if read_root is None:
+                return search_contents(workspace, target, path, pattern, glob)
+            # Searched as its own root, so a symlink in it is never followed out of it.
+            found = search_contents(read_root, target, path, pattern, glob)
+            return _absolute_hits(found, read_root, no_match=f"no matches for {pattern!r} under {path}")
 
     return server
+
+
+GREP_OVERFLOW = f"[more than {GREP_MAX_MATCHES} matches; narrow the pattern or the path]"
+
+
+def _absolute_hits(found: str, read_root: Path, *, no_match: str) -> str:
+    """grep hits in a read root, relative to it, made absolute so the model can read them back."""
+    if found == no_match:
+        return found
+    lines = found.split("\n")
+    prefix = read_root.as_posix().rstrip("/") + "/"
+    return "\n".join(
+        line if index == len(lines) - 1 and line == GREP_OVERFLOW else prefix + line
+        for index, line in enumerate(lines)
+    )

@@ -88,3 +88,31 @@ def test_servers_that_call_the_host_back_get_its_url_and_token_in_their_environm
 def test_without_a_host_api_no_server_gets_a_host_url(tmp_path: Path):
     servers = builtin_servers(root=tmp_path)
     assert all("OVERSEER_HOST_URL" not in config.env for config in servers.values())
+
+
+def test_the_file_server_alone_gets_a_read_root_argument_for_each_read_root(tmp_path: Path):
+    skills = [tmp_path / "data" / "skills", tmp_path / "builtin"]
+    servers = builtin_servers(root=tmp_path, read_roots=skills)
+    assert servers["file"].args == [
+        "-m",
+        "mcp_servers.file",
+        "--root",
+        str(tmp_path),
+        "--read-root",
+        str(skills[0]),
+        "--read-root",
+        str(skills[1]),
+    ]
+    assert all("--read-root" not in config.args for name, config in servers.items() if name != "file")
+    assert "--read-root" not in builtin_servers(root=tmp_path)["file"].args
+
+
+def test_the_host_gives_the_file_server_the_skill_folders(tmp_path: Path):
+    from backend.config import Settings
+    from backend.engine.host import server_configs
+    from backend.paths import BUILTIN_SKILLS_DIR
+
+    settings = Settings(data_dir=tmp_path / "data", workspace=tmp_path)
+    args = server_configs(settings)["file"].args
+    assert args[args.index("--read-root") + 1] == str(tmp_path / "data" / "skills")
+    assert args[-2:] == ["--read-root", str(BUILTIN_SKILLS_DIR)]

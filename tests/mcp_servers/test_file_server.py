@@ -13,6 +13,7 @@ from tool_server_helpers import REPO_ROOT, SECRET, Connect, text
 
 from mcp_servers._shared.limits import READ_PAGE_BYTES
 from mcp_servers.file import searching
+from mcp_servers.file.server import create_server as create_file_server
 
 # ---------------------------------------------------------------- read_file
 
@@ -484,3 +485,148 @@ async def test_stdio_server_launched_managed_honours_the_meta_workspace(
         default = await client.call_tool("read_file", {"path": "a.txt"})
     assert text(meta) == SECRET + "\n"
     assert text(default) == "hello\nworld\n"
+
+
+# ---------------------------------------------------------------- read roots (skill folders)
+
+
+@pytest.fixture
+def read_root(tmp_path: Path) -> Path:
+    """A folder outside the workspace the server may read but not write: a skill in it."""
+    folder = tmp_path / "skills"
+    (folder / "review").mkdir(parents=True)
+    (folder / "review" / "SKILL.md").write_text("---\ndescription: Review.\n---\nLook for bugs.\n")
+    return folder.resolve()
+
+
+def _with_read_root(workspace: Path, read_root: Path, *, trust_meta: bool = False) -> Client:
+    return Client(create_file_server(workspace, trust_meta=trust_meta, read_roots=[read_root]))
+
+
+async def test_reading_tools_accept_an_absolute_path_inside_a_read_root(
+    workspace: Path, read_root: Path
+) -> None:
+    skill_md = read_root / "review" / "SKILL.md"
+    async with _with_read_root(workspace, read_root) as client:
+        read = await client.call_tool("read_file", {"path": str(skill_md)})
+        listed = await client.call_tool("list_dir", {"path": str(read_root)})
+        globbed = await client.call_tool("glob", {"pattern": "**/SKILL.md", "path": str(read_root)})
+        grepped = await client.call_tool("grep", {"pattern": "bugs", "path": str(read_root)})
+    assert text(read) == "---\ndescription: Review.\n---\nLook for bugs.\n"
+    assert text(listed) == "review/"
+    assert text(globbed) == str(skill_md)
+    # Absolute, so the model can read the hit back.
+    assert text(grepped) == f"{skill_md}:4:Look for bugs."
+
+
+async def test_a_tilde_path_into_a_read_root_is_read(
+    workspace: Path, read_root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HOME", str(read_root.parent))
+    async with _with_read_root(workspace, read_root) as client:
+        result = await client.call_tool("read_file", {"path": "~/skills/review/SKILL.md"})
+    assert not result.is_error
+    assert "Look for bugs." in text(result)
+
+
+async def test_the_workspace_still_works_beside_read_roots(workspace: Path, read_root: Path) -> None:
+    async with _with_read_root(workspace, read_root) as client:
+        read = await client.call_tool("read_file", {"path": "a.txt"})
+        grepped = await client.call_tool("grep", {"pattern": "bee"})
+        # A relative path is the workspace's, even when the read root has that name.
+        relative = await client.call_tool("read_file", {"path": "review/SKILL.md"})
+    assert text(read) == "hello\nworld\n"
+    assert text(grepped) == "sub/b.txt:1:bee"
+    assert relative.is_error and "does not exist" in text(relative)
+
+
+async def test_writing_or_editing_in_a_read_root_is_refused(workspace: Path, read_root: Path) -> None:
+    skill_md = read_root / "review" / "SKILL.md"
+    before = skill_md.read_text()
+    async with _with_read_root(workspace, read_root) as client:
+        written = await client.call_tool("write_file", {"path": str(skill_md), "content": "replaced"})
+        created = await client.call_tool(
+            "write_file", {"path": str(read_root / "new" / "SKILL.md"), "content": "x"}
+        )
+        edited = await client.call_tool(
+            "edit_file", {"path": str(skill_md), "old_text": "bugs", "new_text": "nothing"}
+        )
+    for result in (written, created, edited):
+        assert result.is_error
+        assert "outside the workspace" in text(result) and "read-only" in text(result)
+    assert skill_md.read_text() == before
+    assert not (read_root / "new").exists()
+
+
+async def test_a_workspace_symlink_into_a_read_root_reads_but_never_writes(
+    workspace: Path, read_root: Path
+) -> None:
+    (workspace / "skills-link").symlink_to(read_root)
+    async with _with_read_root(workspace, read_root) as client:
+        read = await client.call_tool("read_file", {"path": "skills-link/review/SKILL.md"})
+        written = await client.call_tool(
+            "write_file", {"path": "skills-link/review/SKILL.md", "content": "x"}
+        )
+    assert "Look for bugs." in text(read)
+    assert written.is_error and "read-only" in text(written)
+    assert "Look for bugs." in (read_root / "review" / "SKILL.md").read_text()
+
+
+async def test_paths_escaping_a_read_root_are_refused(
+    workspace: Path, read_root: Path, outside: Path
+) -> None:
+    (read_root / "review" / "leak.txt").symlink_to(outside / "secret.txt")
+    (read_root / "review" / "leak_dir").symlink_to(outside)
+    attempts = [
+        ("read_file", {"path": f"{read_root}/../outside/secret.txt"}),
+        ("read_file", {"path": f"{read_root}/review/leak.txt"}),
+        ("read_file", {"path": f"{read_root}/review/leak_dir/secret.txt"}),
+        ("list_dir", {"path": f"{read_root}/.."}),
+        ("glob", {"pattern": "*", "path": f"{read_root}/review/leak_dir"}),
+        ("grep", {"pattern": "SECRET", "path": f"{read_root}/review/leak.txt"}),
+        ("grep", {"pattern": "SECRET", "path": f"{read_root}/.."}),
+    ]
+    async with _with_read_root(workspace, read_root) as client:
+        for tool, arguments in attempts:
+            result = await client.call_tool(tool, arguments)
+            assert result.is_error, (tool, arguments)
+            assert SECRET not in text(result)
+        # Walking the read root never follows its symlinks out of it.
+        walked = await client.call_tool("grep", {"pattern": "SECRET", "path": str(read_root)})
+    assert SECRET not in text(walked)
+
+
+async def test_without_read_roots_the_same_absolute_path_is_refused(
+    connect_file: Connect, read_root: Path
+) -> None:
+    async with connect_file() as client:
+        result = await client.call_tool("read_file", {"path": str(read_root / "review" / "SKILL.md")})
+    assert result.is_error and "outside the workspace" in text(result)
+
+
+async def test_read_roots_apply_to_a_meta_workspace_too(
+    workspace: Path, read_root: Path, outside: Path
+) -> None:
+    async with _with_read_root(workspace, read_root, trust_meta=True) as client:
+        result = await client.call_tool(
+            "read_file",
+            {"path": str(read_root / "review" / "SKILL.md")},
+            meta={"overseer/workspace": str(outside)},
+        )
+    assert "Look for bugs." in text(result)
+
+
+async def test_the_instructions_name_the_read_roots(workspace: Path, read_root: Path) -> None:
+    async with _with_read_root(workspace, read_root) as client:
+        instructions = client.instructions or ""
+    assert str(read_root) in instructions and "never written" in instructions
+
+
+async def test_stdio_server_takes_read_roots_from_the_command_line(workspace: Path, read_root: Path) -> None:
+    params = _stdio(workspace, managed=False)
+    params.args += ["--read-root", str(read_root)]
+    async with Client(params) as client:
+        read = await client.call_tool("read_file", {"path": str(read_root / "review" / "SKILL.md")})
+        written = await client.call_tool("write_file", {"path": str(read_root / "x.txt"), "content": "x"})
+    assert "Look for bugs." in text(read)
+    assert written.is_error and not (read_root / "x.txt").exists()

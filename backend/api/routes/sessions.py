@@ -7,16 +7,28 @@ from fastapi import APIRouter, Query, Response, status
 from backend.api.deps import Approver, HostDep, Viewer
 from backend.api.schemas import CreateSession, SendMessage, SessionDetail
 from backend.domain.models import Event, Session, SessionStatus
+from backend.engine.chat import ChatResult
 
 router = APIRouter(prefix="/api/sessions", tags=["sessions"])
 
 
 @router.post("", status_code=status.HTTP_201_CREATED)
 async def create_session(body: CreateSession, host: HostDep, _: Approver) -> Session:
-    """Create a session; with a prompt it starts working at once."""
-    return await host.runner.create(
-        prompt=body.prompt, title=body.title, mode=body.mode, model=body.model, workspace=body.workspace
+    """Create a session; with a prompt it starts working at once (commands and `/skill` work too)."""
+    session = await host.runner.create(
+        title=body.title or _title_of(body.prompt),
+        mode=body.mode,
+        model=body.model,
+        workspace=body.workspace,
+        instructions=body.instructions,
     )
+    if body.prompt:
+        try:
+            await host.chat.submit(session.id, body.chat_input(body.prompt))
+        except Exception:
+            await host.store.delete_session(session.id)  # a refused first message leaves no empty session
+            raise
+    return await host.store.get_session(session.id)
 
 
 @router.get("")
@@ -46,9 +58,9 @@ async def session_events(
 
 
 @router.post("/{session_id}/messages", status_code=status.HTTP_202_ACCEPTED)
-async def send_message(session_id: str, body: SendMessage, host: HostDep, _: Approver) -> dict[str, int]:
-    message = await host.runner.send(session_id, _with_context(body))
-    return {"idx": message.idx}
+async def send_message(session_id: str, body: SendMessage, host: HostDep, _: Approver) -> ChatResult:
+    """Send a message (with skills, context paths, images) or run a chat command (`/new`, `/help`, `/mode`)."""
+    return await host.chat.submit(session_id, body.chat_input(body.content))
 
 
 @router.post("/{session_id}/stop")
@@ -65,12 +77,7 @@ async def delete_session(session_id: str, host: HostDep, _: Approver) -> Respons
     return Response(status_code=status.HTTP_204_NO_CONTENT)
 
 
-def _with_context(body: SendMessage) -> str:
-    # Skills and context paths get their own prompt parts with the prompt builder; until then
-    # they are named in the message so the model can read them with its file tools.
-    extra = []
-    if body.context_paths:
-        extra.append("Context paths: " + ", ".join(body.context_paths))
-    if body.attached_skills:
-        extra.append("Attached skills: " + ", ".join(body.attached_skills))
-    return body.content if not extra else body.content + "\n\n" + "\n".join(extra)
+
+def _title_of(prompt: str | None) -> str | None:
+    lines = (prompt or "").strip().splitlines()
+    return lines[0][:80] if lines else None

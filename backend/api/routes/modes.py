@@ -1,0 +1,59 @@
+"""Modes: list, read, save a person's own, delete (or reset an override), and read a built-in.
+
+Every call goes to the host's ModeRegistry, which reads the files afresh, so a hand-edited
+mode shows here at once. A fault in a mode (a bad name, pattern, policy or next mode) is a 400
+naming the field. The handlers are plain functions: file I/O runs in the thread pool.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from fastapi import APIRouter
+from pydantic import BaseModel
+
+from backend.api.deps import Approver, HostDep, Viewer
+from backend.modes.model import Mode, ModeWrite
+from backend.store.base import NotFound
+
+router = APIRouter(prefix="/api/modes", tags=["modes"])
+
+
+class ModeRemoved(BaseModel):
+    """What `DELETE /api/modes/{name}` removed, and the built-in now in effect after a reset."""
+
+    removed: Literal["user", "override"]
+    mode: Mode | None
+
+
+@router.get("")
+def list_modes(host: HostDep, _: Viewer) -> list[Mode]:
+    """Built-ins first (agent, ask, plan, research, review), then a person's own by name."""
+    return host.modes.list()
+
+
+@router.get("/{name}")
+def get_mode(name: str, host: HostDep, _: Viewer) -> Mode:
+    return host.modes.get(name)
+
+
+@router.put("/{name}")
+def save_mode(name: str, body: ModeWrite, host: HostDep, _: Approver) -> Mode:
+    """Create or replace the person's mode file; with a built-in's name it overrides the built-in."""
+    return host.modes.save(name, body)
+
+
+@router.delete("/{name}")
+def delete_mode(name: str, host: HostDep, _: Approver) -> ModeRemoved:
+    """Delete a person's mode, or reset an overridden built-in; a bare built-in is a 400."""
+    builtin = host.modes.delete(name)
+    return ModeRemoved(removed="user" if builtin is None else "override", mode=builtin)
+
+
+@router.get("/{name}/builtin")
+def get_builtin_mode(name: str, host: HostDep, _: Viewer) -> Mode:
+    """The shipped version of a built-in mode, whether or not a person's file overrides it."""
+    mode = host.modes.builtin(name)
+    if mode is None:
+        raise NotFound(f"{name!r} is not a built-in mode")
+    return mode

@@ -1,0 +1,67 @@
+"""Skills: list and read them (as a workspace sees them), save and delete the person's own.
+
+Saved skills go to the data dir's `skills/`, where they override built-ins of the same name.
+A workspace's own skills (`.overseer/skills/`) are files in that workspace, edited there.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+from fastapi import APIRouter, Query, Response, status
+from pydantic import BaseModel, ConfigDict, Field
+
+from backend.api.deps import Approver, HostDep, Viewer
+from backend.engine.host import Host
+from backend.skills.model import MAX_SKILL_CHARS, Skill
+
+router = APIRouter(prefix="/api/skills", tags=["skills"])
+
+WorkspaceQuery = Annotated[
+    str | None, Query(description="absolute workspace path whose skills count (default: the host's)")
+]
+
+
+class SkillContent(BaseModel):
+    """The whole SKILL.md text: front matter (`description`, optional `always`, `requires`) and body."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    content: str = Field(max_length=MAX_SKILL_CHARS)
+
+
+def _workspace(host: Host, workspace: str | None) -> Path:
+    if workspace is None:
+        return host.settings.resolved_workspace
+    path = Path(workspace).expanduser()
+    if not path.is_absolute():
+        raise ValueError(f"workspace must be an absolute path, got {workspace!r}")
+    if not path.is_dir():
+        raise ValueError(f"workspace {workspace} does not exist or is not a directory")
+    return path.resolve()
+
+
+# Plain `def` routes: they read files, so FastAPI runs them in its thread pool.
+@router.get("")
+def list_skills(host: HostDep, _: Viewer, workspace: WorkspaceQuery = None) -> list[Skill]:
+    """Every skill the workspace sees, one per name, sorted; unavailable ones say why."""
+    return host.skills.list(_workspace(host, workspace))
+
+
+@router.get("/{name}")
+def get_skill(name: str, host: HostDep, _: Viewer, workspace: WorkspaceQuery = None) -> Skill:
+    return host.skills.get(name, _workspace(host, workspace))
+
+
+@router.put("/{name}")
+def save_skill(name: str, body: SkillContent, host: HostDep, _: Approver) -> Skill:
+    """Create or replace the person's skill `name`; an invalid SKILL.md is a 400 naming the fault."""
+    return host.skills.save(name, body.content)
+
+
+@router.delete("/{name}", status_code=status.HTTP_204_NO_CONTENT)
+def delete_skill(name: str, host: HostDep, _: Approver) -> Response:
+    """Delete the person's skill `name`; a built-in one is a 400, an unknown one a 404."""
+    host.skills.delete(name)
+    return Response(status_code=status.HTTP_204_NO_CONTENT)

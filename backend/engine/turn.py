@@ -1,0 +1,73 @@
+"""What one run of a session works with: its mode, the tools that mode offers, the system prompt.
+
+Computed afresh for every run, from files a person may edit at any time (modes, skills,
+bootstrap files, memory), so a change counts from the next run without a restart. Both engines
+take their prompt and tool list from here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+from backend.domain.models import Session
+from backend.domain.tools import ToolInfo
+from backend.engine.bootstrap import read_bootstrap_files
+from backend.engine.memory import read_memory_for_prompt
+from backend.engine.prompt import PromptParts, build_system_prompt
+from backend.modes.model import Mode
+from backend.modes.registry import ModeRegistry
+from backend.permissions.gate import GateSession
+from backend.skills.catalog import SkillCatalog
+from backend.skills.prompt import always_on_section, skills_summary
+
+
+@dataclass(kw_only=True)
+class Turn:
+    mode: Mode
+    system_prompt: str
+    tools: list[ToolInfo]
+    """Only the tools the mode offers: the model is never shown the others."""
+    gate_session: GateSession
+
+
+async def prepare_turn(
+    session: Session,
+    *,
+    modes: ModeRegistry,
+    skills: SkillCatalog,
+    data_dir: Path,
+    all_tools: list[ToolInfo],
+    now: datetime | None = None,
+) -> Turn:
+    """Resolve the session's mode (UnknownMode if it is gone) and compose its system prompt."""
+    mode = modes.get(session.mode)
+    workspace = Path(session.workspace)
+    found = await asyncio.to_thread(skills.list, workspace)
+    bootstrap = await asyncio.to_thread(read_bootstrap_files, workspace, data_dir)
+    memory = await asyncio.to_thread(read_memory_for_prompt, workspace)
+    tools = mode.offered_tools(all_tools)
+    prompt = build_system_prompt(
+        PromptParts(
+            workspace=workspace,
+            now=now or datetime.now().astimezone(),
+            bootstrap=bootstrap,
+            memory=memory,
+            always_skills=always_on_section(found),
+            skills_summary=skills_summary(found),
+            mode_name=mode.name,
+            mode_prompt=mode.prompt,
+            session_instructions=session.instructions,
+        )
+    )
+    gate_session = GateSession(
+        session_id=session.id,
+        workspace=workspace,
+        mode=mode.name,
+        rules=list(session.session_rules),
+        mode_policies=dict(mode.policies),
+        offered=frozenset(t.name for t in tools) if mode.tools != "all" else None,
+    )
+    return Turn(mode=mode, system_prompt=prompt, tools=tools, gate_session=gate_session)
