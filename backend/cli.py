@@ -68,6 +68,19 @@ def _parser() -> argparse.ArgumentParser:
     servers.add_argument("--json", action="store_true")
     servers.add_argument("--timeout", type=float, default=30)
 
+    workflow = sub.add_parser("workflow", help="mode-based workflows: steps with approvals between them")
+    workflow_sub = workflow.add_subparsers(dest="workflow_command", required=True)
+    workflow_run = workflow_sub.add_parser("run", help="run a workflow in this terminal, asking at each gate")
+    workflow_run.add_argument("name", help="e.g. plan-then-build (see `overseer workflow list`)")
+    workflow_run.add_argument("--input", required=True, help="the task; the steps' {{input}}")
+    workflow_run.add_argument("--model", help="LiteLLM model (default: the offline demo)")
+    workflow_run.add_argument("--api-base")
+    workflow_run.add_argument("--workspace", help="folder every step works in (default: current directory)")
+    workflow_run.add_argument("--approve", choices=["ask", "all", "none"], default="ask",
+                              help="ask in the terminal, allow every ask and gate, or deny them")
+    workflow_list = workflow_sub.add_parser("list", help="list the workflows (built-in and your own)")
+    workflow_list.add_argument("--json", action="store_true")
+
     rules = sub.add_parser("rules", help="permission rules")
     rules_sub = rules.add_subparsers(dest="rules_command", required=True)
     check = rules_sub.add_parser("check", help="print the decision for one tool call and what decided it")
@@ -110,6 +123,26 @@ async def _run(args: argparse.Namespace) -> int:
             )
         ui = TerminalUI(host, approve=args.approve, as_json=args.json)
         return await ui.run(prompt)
+
+
+async def _workflow(args: argparse.Namespace) -> int:
+    from backend.api.local import host_with_local_api
+    from backend.engine.host import Host
+    from backend.workflow_cli import WorkflowTerminal, print_definitions
+    from backend.workflows.files import UnknownWorkflow, WorkflowError
+
+    try:
+        if args.workflow_command == "list":
+            return print_definitions(Host(_settings(args)), as_json=args.json, out=sys.stdout)
+        # Scheduled jobs belong to `overseer serve`, as for `overseer run`.
+        settings = _settings(
+            args, model=args.model, api_base=args.api_base, workspace=args.workspace, scheduler_enabled=False
+        )
+        async with host_with_local_api(settings) as host:
+            return await WorkflowTerminal(host, approve=args.approve).run(args.name, args.input)
+    except (UnknownWorkflow, WorkflowError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
 
 
 async def _resume(args: argparse.Namespace) -> int:
@@ -253,6 +286,8 @@ def main(argv: list[str] | None = None) -> int:
             return asyncio.run(_resume(args))
         if args.command == "servers":
             return asyncio.run(_servers(args))
+        if args.command == "workflow":
+            return asyncio.run(_workflow(args))
         if args.command == "rules":
             return _rules_check(args)
     except ConfigError as exc:

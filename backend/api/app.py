@@ -14,6 +14,7 @@ from fastapi.responses import FileResponse, JSONResponse
 from backend.api.auth import Authenticator, UserConfig
 from backend.api.routes import agents, approvals, login, modes, schedules, sessions, skills
 from backend.api.routes import settings as settings_api
+from backend.api.routes import workflows as workflows_api
 from backend.api.ws import router as ws_router
 from backend.config import ConfigError, Settings
 from backend.engine.host import Host
@@ -64,7 +65,7 @@ def create_app(
             allow_methods=["*"],
             allow_headers=["*"],
         )
-    for module in (login, sessions, approvals, settings_api, agents, schedules, modes, skills):
+    for module in (login, sessions, approvals, settings_api, agents, schedules, modes, skills, workflows_api):
         app.include_router(module.router)
     app.include_router(ws_router)
     _add_error_handlers(app)

@@ -32,6 +32,8 @@ from backend.permissions.rules import RuleSet
 from backend.scheduler import Scheduler
 from backend.skills.catalog import SkillCatalog
 from backend.store.sqlite import SqliteStore
+from backend.workflows.files import WorkflowLibrary
+from backend.workflows.runner import WorkflowRunner
 
 log = logging.getLogger(__name__)
 
@@ -116,6 +118,14 @@ class Host:
         )
         self.chat = Chat(self.runner)
         self.scheduler = Scheduler(self.store, self.runner, catch_up=settings.cron_catch_up)
+        self.workflows = WorkflowRunner(
+            store=self.store,
+            bus=self.bus,
+            runner=self.runner,
+            broker=self.broker,
+            library=WorkflowLibrary(user_dir=self.data_dir / "workflows"),
+            modes=lambda: getattr(self, "modes", None),
+        )
 
     @property
     def is_demo(self) -> bool:
@@ -131,12 +141,15 @@ class Host:
             self._demo_server()
         if recover:
             await self.runner.recover()
+            # After the sessions, so a step's session is found running and is waited for.
+            await self.workflows.recover()
             # After recovery, so a job's interrupted run is found running, not fired again.
             if self.settings.scheduler_enabled:
                 await self.scheduler.start()
 
     async def aclose(self) -> None:
         await self.scheduler.aclose()
+        await self.workflows.aclose()
         await self.runner.aclose()
         if self._owns_pool:
             await self.pool.aclose()

@@ -17,6 +17,7 @@ from backend.domain.models import (
     ToolCallRecord,
 )
 from backend.domain.schedules import Schedule
+from backend.workflows.model import WorkflowRun
 
 
 class NotFound(LookupError):
@@ -84,3 +85,11 @@ class Store(Protocol):
         ...
     async def next_schedule_time(self) -> datetime | None: ...
     async def delete_schedule(self, schedule_id: str) -> None: ...
+
+    async def save_workflow_run(self, run: WorkflowRun) -> WorkflowRun: ...
+    async def get_workflow_run(self, run_id: str) -> WorkflowRun: ...
+    async def list_workflow_runs(
+        self, *, workflow: str | None = None, statuses: Iterable[str] | None = None, limit: int = 100
+    ) -> list[WorkflowRun]:
+        """Runs newest first, optionally of one workflow and in some statuses."""
+        ...

@@ -66,6 +66,18 @@ MIGRATIONS: list[str] = [
     );
     CREATE INDEX schedules_next_run ON schedules(next_run_at);
     """,
+    # 3: workflow runs (a run's steps are in its JSON; their sessions carry workflow_run_id).
+    """
+    CREATE TABLE workflow_runs (
+        id TEXT PRIMARY KEY,
+        workflow TEXT NOT NULL,
+        status TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        data TEXT NOT NULL
+    );
+    CREATE INDEX workflow_runs_status ON workflow_runs(status);
+    CREATE INDEX workflow_runs_workflow ON workflow_runs(workflow, created_at);
+    """,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

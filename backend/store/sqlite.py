@@ -26,13 +26,14 @@ from backend.store.base import NotFound, Written
 from backend.store.schema import MIGRATIONS, SCHEMA_VERSION
 from backend.store.sqlite_schedules import SqliteScheduleStore
 from backend.store.sqlite_thread import SqliteThread
+from backend.store.sqlite_workflows import SqliteWorkflowStore
 
 
 class SchemaTooNew(RuntimeError):
     """The database was written by a newer Overseer."""
 
 
-class SqliteStore(SqliteScheduleStore):
+class SqliteStore(SqliteScheduleStore, SqliteWorkflowStore):
     """The embedded store: `<data dir>/overseer.db`."""
 
     def __init__(self, path: Path | str) -> None:
