@@ -58,6 +58,10 @@ def _parser() -> argparse.ArgumentParser:
                      help="ask in the terminal, allow every ask (never a deny), or deny every ask")
     run.add_argument("--json", action="store_true", help="print one JSON event per line")
     run.add_argument("--max-iterations", type=int)
+    run.add_argument("--mode", default="agent", help="agent, ask, plan, research, review or one of yours")
+    run.add_argument("--instructions", default="", help="the session's own instructions (last in its prompt)")
+    run.add_argument("--skill", action="append", default=[], help="attach a skill (repeatable); or start the task with /name")
+    run.add_argument("--context", action="append", default=[], help="attach a file or folder of the workspace (repeatable)")
 
     resume = sub.add_parser("resume", help="continue a session a previous process left running or waiting")
     resume.add_argument("session_id", nargs="?", help="default: the most recent one")
@@ -99,6 +103,7 @@ def _settings(args: argparse.Namespace, **overrides: Any) -> Settings:
 
 async def _run(args: argparse.Namespace) -> int:
     from backend.api.local import host_with_local_api
+    from backend.engine.chat import ChatInput
     from backend.terminal import DEMO_TASK, TerminalUI
 
     # Scheduled jobs belong to `overseer serve`, where someone can see and answer their approvals.
@@ -122,7 +127,12 @@ async def _run(args: argparse.Namespace) -> int:
                 "└ Set OVERSEER_MODEL (and OVERSEER_API_KEY / OVERSEER_API_BASE) to use a real one.\n"
             )
         ui = TerminalUI(host, approve=args.approve, as_json=args.json)
-        return await ui.run(prompt)
+        chat = ChatInput(text=prompt, attached_skills=args.skill, context_paths=args.context)
+        try:
+            return await ui.run_chat(chat, mode=args.mode, instructions=args.instructions)
+        except (LookupError, ValueError) as exc:
+            print(f"overseer run: {exc.args[0] if exc.args else exc}", file=sys.stderr)
+            return 2
 
 
 async def _workflow(args: argparse.Namespace) -> int:

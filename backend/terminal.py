@@ -8,6 +8,7 @@ import sys
 from typing import Any, Literal, TextIO
 
 from backend.domain.models import Approval, Decision, Event
+from backend.engine.chat import ChatInput
 from backend.engine.host import Host
 from backend.permissions.approvals import ApprovalError
 
@@ -49,6 +50,26 @@ class TerminalUI:
         """Create a session with the prompt, follow it to the end; exit status 0 iff completed."""
         sub = self.host.bus.subscribe(None)
         session = await self.host.runner.create(prompt=prompt, **session_args)
+        return await self._follow(sub, session.id)
+
+    async def run_chat(self, chat: ChatInput, **session_args: Any) -> int:
+        """Like `run`, with the prompt read as chat input: `/skill` names, attachments, commands.
+
+        A refused input (unknown mode, skill or path) raises before any session is left behind.
+        """
+        sub = self.host.bus.subscribe(None)
+        title = chat.text.strip().splitlines()[0][:80] if chat.text.strip() else None
+        session = await self.host.runner.create(title=title, **session_args)
+        try:
+            result = await self.host.chat.submit(session.id, chat)
+        except Exception:
+            self.host.bus.unsubscribe(sub)
+            await self.host.store.delete_session(session.id)
+            raise
+        if result.command is not None:
+            self.host.bus.unsubscribe(sub)
+            self.line(result.detail)
+            return 0
         return await self._follow(sub, session.id)
 
     async def resume(self, session_id: str | None = None) -> int:
@@ -141,6 +162,8 @@ class TerminalUI:
             self.line(f"  (not applied: {exc})")
 
     async def ask(self, approval: Approval) -> Decision:
+        if approval.kind != "tool":
+            return await self.ask_gate(approval)
         self.line(f"? {approval.tool_name} wants to run with:")
         self.line("  " + json.dumps(approval.arguments, indent=2).replace("\n", "\n  "))
         if approval.reason:
@@ -174,6 +197,26 @@ class TerminalUI:
                     continue
                 return Decision(kind="allow_once", updated_arguments=value)
             self.line("  please answer y, s, a, n or e")
+
+    async def ask_gate(self, approval: Approval) -> Decision:
+        """A gate between modes or steps: the question in words, the text the person may rewrite."""
+        field = "plan" if approval.kind == "mode_switch" else "prompt"
+        self.line(f"? {approval.reason}")
+        self.line("  " + str(approval.arguments.get(field, "")).replace("\n", "\n  "))
+        while True:
+            choice = (await self._input("  [y] yes  [n] no  [e] edit the text first > ")).strip().lower()
+            if choice in ("y", "yes", ""):
+                return Decision(kind="allow_once")
+            if choice in ("n", "no"):
+                reason = (await self._input("  feedback for the agent (optional) > ", on_eof="")).strip()
+                return Decision(kind="deny", message=reason or None)
+            if choice == "e":
+                text = (await self._input(f"  new {field} (one line) > ", on_eof="")).strip()
+                if text:
+                    return Decision(kind="allow_once", updated_arguments={**approval.arguments, field: text})
+                self.line(f"  an empty {field} is not a {field}")
+                continue
+            self.line("  please answer y, n or e")
 
     async def _input(self, prompt: str, *, on_eof: str = "n") -> str:
         """One line from the person; a closed stdin answers `on_eof` (deny, by default)."""

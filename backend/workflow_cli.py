@@ -7,14 +7,12 @@ approvals) and answers the run's gates: allow, deny with a reason, or edit the n
 
 from __future__ import annotations
 
-import asyncio
 import json
 from typing import Any, TextIO
 
-from backend.domain.models import Approval, Decision
+from backend.domain.models import Approval
 from backend.engine.events import Subscription
 from backend.engine.host import Host
-from backend.permissions.approvals import ApprovalError
 from backend.terminal import ApproveMode, TerminalUI
 from backend.workflows.model import WorkflowRun
 
@@ -35,7 +33,6 @@ class WorkflowTerminal:
         read_line: Any = None,
     ) -> None:
         self.host = host
-        self.approve = approve
         self.ui = TerminalUI(host, approve=approve, out=out, read_line=read_line)
 
     async def run(self, name: str, input: str, *, workspace: str | None = None) -> int:  # noqa: A002
@@ -87,42 +84,7 @@ class WorkflowTerminal:
 
     async def answer_gate(self, approval: Approval) -> None:
         """Ask (or, with --approve all/none, decide) whether the next step starts, and with what prompt."""
-        if self.approve == "all":
-            decision = Decision(kind="allow_once", message="--approve all")
-        elif self.approve == "none":
-            decision = Decision(kind="deny", message="Denied by --approve none.")
-        else:
-            decision = await self.ask_gate(approval)
-        try:
-            await self.host.broker.answer(approval.id, decision, by="user")
-        except ApprovalError as exc:
-            self.ui.line(f"  (not applied: {exc})")
-
-    async def ask_gate(self, approval: Approval) -> Decision:
-        self.ui.line(f"? {approval.reason}")
-        prompt = str(approval.arguments.get("prompt", ""))
-        self.ui.line("  " + prompt.replace("\n", "\n  "))
-        while True:
-            choice = (await self._input("  [y] start it  [n] deny  [e] edit the prompt > ")).strip().lower()
-            if choice in ("y", "yes", ""):
-                return Decision(kind="allow_once")
-            if choice in ("n", "no"):
-                reason = (await self._input("  reason (optional) > ", on_eof="")).strip()
-                return Decision(kind="deny", message=reason or None)
-            if choice == "e":
-                edited = (await self._input("  the new prompt, on one line > ", on_eof="")).strip()
-                if not edited:
-                    self.ui.line("  an empty prompt was not taken; the prompt is unchanged")
-                    continue
-                return Decision(kind="allow_once", updated_arguments={**approval.arguments, "prompt": edited})
-            self.ui.line("  please answer y, n or e")
-
-    async def _input(self, prompt: str, *, on_eof: str = "n") -> str:
-        """One line from the person; a closed stdin answers `on_eof` (deny, by default)."""
-        try:
-            return await asyncio.to_thread(self.ui.read_line, prompt)
-        except EOFError:
-            return on_eof
+        await self.ui.answer(approval)
 
 
 def print_definitions(host: Host, *, as_json: bool, out: TextIO) -> int:

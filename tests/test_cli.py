@@ -156,3 +156,42 @@ def test_run_in_the_terminal_can_invoke_a_sub_agent_and_answers_its_approval(wor
     assert "  │ → mcp__file__write_file" in out
     assert "  │ child wrote them" in out
     assert "parent done" in out
+
+
+def test_run_in_plan_mode_asks_to_switch_and_carries_out_the_edited_plan(workspace, model, monkeypatch, capsys):
+    monkeypatch.setenv("OVERSEER_BUILTIN_SERVERS", "false")
+    answers = iter(["e", "1. Say hello politely"])
+    monkeypatch.setattr("builtins.input", lambda prompt="": next(answers))
+    model.push(Reply(text="## Plan\n1. Say hello"), Reply(text="hello, politely"))
+    assert main(["run", "greet", "--mode", "plan"]) == 0
+    out = capsys.readouterr().out
+    assert "Switch to agent mode and carry out this plan?" in out and "1. Say hello" in out
+    carry_out = model.requests[1]
+    assert "1. Say hello politely" in carry_out.last_prompt() and "Mode: agent" in (carry_out.system or "")
+
+
+def test_run_refuses_an_unknown_mode_with_exit_2_and_leaves_no_session(workspace, model, capsys):
+    assert main(["run", "hi", "--mode", "nope"]) == 2
+    assert "unknown mode 'nope'" in capsys.readouterr().err
+    assert model.requests == []
+
+
+def test_run_attaches_a_skill_named_at_the_start_of_the_task(workspace, model, monkeypatch, tmp_path):
+    monkeypatch.setenv("OVERSEER_BUILTIN_SERVERS", "false")
+    skill = tmp_path / "data" / "skills" / "greeting"
+    skill.mkdir(parents=True)
+    (skill / "SKILL.md").write_text("---\nname: greeting\ndescription: How we greet\n---\nAlways wave.\n")
+    model.push(Reply(text="*waves*"))
+    assert main(["run", "/greeting say hi"]) == 0
+    prompt = model.requests[0].last_prompt()
+    assert prompt.startswith("say hi") and "Always wave." in prompt
+
+
+async def test_terminal_gate_edit_replaces_the_plan_and_keeps_the_mode():
+    lines = iter(["e", "1. Only the docs"])
+    ui = TerminalUI(host=None, read_line=lambda prompt: next(lines), out=open("/dev/null", "w"))  # type: ignore[arg-type]
+    gate = approval().model_copy(
+        update={"kind": "mode_switch", "tool_name": "switch_mode", "arguments": {"mode": "agent", "plan": "1. All"}}
+    )
+    decision = await ui.ask(gate)
+    assert decision.updated_arguments == {"mode": "agent", "plan": "1. Only the docs"}

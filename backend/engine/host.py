@@ -124,7 +124,7 @@ class Host:
             runner=self.runner,
             broker=self.broker,
             library=WorkflowLibrary(user_dir=self.data_dir / "workflows"),
-            modes=lambda: getattr(self, "modes", None),
+            modes=self.modes,
         )
 
     @property

@@ -50,10 +50,10 @@ class WorkflowRunner:
         runner: SessionRunner,
         broker: ApprovalBroker,
         library: WorkflowLibrary,
-        modes: Callable[[], Modes | None] = lambda: None,
+        modes: Modes | None = None,
         gate_timeout: float = GATE_TIMEOUT,
     ) -> None:
-        """`modes` returns the host's mode registry when it has one, to check the steps' modes."""
+        """`modes`: the host's mode registry, to check the steps' modes."""
         self.store = store
         self.bus = bus
         self.runner = runner
@@ -68,11 +68,11 @@ class WorkflowRunner:
 
     def definitions(self) -> list[Workflow]:
         """Every usable definition (built-ins and the person's), by name."""
-        return self.library.list(modes=self.modes())
+        return self.library.list(modes=self.modes)
 
     def definition(self, name: str) -> Workflow:
         """One definition: UnknownWorkflow (a NotFound) or WorkflowError (a ValueError)."""
-        return self.library.get(name, modes=self.modes())
+        return self.library.get(name, modes=self.modes)
 
     # runs
 
@@ -224,7 +224,7 @@ class WorkflowRunner:
                     await self._finish(run.id, "denied", reason, step_status="denied")
                 return False
         try:
-            check_mode(step.mode, self.modes(), where=f"step {i + 1} of workflow {run.workflow!r}")
+            check_mode(step.mode, self.modes, where=f"step {i + 1} of workflow {run.workflow!r}")
         except WorkflowError as exc:
             await self._finish(run.id, "failed", str(exc), step_status="error")
             return False
