@@ -87,3 +87,9 @@ def screenshot(page: Page, name: str) -> Path:
     path = ARTIFACTS / f"{name}.png"
     page.screenshot(path=str(path), full_page=True)
     return path
+
+
+def page_screenshot(page: Page, name: str) -> Path:
+    """`screenshot` from the top of the page, so the sticky top bar sits where it belongs."""
+    page.evaluate("window.scrollTo(0, 0)")
+    return screenshot(page, name)

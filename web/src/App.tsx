@@ -2,10 +2,13 @@ import { useEffect, useState } from "react";
 import { Header } from "./components/Header";
 import { Inbox } from "./components/Inbox";
 import { Login } from "./components/Login";
+import { ModesView } from "./components/Modes";
 import { SchedulesView } from "./components/Schedules";
 import { SessionView } from "./components/SessionView";
 import { SettingsView } from "./components/Settings";
 import { Sidebar } from "./components/Sidebar";
+import { SkillsView } from "./components/Skills";
+import { WorkflowsView } from "./components/Workflows";
 import { useRoute } from "./router";
 import { useAppState } from "./store";
 
@@ -32,6 +35,12 @@ export function App() {
           <SettingsView />
         ) : route.name === "schedules" ? (
           <SchedulesView />
+        ) : route.name === "modes" ? (
+          <ModesView selected={route.item} />
+        ) : route.name === "skills" ? (
+          <SkillsView selected={route.item} />
+        ) : route.name === "workflows" ? (
+          <WorkflowsView />
         ) : (
           <Inbox />
         )}

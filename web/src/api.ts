@@ -4,6 +4,15 @@
 import type {
   Approval,
   AuditPage,
+  ChatResult,
+  LiveEvent,
+  MessageExtras,
+  Mode,
+  ModeRemoved,
+  ModeWrite,
+  Skill,
+  Workflow,
+  WorkflowRun,
   DecisionBody,
   Me,
   Permissions,
@@ -81,11 +90,14 @@ export const api = {
 
   sessions: () => request<Session[]>("GET", "/api/sessions"),
   session: (id: string) => request<SessionDetail>("GET", `/api/sessions/${encodeURIComponent(id)}`),
-  createSession: (body: { prompt?: string; mode?: string; model?: string; workspace?: string; title?: string }) =>
-    request<Session>("POST", "/api/sessions", body),
+  createSession: (
+    body: { prompt?: string; mode?: string; model?: string; workspace?: string; title?: string; instructions?: string } & MessageExtras,
+  ) => request<Session>("POST", "/api/sessions", body),
   deleteSession: (id: string) => request<void>("DELETE", `/api/sessions/${encodeURIComponent(id)}`),
-  sendMessage: (id: string, content: string) =>
-    request<unknown>("POST", `/api/sessions/${encodeURIComponent(id)}/messages`, { content }),
+  sendMessage: (id: string, content: string, extras: MessageExtras = {}) =>
+    request<ChatResult>("POST", `/api/sessions/${encodeURIComponent(id)}/messages`, { content, ...extras }),
+  sessionEvents: (id: string, since = 0) =>
+    request<LiveEvent[]>("GET", `/api/sessions/${encodeURIComponent(id)}/events?since=${since}`),
   stopSession: (id: string) => request<Session>("POST", `/api/sessions/${encodeURIComponent(id)}/stop`),
 
   pendingApprovals: () => request<Approval[]>("GET", "/api/approvals?status=pending"),
@@ -105,4 +117,20 @@ export const api = {
   pauseSchedule: (id: string) => request<Schedule>("POST", `/api/schedules/${encodeURIComponent(id)}/pause`),
   resumeSchedule: (id: string) => request<Schedule>("POST", `/api/schedules/${encodeURIComponent(id)}/resume`),
   deleteSchedule: (id: string) => request<void>("DELETE", `/api/schedules/${encodeURIComponent(id)}`),
+
+  modes: () => request<Mode[]>("GET", "/api/modes"),
+  saveMode: (name: string, body: ModeWrite) => request<Mode>("PUT", `/api/modes/${encodeURIComponent(name)}`, body),
+  deleteMode: (name: string) => request<ModeRemoved>("DELETE", `/api/modes/${encodeURIComponent(name)}`),
+
+  skills: (workspace?: string) =>
+    request<Skill[]>("GET", workspace ? `/api/skills?workspace=${encodeURIComponent(workspace)}` : "/api/skills"),
+  saveSkill: (name: string, content: string) =>
+    request<Skill>("PUT", `/api/skills/${encodeURIComponent(name)}`, { content }),
+  deleteSkill: (name: string) => request<void>("DELETE", `/api/skills/${encodeURIComponent(name)}`),
+
+  workflows: () => request<Workflow[]>("GET", "/api/workflows"),
+  startWorkflow: (name: string, input: string) =>
+    request<WorkflowRun>("POST", `/api/workflows/${encodeURIComponent(name)}/runs`, { input }),
+  workflowRuns: (limit = 50) => request<WorkflowRun[]>("GET", `/api/workflow-runs?limit=${limit}`),
+  stopWorkflowRun: (id: string) => request<WorkflowRun>("POST", `/api/workflow-runs/${encodeURIComponent(id)}/stop`),
 };

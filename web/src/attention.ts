@@ -2,7 +2,7 @@
 // browser notification per approval (only while the tab is hidden, tag = approval id, closed as
 // soon as the approval is resolved anywhere).
 
-import { toolTitle } from "./format";
+import { approvalTitle } from "./format";
 import { navigate } from "./router";
 import { getState, requestFocus, subscribe } from "./store";
 
@@ -51,7 +51,7 @@ function update(): void {
   for (const approval of Object.values(pending)) {
     if (notified.has(approval.id)) continue;
     notified.add(approval.id);
-    const title = toolTitle(approval.tool_name, approval.annotations?.title);
+    const title = approvalTitle(approval);
     const session = getState().sessions[approval.session_id];
     const notification = new Notification(`Approval needed: ${title}`, {
       tag: approval.id,

@@ -112,3 +112,31 @@ export function argumentSummary(args: Record<string, unknown>): string {
 export function truncate(text: string, max: number): string {
   return text.length <= max ? text : `${text.slice(0, max - 1)}…`;
 }
+
+/** Whether an approval is a gate between modes or workflow steps rather than a tool call. */
+export function isGate(approval: Approval): boolean {
+  return approval.kind === "mode_switch" || approval.kind === "workflow_step";
+}
+
+/** The question a card asks: a gate's decision about the work, or the tool's title. */
+export function approvalTitle(approval: Approval): string {
+  const args = approval.arguments ?? {};
+  if (approval.kind === "mode_switch") return `Switch to ${String(args.mode ?? "the next")} mode and carry out this plan?`;
+  if (approval.kind === "workflow_step") return `Start step ${String(args.step ?? "?")} of ${String(args.of ?? "?")} (${String(args.mode ?? "?")})?`;
+  return toolTitle(approval.tool_name, approval.annotations?.title);
+}
+
+/** A short name for a decided row: the tool, or what the gate was about. */
+export function approvalSubject(approval: Approval): string {
+  const args = approval.arguments ?? {};
+  if (approval.kind === "mode_switch") return `plan → ${String(args.mode ?? "next")} mode`;
+  if (approval.kind === "workflow_step") return `${String(args.workflow ?? "workflow")} step ${String(args.step ?? "?")}`;
+  return approval.tool_name;
+}
+
+/** A gate's outcome in its own words: "approved", "approved with edits", not "allowed once". */
+export function gateOutcome(outcome: string): string {
+  if (outcome === "allowed once with edited arguments") return "approved with edits";
+  if (outcome === "allowed once" || outcome === "allowed") return "approved";
+  return outcome;
+}

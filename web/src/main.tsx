@@ -4,6 +4,7 @@ import { App } from "./App";
 import { startAttention } from "./attention";
 import { boot } from "./store";
 import "./styles.css";
+import "./library.css";
 
 boot();
 startAttention();

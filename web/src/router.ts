@@ -1,5 +1,6 @@
 // Hash routes, so the server needs no fallback for client-side paths:
-// `#/` the inbox, `#/s/<id>` a session, `#/settings`, `#/schedules`.
+// `#/` the inbox, `#/s/<id>` a session, `#/settings`, `#/schedules`, `#/modes[/<name>]`,
+// `#/skills[/<name>]`, `#/workflows`.
 
 import { useSyncExternalStore } from "react";
 
@@ -7,7 +8,10 @@ export type Route =
   | { name: "inbox" }
   | { name: "session"; id: string }
   | { name: "settings" }
-  | { name: "schedules" };
+  | { name: "schedules" }
+  | { name: "modes"; item: string | null }
+  | { name: "skills"; item: string | null }
+  | { name: "workflows" };
 
 export function parseRoute(hash: string): Route {
   const path = hash.replace(/^#/, "") || "/";
@@ -15,6 +19,12 @@ export function parseRoute(hash: string): Route {
   if (session) return { name: "session", id: decodeURIComponent(session[1]) };
   if (path.startsWith("/settings")) return { name: "settings" };
   if (path.startsWith("/schedules")) return { name: "schedules" };
+  if (path.startsWith("/workflows")) return { name: "workflows" };
+  const library = /^\/(modes|skills)(?:\/([^/?#]+))?/.exec(path);
+  if (library) {
+    const item = library[2] ? decodeURIComponent(library[2]) : null;
+    return library[1] === "modes" ? { name: "modes", item } : { name: "skills", item };
+  }
   return { name: "inbox" };
 }
 

@@ -14,6 +14,76 @@ export interface Token {
   text: string;
 }
 
+/** A system note in the timeline, placed after the message with idx `after` (-1: before all). */
+export interface TimelineNote {
+  seq: number;
+  kind: "notice" | "cleared" | "mode" | "workflow";
+  text: string;
+  after: number;
+  /** For workflow notes: the run's status or the step's, to colour the note. */
+  status?: string;
+}
+
+const NOTE_TYPES = new Set(["notice", "session.cleared", "session.mode", "workflow.step", "workflow.gate", "workflow.finished"]);
+
+function workflowText(type: string, data: Record<string, unknown>): string {
+  const where = `step ${String(data.step)} of ${String(data.of)} (${String(data.mode)})`;
+  const workflow = String(data.workflow ?? "workflow");
+  const status = String(data.status ?? "");
+  if (type === "workflow.step") {
+    if (status === "running") return `Workflow ${workflow}: ${where} started${data.prompt_edited ? " with your edited prompt" : ""}.`;
+    if (status === "completed") return `Workflow ${workflow}: ${where} is done.`;
+    if (status === "error") return `Workflow ${workflow}: ${where} failed${data.error ? `: ${String(data.error)}` : "."}`;
+    return `Workflow ${workflow}: ${where} ${status}.`;
+  }
+  if (type === "workflow.gate") {
+    if (status === "pending") return `Workflow ${workflow}: waiting for your approval to start ${where}.`;
+    if (status === "allowed") return `Workflow ${workflow}: ${where} approved${data.edited ? " with an edited prompt" : ""}.`;
+    return `Workflow ${workflow}: ${where} was not approved (${status}).`;
+  }
+  return `Workflow ${workflow} ${status}${data.detail ? `: ${String(data.detail)}` : "."}`;
+}
+
+/** The timeline note an event makes, or null for events that are not notes. */
+export function noteOf(event: LiveEvent, after: number): TimelineNote | null {
+  const data = event.data ?? {};
+  switch (event.type) {
+    case "notice":
+      return { seq: event.seq, kind: "notice", text: String(data.text ?? ""), after };
+    case "session.cleared": {
+      const from = Number(data.from);
+      return { seq: event.seq, kind: "cleared", text: "History cleared — the agent starts afresh here", after: Number.isFinite(from) ? from - 1 : after };
+    }
+    case "session.mode":
+      return { seq: event.seq, kind: "mode", text: `Switched to ${String(data.mode ?? "another")} mode`, after };
+    case "workflow.step":
+    case "workflow.gate":
+    case "workflow.finished":
+      return { seq: event.seq, kind: "workflow", text: workflowText(event.type, data), after, status: String(data.status ?? "") };
+    default:
+      return null;
+  }
+}
+
+/** Notes from a replayed event list, each placed after the last message seen before it. */
+export function notesFromEvents(events: LiveEvent[]): TimelineNote[] {
+  let last = -1;
+  const notes: TimelineNote[] = [];
+  for (const event of [...events].sort((a, b) => a.seq - b.seq)) {
+    if (event.ephemeral) continue;
+    if (event.type === "message" && typeof event.data?.idx === "number") last = Math.max(last, event.data.idx);
+    const note = noteOf(event, last);
+    if (note) notes.push(note);
+  }
+  return notes;
+}
+
+function addNotes(notes: TimelineNote[], more: TimelineNote[]): TimelineNote[] {
+  const seen = new Set(notes.map((n) => n.seq));
+  const fresh = more.filter((n) => !seen.has(n.seq));
+  return fresh.length ? [...notes, ...fresh].sort((a, b) => a.seq - b.seq) : notes;
+}
+
 export interface DetailState {
   id: string;
   detail: SessionDetail | null;
@@ -23,6 +93,8 @@ export interface DetailState {
   /** Token deltas of the answer being streamed, in (seq, part) order. */
   tokens: Token[];
   notices: { seq: number; kind: "retry" | "error"; text: string }[];
+  /** Command notices, history dividers, mode switches and workflow progress, in the timeline. */
+  notes: TimelineNote[];
   /** Tokens and cost: the snapshot's totals plus the `usage` deltas after it (exact, by seq). */
   usage: Usage | null;
   baseSeq: number;
@@ -33,10 +105,11 @@ type Action =
   | { type: "reset"; id: string }
   | { type: "snapshot"; id: string; detail: SessionDetail }
   | { type: "failed"; id: string; error: string }
+  | { type: "history"; id: string; events: LiveEvent[] }
   | { type: "event"; event: LiveEvent };
 
 function initial(id: string): DetailState {
-  return { id, detail: null, error: null, messages: [], toolCalls: {}, tokens: [], notices: [], usage: null, baseSeq: 0, buffered: [] };
+  return { id, detail: null, error: null, messages: [], toolCalls: {}, tokens: [], notices: [], notes: [], usage: null, baseSeq: 0, buffered: [] };
 }
 
 function upsertMessage(messages: Message[], message: Message): Message[] {
@@ -49,6 +122,11 @@ function upsertMessage(messages: Message[], message: Message): Message[] {
 function apply(state: DetailState, event: LiveEvent): DetailState {
   if (event.ephemeral ? event.seq < state.baseSeq : event.seq <= state.baseSeq) return state;
   const data = event.data ?? {};
+  if (NOTE_TYPES.has(event.type)) {
+    const after = state.messages.length ? state.messages[state.messages.length - 1].idx : -1;
+    const note = noteOf(event, after);
+    return note ? { ...state, notes: addNotes(state.notes, [note]) } : state;
+  }
   switch (event.type) {
     case "token": {
       const text = typeof data.text === "string" ? data.text : "";
@@ -96,7 +174,8 @@ function apply(state: DetailState, event: LiveEvent): DetailState {
     }
     case "approval.requested": {
       const id = String(data.tool_call_id ?? "");
-      if (!id) return state;
+      // A gate (mode switch, workflow step) has no tool call: its card is all there is.
+      if (!id || (data.kind !== undefined && data.kind !== "tool")) return state;
       const previous = state.toolCalls[id];
       const call: ToolCall = {
         id,
@@ -143,6 +222,12 @@ function reducer(state: DetailState, action: Action): DetailState {
       return initial(action.id);
     case "failed":
       return action.id === state.id ? { ...state, error: action.error } : state;
+    case "history": {
+      // Notes the snapshot does not carry: events up to its last_seq (later ones arrive live).
+      if (action.id !== state.id) return state;
+      const older = notesFromEvents(action.events.filter((e) => e.seq <= state.baseSeq));
+      return { ...state, notes: addNotes(state.notes, older) };
+    }
     case "snapshot": {
       if (action.id !== state.id) return state;
       const { detail } = action;
@@ -185,6 +270,10 @@ export function useSessionDetail(id: string): DetailState {
         if (cancelled) return;
         live.noteSnapshot(id, detail.last_seq ?? 0);
         dispatch({ type: "snapshot", id, detail });
+        // The timeline's notes live only in events: read the persisted ones once.
+        return api.sessionEvents(id, 0).then((events) => {
+          if (!cancelled) dispatch({ type: "history", id, events });
+        }, () => undefined);
       })
       .catch((error: unknown) => !cancelled && dispatch({ type: "failed", id, error: error instanceof Error ? error.message : String(error) }));
     return () => {

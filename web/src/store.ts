@@ -231,6 +231,15 @@ function applyEvent(event: LiveEvent): void {
       if (!state.sessions[event.session_id]) void refresh().catch(() => undefined);
       return;
     }
+    case "session.mode": {
+      const mode = typeof data.mode === "string" ? data.mode : null;
+      setState((s) => {
+        const session = s.sessions[event.session_id];
+        if (!session || !mode) return {};
+        return { sessions: { ...s.sessions, [session.id]: { ...session, mode } } };
+      });
+      return;
+    }
     case "approval.requested": {
       const approval = data as unknown as Approval;
       if (!approval?.id || resolvedIds.has(approval.id)) return;

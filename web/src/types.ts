@@ -17,6 +17,9 @@ export interface Session {
   engine: string;
   workspace: string;
   parent_id: string | null;
+  origin?: "user" | "api" | "cron" | "agent" | "workflow" | "mcp";
+  workflow_run_id?: string | null;
+  instructions?: string;
   error: string | null;
   usage: Usage;
   session_rules: string[];
@@ -30,6 +33,17 @@ export interface ToolCallRequest {
   arguments: Record<string, unknown>;
 }
 
+export type AttachmentKind = "file" | "directory" | "skill" | "image";
+
+/** Something given along with a message (a file, a folder listing, a skill, an image). */
+export interface Attachment {
+  kind: AttachmentKind;
+  name: string;
+  text: string;
+  data?: string | null;
+  mime_type?: string | null;
+}
+
 export interface Message {
   idx: number;
   role: "system" | "user" | "assistant" | "tool";
@@ -37,6 +51,7 @@ export interface Message {
   tool_calls: ToolCallRequest[];
   tool_call_id: string | null;
   is_error: boolean;
+  attachments?: Attachment[];
   created_at: string;
 }
 
@@ -87,9 +102,13 @@ export interface Decision {
   rules?: string[] | null;
 }
 
+/** What an approval gates: a tool call, a plan's switch to its next mode, a workflow's next step. */
+export type ApprovalKind = "tool" | "mode_switch" | "workflow_step";
+
 export interface Approval {
   id: string;
   session_id: string;
+  kind?: ApprovalKind;
   tool_call_id: string;
   tool_name: string;
   arguments: Record<string, unknown>;
@@ -204,4 +223,110 @@ export interface LiveEvent {
   type: string;
   data: Record<string, unknown>;
   created_at: string;
+}
+
+// ---- modes, skills, workflows (backend/modes, backend/skills, backend/workflows) ----
+
+export interface Mode {
+  name: string;
+  description: string;
+  /** "all", or patterns: a tool, a server, a glob, or the keyword "read-only". */
+  tools: "all" | string[];
+  policies: Record<string, Policy>;
+  default_folder: string | null;
+  next_mode: string | null;
+  icon: string | null;
+  prompt: string;
+  source: "builtin" | "user";
+  overrides_builtin: boolean;
+}
+
+/** The body of PUT /api/modes/{name}. */
+export type ModeWrite = Omit<Mode, "name" | "source" | "overrides_builtin">;
+
+export interface ModeRemoved {
+  removed: "user" | "override";
+  mode: Mode | null;
+}
+
+export type SkillSource = "workspace" | "user" | "builtin";
+
+export interface Skill {
+  name: string;
+  description: string;
+  always: boolean;
+  requires: { bins: string[]; env: string[] };
+  source: SkillSource;
+  path: string;
+  folder: string;
+  body: string;
+  available: boolean;
+  missing: string[];
+  error: string | null;
+  shadows: SkillSource[];
+  status?: string;
+}
+
+export interface WorkflowStep {
+  mode: string;
+  prompt: string;
+  approve: boolean;
+}
+
+export interface Workflow {
+  name: string;
+  description: string;
+  steps: WorkflowStep[];
+  source: "builtin" | "user";
+  path?: string;
+}
+
+export type WorkflowRunStatus = "running" | "waiting_approval" | "completed" | "failed" | "denied" | "stopped";
+export type StepRunStatus = "pending" | "running" | "completed" | "error" | "stopped" | "denied";
+
+export interface StepRun {
+  index: number;
+  mode: string;
+  template: string;
+  approve: boolean;
+  status: StepRunStatus;
+  prompt: string | null;
+  session_id: string | null;
+  output: string | null;
+  error: string | null;
+  approval_id: string | null;
+  prompt_edited: boolean;
+  started_at: string | null;
+  finished_at: string | null;
+}
+
+export interface WorkflowRun {
+  id: string;
+  workflow: string;
+  description: string;
+  input: string;
+  workspace: string | null;
+  status: WorkflowRunStatus;
+  /** Index of the step running or waiting at its gate; the last step once the run ended. */
+  current: number;
+  steps: StepRun[];
+  detail: string | null;
+  created_at: string;
+  updated_at: string;
+  finished_at: string | null;
+}
+
+/** Extras a message (or a new session's first prompt) may carry. */
+export interface MessageExtras {
+  attached_skills?: string[];
+  context_paths?: string[];
+  images?: { name: string; data: string; mime_type: string }[];
+}
+
+/** What POST /api/sessions/{id}/messages answers: a sent message (idx) or a command's effect. */
+export interface ChatResult {
+  idx: number | null;
+  command: string | null;
+  detail: string;
+  attached_skills: string[];
 }

@@ -62,13 +62,14 @@ export function Breadcrumb({ sessionId, sessions }: { sessionId: string; session
   );
 }
 
-function Countdown({ expiresAt }: { expiresAt: string }) {
+/** "auto-deny in 9:41", then "Timed out – denied". */
+export function Countdown({ expiresAt }: { expiresAt: string }) {
   const now = useNow();
   const left = (Date.parse(expiresAt) - now) / 1000;
   const urgent = left <= 60;
   return (
     <span className={`countdown${urgent ? " urgent" : ""}`} data-testid="countdown" title={`Denied automatically at ${new Date(expiresAt).toLocaleTimeString()}`}>
-      {left > 0 ? `auto-deny in ${formatClock(left)}` : "Timed out – denied"}
+      {left > 0 ? `auto-deny in ${left > 2 * 86400 ? `${Math.round(left / 86400)} days` : formatClock(left)}` : "Timed out – denied"}
     </span>
   );
 }

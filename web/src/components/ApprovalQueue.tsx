@@ -2,11 +2,12 @@
 // compact rows, a batch bar from two pending, and one-line rows for what was just decided.
 
 import { useEffect, useMemo, useState } from "react";
-import { argumentSummary, formatAge, splitToolName, toolTitle, truncate } from "../format";
+import { approvalSubject, approvalTitle, argumentSummary, formatAge, gateOutcome, isGate, splitToolName, truncate } from "../format";
 import { useNow } from "../hooks";
 import { decideAll, requestFocus, useAppState, type DecidedEntry } from "../store";
 import type { Approval } from "../types";
 import { ApprovalCard } from "./ApprovalCard";
+import { GateCard } from "./GateCard";
 
 interface QueueProps {
   pending: Approval[];
@@ -56,7 +57,8 @@ export function ApprovalQueue({ pending, decided, shortcuts = true, emptyText, s
               <span aria-hidden="true" className="decided-icon">
                 {entry.denied ? "✕" : "✓"}
               </span>
-              <code>{entry.approval.tool_name}</code> — {entry.outcome}
+              <code>{approvalSubject(entry.approval)}</code> —{" "}
+              {isGate(entry.approval) ? gateOutcome(entry.outcome) : entry.outcome}
             </li>
           ))}
         </ul>
@@ -85,7 +87,9 @@ export function ApprovalQueue({ pending, decided, shortcuts = true, emptyText, s
         </div>
       )}
 
-      {focused ? (
+      {focused && isGate(focused) ? (
+        <GateCard key={focused.id} approval={focused} position={position} total={pending.length} shortcuts={shortcuts} />
+      ) : focused ? (
         <ApprovalCard key={focused.id} approval={focused} position={position} total={pending.length} shortcuts={shortcuts} />
       ) : (
         emptyText && (
@@ -101,11 +105,13 @@ export function ApprovalQueue({ pending, decided, shortcuts = true, emptyText, s
             <li key={approval.id} data-testid="approval-compact" data-approval-id={approval.id}>
               <button type="button" className="compact-row" onClick={() => setFocusedId(approval.id)}>
                 <span className="compact-pos">{pending.indexOf(approval) + 1}</span>
-                <span className="compact-title">{toolTitle(approval.tool_name, approval.annotations?.title)}</span>
+                <span className="compact-title">{approvalTitle(approval)}</span>
                 {splitToolName(approval.tool_name).server && (
                   <span className="chip server-chip">{splitToolName(approval.tool_name).server}</span>
                 )}
-                <span className="compact-args">{truncate(argumentSummary(approval.arguments), 90)}</span>
+                <span className="compact-args">
+                  {truncate(isGate(approval) ? String(approval.arguments.plan ?? approval.arguments.prompt ?? "") : argumentSummary(approval.arguments), 90)}
+                </span>
                 <span className="age">{formatAge(approval.created_at, now)}</span>
               </button>
             </li>

@@ -32,11 +32,20 @@ export function Header({ route, onToggleSidebar, sidebarOpen }: { route: Route; 
         Overseer
       </a>
       <nav className="topnav" aria-label="Main">
-        <a href="#/" aria-current={route.name === "inbox" ? "page" : undefined}>
+        <a href="#/" aria-current={route.name === "inbox" ? "page" : undefined} data-testid="nav-inbox">
           Inbox
         </a>
         <a href="#/schedules" aria-current={route.name === "schedules" ? "page" : undefined} data-testid="nav-schedules">
           Schedules
+        </a>
+        <a href="#/modes" aria-current={route.name === "modes" ? "page" : undefined} data-testid="nav-modes">
+          Modes
+        </a>
+        <a href="#/skills" aria-current={route.name === "skills" ? "page" : undefined} data-testid="nav-skills">
+          Skills
+        </a>
+        <a href="#/workflows" aria-current={route.name === "workflows" ? "page" : undefined} data-testid="nav-workflows">
+          Workflows
         </a>
         <a href="#/settings" aria-current={route.name === "settings" ? "page" : undefined} data-testid="nav-settings">
           Settings

@@ -4,6 +4,7 @@
 import { useCallback, useEffect, useState, type FormEvent } from "react";
 import { api } from "../api";
 import { useNow } from "../hooks";
+import { useModes } from "../modes";
 import { formatAge, formatTime, truncate } from "../format";
 import { sessionHref } from "../router";
 import type { Schedule, ScheduleRunStatus } from "../types";
@@ -48,6 +49,7 @@ function CreateForm({ onCreated }: { onCreated: (job: Schedule) => void }) {
   const [schedule, setSchedule] = useState("");
   const [prompt, setPrompt] = useState("");
   const [mode, setMode] = useState("agent");
+  const modes = useModes();
   const [timezone, setTimezone] = useState(browserZone);
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
@@ -101,8 +103,11 @@ function CreateForm({ onCreated }: { onCreated: (job: Schedule) => void }) {
         <label>
           Mode
           <select data-testid="schedule-mode" value={mode} onChange={(e) => setMode(e.target.value)}>
-            <option value="agent">agent</option>
-            <option value="plan">plan</option>
+            {(modes ?? [{ name: "agent", icon: null }]).map((m) => (
+              <option key={m.name} value={m.name}>
+                {m.icon ? `${m.icon} ${m.name}` : m.name}
+              </option>
+            ))}
           </select>
         </label>
       </div>

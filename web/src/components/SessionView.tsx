@@ -1,17 +1,20 @@
 // One session: header (status, usage, Stop), the transcript with tool-call cards, the session's
 // approval queue and the composer.
 
-import { useEffect, useMemo, useRef, useState, type FormEvent } from "react";
+import { Fragment, useEffect, useMemo, useRef, useState } from "react";
 import { api } from "../api";
 import { argumentSummary, formatCost, formatDuration, formatTokens, splitToolName, truncate } from "../format";
 import { useNow } from "../hooks";
 import { navigate, sessionHref } from "../router";
-import { useSessionDetail } from "../sessionDetail";
+import { modeLabel, useModes } from "../modes";
+import { useSessionDetail, type TimelineNote } from "../sessionDetail";
 import { decidedList, forgetSession, pendingList, upsertSession, useAppState } from "../store";
 import type { Message, Session, ToolCall } from "../types";
 import { Breadcrumb } from "./ApprovalCard";
 import { ApprovalQueue } from "./ApprovalQueue";
 import { ArgumentsView } from "./Arguments";
+import { Attachments } from "./Attachments";
+import { Composer } from "./Composer";
 import { StatusBadge } from "./Sidebar";
 
 const STATUS_TEXT: Record<ToolCall["status"], string> = {
@@ -70,6 +73,7 @@ function MessageBubble({ message, toolCalls, resultFor }: { message: Message; to
   return (
     <div className={`message message-${message.role}`} data-testid={`message-${message.role}`}>
       {message.content && <div className="message-text">{message.content}</div>}
+      {message.attachments && <Attachments items={message.attachments} />}
       {message.tool_calls?.map((request) => {
         const known = toolCalls[request.id];
         const fallback = resultFor.get(request.id);
@@ -90,51 +94,41 @@ function MessageBubble({ message, toolCalls, resultFor }: { message: Message; to
   );
 }
 
-function Composer({ session }: { session: Session }) {
-  const [text, setText] = useState("");
-  const [error, setError] = useState<string | null>(null);
-  const [busy, setBusy] = useState(false);
-  const submit = async (event?: FormEvent) => {
-    event?.preventDefault();
-    const content = text.trim();
-    if (!content) return;
-    setBusy(true);
-    setError(null);
-    try {
-      await api.sendMessage(session.id, content);
-      setText("");
-    } catch (err) {
-      setError(err instanceof Error ? err.message : String(err));
-    } finally {
-      setBusy(false);
-    }
-  };
+function Note({ note }: { note: TimelineNote }) {
+  if (note.kind === "cleared") {
+    return (
+      <div className="history-divider" role="separator" data-testid="history-cleared">
+        <span>{note.text}</span>
+      </div>
+    );
+  }
   return (
-    <form className="composer" onSubmit={submit} aria-label="Message the agent">
-      <textarea
-        data-testid="composer"
-        aria-label="Message"
-        rows={2}
-        value={text}
-        placeholder="Send a message (Enter sends, Shift+Enter for a new line)"
-        onChange={(e) => setText(e.target.value)}
-        onKeyDown={(e) => {
-          if (e.key === "Enter" && !e.shiftKey) {
-            e.preventDefault();
-            void submit();
-          }
-        }}
-      />
-      <button type="submit" className="btn primary" data-testid="composer-send" disabled={busy || !text.trim()}>
-        Send
-      </button>
-      {error && (
-        <p className="error-text" role="alert">
-          {error}
-        </p>
+    <div className={`timeline-note note-${note.kind}${note.status ? ` note-${note.status}` : ""}`} data-testid="timeline-note" data-kind={note.kind}>
+      {note.text}
+      {note.kind === "workflow" && (
+        <>
+          {" "}
+          <a href="#/workflows">workflows</a>
+        </>
       )}
-    </form>
+    </div>
   );
+}
+
+/** Notes grouped by the message they follow: the last message at or before each note's `after`. */
+function placeNotes(messages: Message[], notes: TimelineNote[]): { before: TimelineNote[]; after: Map<number, TimelineNote[]> } {
+  const before: TimelineNote[] = [];
+  const after = new Map<number, TimelineNote[]>();
+  for (const note of notes) {
+    let anchor: number | null = null;
+    for (const m of messages) {
+      if (m.idx <= note.after) anchor = m.idx;
+      else break;
+    }
+    if (anchor === null) before.push(note);
+    else after.set(anchor, [...(after.get(anchor) ?? []), note]);
+  }
+  return { before, after };
 }
 
 function AutoApproveStrip() {
@@ -192,10 +186,12 @@ export function SessionView({ id }: { id: string }) {
   }, [detail.messages]);
   const orphans = Object.values(detail.toolCalls).filter((c) => !shown.has(c.id));
   const streaming = detail.tokens.map((t) => t.text).join("");
+  const placed = useMemo(() => placeNotes(detail.messages, detail.notes), [detail.messages, detail.notes]);
+  const modes = useModes();
 
   useEffect(() => {
     endRef.current?.scrollIntoView({ block: "end" });
-  }, [detail.messages.length, streaming.length, pending.length]);
+  }, [detail.messages.length, detail.notes.length, streaming.length, pending.length]);
 
   if (!session) {
     return (
@@ -229,6 +225,9 @@ export function SessionView({ id }: { id: string }) {
           {session.parent_id && <Breadcrumb sessionId={session.id} sessions={state.sessions} />}
           <h1 data-testid="session-title">{session.title || `Session ${session.id.slice(0, 8)}`}</h1>
           <StatusBadge session={session} waiting={pending.length} />
+          <a className="badge mode-badge" href={`#/modes/${encodeURIComponent(session.mode)}`} data-testid="session-mode" data-mode={session.mode} title="This session's mode">
+            {modeLabel(session.mode, modes)}
+          </a>
         </div>
         <div className="session-head-side">
           <span
@@ -264,8 +263,14 @@ export function SessionView({ id }: { id: string }) {
       )}
 
       <div className="transcript" data-testid="transcript" aria-live="off">
+        {placed.before.map((n) => (
+          <Note key={n.seq} note={n} />
+        ))}
         {detail.messages.map((m) => (
-          <MessageBubble key={m.idx} message={m} toolCalls={detail.toolCalls} resultFor={resultFor} />
+          <Fragment key={m.idx}>
+            <MessageBubble message={m} toolCalls={detail.toolCalls} resultFor={resultFor} />
+            {placed.after.get(m.idx)?.map((n) => <Note key={n.seq} note={n} />)}
+          </Fragment>
         ))}
         {orphans.length > 0 && (
           <div className="message message-assistant">

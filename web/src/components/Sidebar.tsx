@@ -1,12 +1,12 @@
 // The sessions sidebar: "Waiting for you" pinned on top, then every session (sub-sessions under
 // their parent), a filter box and the new-session form.
 
-import { useState, type FormEvent } from "react";
-import { api } from "../api";
+import { useState } from "react";
 import { statusLabel } from "../format";
-import { navigate, sessionHref, type Route } from "../router";
-import { pendingCountBySession, pendingList, upsertSession, useAppState } from "../store";
+import { sessionHref, type Route } from "../router";
+import { pendingCountBySession, pendingList, useAppState } from "../store";
 import type { Session } from "../types";
+import { NewSessionForm } from "./NewSessionForm";
 
 export function StatusBadge({ session, waiting }: { session: Session; waiting: number }) {
   const status = waiting > 0 ? "waiting_approval" : session.status;
@@ -41,80 +41,6 @@ function SessionRow({ session, waiting, active, depth }: { session: Session; wai
         <StatusBadge session={session} waiting={waiting} />
       </a>
     </li>
-  );
-}
-
-function NewSessionForm({ onCreated }: { onCreated: () => void }) {
-  const [prompt, setPrompt] = useState("");
-  const [mode, setMode] = useState("agent");
-  const [model, setModel] = useState("");
-  const [workspace, setWorkspace] = useState("");
-  const [error, setError] = useState<string | null>(null);
-  const [busy, setBusy] = useState(false);
-
-  const submit = async (event: FormEvent) => {
-    event.preventDefault();
-    setBusy(true);
-    setError(null);
-    try {
-      const session = await api.createSession({
-        prompt: prompt.trim() || undefined,
-        mode,
-        model: model.trim() || undefined,
-        workspace: workspace.trim() || undefined,
-      });
-      upsertSession(session);
-      setPrompt("");
-      onCreated();
-      navigate(sessionHref(session.id));
-    } catch (err) {
-      setError(err instanceof Error ? err.message : String(err));
-    } finally {
-      setBusy(false);
-    }
-  };
-
-  return (
-    <form className="new-session" onSubmit={submit} data-testid="new-session-form" aria-label="New session">
-      <label>
-        Prompt
-        <textarea
-          data-testid="new-session-prompt"
-          rows={3}
-          value={prompt}
-          placeholder="What should the agent do?"
-          onChange={(e) => setPrompt(e.target.value)}
-          onKeyDown={(e) => {
-            if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) void submit(e);
-          }}
-        />
-      </label>
-      <div className="form-row">
-        <label>
-          Mode
-          <select data-testid="new-session-mode" value={mode} onChange={(e) => setMode(e.target.value)}>
-            <option value="agent">agent</option>
-            <option value="plan">plan</option>
-          </select>
-        </label>
-        <label>
-          Model
-          <input data-testid="new-session-model" value={model} placeholder="default" onChange={(e) => setModel(e.target.value)} />
-        </label>
-      </div>
-      <label>
-        Workspace
-        <input data-testid="new-session-workspace" value={workspace} placeholder="default workspace" onChange={(e) => setWorkspace(e.target.value)} />
-      </label>
-      {error && (
-        <p className="error-text" role="alert">
-          {error}
-        </p>
-      )}
-      <button type="submit" className="btn primary" data-testid="new-session-submit" disabled={busy}>
-        Start session
-      </button>
-    </form>
   );
 }
 

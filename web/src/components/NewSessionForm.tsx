@@ -1,0 +1,111 @@
+// The new-session form in the sidebar: prompt, mode (from /api/modes), model, workspace, and
+// optional instructions for this session only (folded away by default).
+
+import { useState, type FormEvent } from "react";
+import { api } from "../api";
+import { useModes } from "../modes";
+import { navigate, sessionHref } from "../router";
+import { upsertSession } from "../store";
+
+export function NewSessionForm({ onCreated }: { onCreated: () => void }) {
+  const modes = useModes();
+  const [prompt, setPrompt] = useState("");
+  const [mode, setMode] = useState("agent");
+  const [model, setModel] = useState("");
+  const [workspace, setWorkspace] = useState("");
+  const [instructions, setInstructions] = useState("");
+  const [error, setError] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  const chosen = modes?.find((m) => m.name === mode);
+
+  const submit = async (event: FormEvent) => {
+    event.preventDefault();
+    setBusy(true);
+    setError(null);
+    try {
+      const session = await api.createSession({
+        prompt: prompt.trim() || undefined,
+        mode,
+        model: model.trim() || undefined,
+        workspace: workspace.trim() || undefined,
+        instructions: instructions.trim() || undefined,
+      });
+      upsertSession(session);
+      setPrompt("");
+      setInstructions("");
+      onCreated();
+      navigate(sessionHref(session.id));
+    } catch (err) {
+      setError(err instanceof Error ? err.message : String(err));
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return (
+    <form className="new-session" onSubmit={submit} data-testid="new-session-form" aria-label="New session">
+      <label>
+        Prompt
+        <textarea
+          data-testid="new-session-prompt"
+          rows={3}
+          value={prompt}
+          placeholder="What should the agent do?"
+          onChange={(e) => setPrompt(e.target.value)}
+          onKeyDown={(e) => {
+            if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) void submit(e);
+          }}
+        />
+      </label>
+      <div className="form-row">
+        <label>
+          Mode
+          <select data-testid="new-session-mode" value={mode} onChange={(e) => setMode(e.target.value)}>
+            {(modes ?? [{ name: "agent", icon: null }]).map((m) => (
+              <option key={m.name} value={m.name}>
+                {m.icon ? `${m.icon} ${m.name}` : m.name}
+              </option>
+            ))}
+          </select>
+        </label>
+        <label>
+          Model
+          <input data-testid="new-session-model" value={model} placeholder="default" onChange={(e) => setModel(e.target.value)} />
+        </label>
+      </div>
+      {chosen?.description && (
+        <p className="muted small mode-hint" data-testid="new-session-mode-hint">
+          {chosen.description}
+        </p>
+      )}
+      <label>
+        Workspace
+        <input
+          data-testid="new-session-workspace"
+          value={workspace}
+          placeholder={chosen?.default_folder ? `default workspace / ${chosen.default_folder}` : "default workspace"}
+          onChange={(e) => setWorkspace(e.target.value)}
+        />
+      </label>
+      <details className="instructions-box">
+        <summary data-testid="new-session-instructions-toggle">Instructions (optional)</summary>
+        <textarea
+          data-testid="new-session-instructions"
+          aria-label="Instructions for this session"
+          rows={3}
+          value={instructions}
+          placeholder="Rules for this session only, e.g. “answer in German”, “never touch the migrations”"
+          onChange={(e) => setInstructions(e.target.value)}
+        />
+      </details>
+      {error && (
+        <p className="error-text" role="alert" data-testid="new-session-error">
+          {error}
+        </p>
+      )}
+      <button type="submit" className="btn primary" data-testid="new-session-submit" disabled={busy}>
+        Start session
+      </button>
+    </form>
+  );
+}
