@@ -133,7 +133,7 @@ class SkillCatalog:
         except (OSError, ValueError) as exc:
             return Skill(**base, available=False, error=_reason(exc))
         missing = self._missing(fields["requires"])
-        return Skill(**base, **fields, body=body, available=not missing, missing=missing)
+        return Skill(**base, **fields, body=body, content=text, available=not missing, missing=missing)
 
     def _missing(self, requires: SkillRequires) -> list[str]:
         environ = os.environ if self._environ is None else self._environ

@@ -74,6 +74,8 @@ class Skill(BaseModel):
     """Absolute path of the skill's folder (SKILL.md and any files beside it)."""
     body: str = ""
     """The Markdown after the front matter."""
+    content: str = ""
+    """The whole SKILL.md as written, so an editor can save it back without losing a key."""
     available: bool = True
     missing: list[str] = Field(default_factory=list)
     """Unmet requirements, e.g. "command ffmpeg", "environment variable GITHUB_TOKEN"."""

@@ -103,3 +103,10 @@ async def test_a_viewer_can_read_skills_but_not_change_them(api):
     assert put.status_code == 403
     assert (await api.anonymous.delete("/api/skills/summarize", headers=as_viewer)).status_code == 403
     assert not (api.host.data_dir / "skills" / "notes").exists()
+
+
+async def test_a_skill_is_returned_with_its_file_as_written_so_unknown_keys_survive_an_edit(api) -> None:
+    content = "---\nname: tidy\ndescription: Keep it tidy\nlicense: MIT  # ours\n---\n\nTidy up.\n"
+    assert (await api.client.put("/api/skills/tidy", json={"content": content})).status_code == 200
+    got = (await api.client.get("/api/skills/tidy")).json()
+    assert got["content"] == content and got["body"].strip() == "Tidy up."

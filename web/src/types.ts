@@ -260,6 +260,7 @@ export interface Skill {
   path: string;
   folder: string;
   body: string;
+  content?: string;
   available: boolean;
   missing: string[];
   error: string | null;

@@ -21,8 +21,9 @@ function yamlList(items: string[]): string {
   return `[${items.map((i) => (/^[\w.-]+$/.test(i) ? i : JSON.stringify(i))).join(", ")}]`;
 }
 
-/** The SKILL.md text for a skill as the API describes it (front matter from its fields, then its body). */
+/** The SKILL.md text as written; rebuilt from the fields only for a file that could not be read. */
 export function skillMarkdown(skill: Skill): string {
+  if (skill.content) return skill.content;
   const lines = ["---", `name: ${skill.name}`, `description: ${yamlString(skill.description)}`];
   if (skill.always) lines.push("always: true");
   const { bins, env } = skill.requires ?? { bins: [], env: [] };
