@@ -82,6 +82,29 @@ interface CardProps {
   shortcuts: boolean;
 }
 
+/** Where a card stands in the queue, whose session it is, how old it is and when it expires. */
+export function CardMeta(props: {
+  approval: Approval;
+  position: number;
+  total: number;
+  sessions: Record<string, Session>;
+  now: number;
+}) {
+  const { approval, position, total, sessions, now } = props;
+  return (
+    <div className="card-meta">
+      <span className="queue-position" data-testid="queue-position">
+        {position} of {total}
+      </span>
+      <Breadcrumb sessionId={approval.session_id} sessions={sessions} />
+      <span className="age" title={new Date(approval.created_at).toLocaleString()}>
+        {formatAge(approval.created_at, now)}
+      </span>
+      <Countdown expiresAt={approval.expires_at} />
+    </div>
+  );
+}
+
 export function ApprovalCard({ approval, position, total, shortcuts }: CardProps) {
   const { sessions, submitting, errors } = useAppState();
   const [mode, setMode] = useState<Mode>("buttons");
@@ -189,16 +212,7 @@ export function ApprovalCard({ approval, position, total, shortcuts }: CardProps
       aria-busy={busy}
     >
       <header className="card-head">
-        <div className="card-meta">
-          <span className="queue-position" data-testid="queue-position">
-            {position} of {total}
-          </span>
-          <Breadcrumb sessionId={approval.session_id} sessions={sessions} />
-          <span className="age" title={new Date(approval.created_at).toLocaleString()}>
-            {formatAge(approval.created_at, now)}
-          </span>
-          <Countdown expiresAt={approval.expires_at} />
-        </div>
+        <CardMeta approval={approval} position={position} total={total} sessions={sessions} now={now} />
         <div className="card-title">
           <h3 data-testid="approval-title">{title}</h3>
           {server && (

@@ -5,11 +5,11 @@
 // options: those only make sense for tools.
 
 import { useEffect, useRef, useState, type KeyboardEvent as ReactKeyboardEvent } from "react";
-import { approvalTitle, formatAge } from "../format";
+import { approvalTitle } from "../format";
 import { isTypingTarget, useNow } from "../hooks";
 import { decide, useAppState } from "../store";
 import type { Approval } from "../types";
-import { Breadcrumb, Countdown } from "./ApprovalCard";
+import { CardMeta } from "./ApprovalCard";
 import { Markdown } from "./Markdown";
 
 type Panel = "buttons" | "edit" | "reason";
@@ -101,16 +101,7 @@ export function GateCard({ approval, position, total, shortcuts }: GateCardProps
       aria-busy={busy}
     >
       <header className="card-head">
-        <div className="card-meta">
-          <span className="queue-position" data-testid="queue-position">
-            {position} of {total}
-          </span>
-          <Breadcrumb sessionId={approval.session_id} sessions={sessions} />
-          <span className="age" title={new Date(approval.created_at).toLocaleString()}>
-            {formatAge(approval.created_at, now)}
-          </span>
-          <Countdown expiresAt={approval.expires_at} />
-        </div>
+        <CardMeta approval={approval} position={position} total={total} sessions={sessions} now={now} />
         <div className="card-title">
           <h3 data-testid="approval-title">{title}</h3>
           {isPlan ? (
