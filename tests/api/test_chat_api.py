@@ -54,3 +54,12 @@ async def test_an_image_is_stored_with_the_message_and_a_bad_one_is_a_400(api) -
     detail = (await api.client.get(f"/api/sessions/{session['id']}")).json()
     [user] = [m for m in detail["messages"] if m["role"] == "user"]
     assert user["attachments"][0]["kind"] == "image" and user["attachments"][0]["mime_type"] == "image/png"
+
+
+async def test_session_events_can_be_filtered_by_type(api) -> None:
+    session = (await api.client.post("/api/sessions", json={"title": "t"})).json()
+    await api.client.post(f"/api/sessions/{session['id']}/messages", json={"content": "/help"})
+    everything = (await api.client.get(f"/api/sessions/{session['id']}/events")).json()
+    notices = (await api.client.get(f"/api/sessions/{session['id']}/events?types=notice,session.mode")).json()
+    assert {e["type"] for e in everything} > {"notice"}
+    assert [e["type"] for e in notices] == ["notice"]

@@ -91,13 +91,25 @@ export const api = {
   sessions: () => request<Session[]>("GET", "/api/sessions"),
   session: (id: string) => request<SessionDetail>("GET", `/api/sessions/${encodeURIComponent(id)}`),
   createSession: (
-    body: { prompt?: string; mode?: string; model?: string; workspace?: string; title?: string; instructions?: string } & MessageExtras,
+    body: {
+      prompt?: string;
+      mode?: string;
+      model?: string;
+      engine?: "litellm" | "claude-sdk";
+      workspace?: string;
+      title?: string;
+      instructions?: string;
+    } & MessageExtras,
   ) => request<Session>("POST", "/api/sessions", body),
   deleteSession: (id: string) => request<void>("DELETE", `/api/sessions/${encodeURIComponent(id)}`),
   sendMessage: (id: string, content: string, extras: MessageExtras = {}) =>
     request<ChatResult>("POST", `/api/sessions/${encodeURIComponent(id)}/messages`, { content, ...extras }),
-  sessionEvents: (id: string, since = 0) =>
-    request<LiveEvent[]>("GET", `/api/sessions/${encodeURIComponent(id)}/events?since=${since}`),
+  sessionEvents: (id: string, since = 0, types?: string[]) =>
+    request<LiveEvent[]>(
+      "GET",
+      `/api/sessions/${encodeURIComponent(id)}/events?since=${since}` +
+        (types ? `&types=${encodeURIComponent(types.join(","))}` : ""),
+    ),
   stopSession: (id: string) => request<Session>("POST", `/api/sessions/${encodeURIComponent(id)}/stop`),
 
   pendingApprovals: () => request<Approval[]>("GET", "/api/approvals?status=pending"),

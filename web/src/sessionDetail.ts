@@ -271,7 +271,7 @@ export function useSessionDetail(id: string): DetailState {
         live.noteSnapshot(id, detail.last_seq ?? 0);
         dispatch({ type: "snapshot", id, detail });
         // The timeline's notes live only in events: read the persisted ones once.
-        return api.sessionEvents(id, 0).then((events) => {
+        return api.sessionEvents(id, 0, [...NOTE_TYPES]).then((events) => {
           if (!cancelled) dispatch({ type: "history", id, events });
         }, () => undefined);
       })

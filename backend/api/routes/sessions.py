@@ -51,10 +51,18 @@ async def get_session(session_id: str, host: HostDep, _: Viewer) -> SessionDetai
 
 @router.get("/{session_id}/events")
 async def session_events(
-    session_id: str, host: HostDep, _: Viewer, since: int = Query(0, ge=0)
+    session_id: str,
+    host: HostDep,
+    _: Viewer,
+    since: int = Query(0, ge=0),
+    types: str | None = Query(None, max_length=2000, description="comma-separated event types to keep"),
 ) -> list[Event]:
     await host.store.get_session(session_id)
-    return await host.bus.replay(session_id, since)
+    events = await host.bus.replay(session_id, since)
+    if types:
+        wanted = {t.strip() for t in types.split(",") if t.strip()}
+        events = [e for e in events if e.type in wanted]
+    return events
 
 
 @router.post("/{session_id}/messages", status_code=status.HTTP_202_ACCEPTED)
