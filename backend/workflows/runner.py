@@ -170,6 +170,8 @@ class WorkflowRunner:
         try:
             while await self._advance(run_id, adopt=adopt):
                 adopt = False
+        except NotFound as exc:  # a person deleted a step's session (and the gate on it) mid-run
+            await self._finish(run_id, "failed", f"A step's session or gate was deleted: {exc}", step_status="error")
         except Exception as exc:
             await self._fail_internally(run_id, exc)
 

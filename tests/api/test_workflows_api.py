@@ -119,3 +119,14 @@ async def test_a_viewer_can_read_workflows_but_not_start_or_stop_runs(api):
     start = await api.anonymous.post("/api/workflows/plan-then-build/runs", json={"input": "x"}, headers=as_viewer)
     assert start.status_code == 403
     assert (await api.anonymous.post("/api/workflow-runs/x/stop", headers=as_viewer)).status_code == 403
+
+
+async def test_deleting_the_session_a_gate_sits_on_ends_the_run_with_a_clear_reason(api):
+    api.model.push(Reply(text=PLAN))
+    run = (await api.client.post("/api/workflows/plan-then-build/runs", json={"input": "x"})).json()
+    gate = await next_gate(api)
+    assert (await api.client.delete(f"/api/sessions/{gate.session_id}")).status_code == 204
+    ended = await api.host.workflows.wait(run["id"], timeout=30)
+    assert ended.status in ("failed", "stopped", "denied")
+    assert "deleted" in (ended.detail or "")
+    assert await api.host.broker.pending() == []

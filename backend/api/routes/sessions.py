@@ -80,6 +80,9 @@ async def stop_session(session_id: str, host: HostDep, _: Approver) -> Session:
 @router.delete("/{session_id}", status_code=status.HTTP_204_NO_CONTENT)
 async def delete_session(session_id: str, host: HostDep, _: Approver) -> Response:
     await host.store.get_session(session_id)
+    # Gates on the session (a workflow's next step) are withdrawn, so whoever waits on them learns why.
+    for approval in await host.broker.pending(session_id=session_id):
+        await host.broker.cancel(approval.id, "The session it was asked in was deleted.")
     await host.runner.stop(session_id)
     await host.store.delete_session(session_id)
     return Response(status_code=status.HTTP_204_NO_CONTENT)
