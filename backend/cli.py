@@ -62,6 +62,8 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--instructions", default="", help="the session's own instructions (last in its prompt)")
     run.add_argument("--skill", action="append", default=[], help="attach a skill (repeatable); or start the task with /name")
     run.add_argument("--context", action="append", default=[], help="attach a file or folder of the workspace (repeatable)")
+    run.add_argument("--engine", choices=["litellm", "claude-sdk"],
+                     help="litellm (our loop) or claude-sdk (Claude Code's); default: default_engine in config")
 
     resume = sub.add_parser("resume", help="continue a session a previous process left running or waiting")
     resume.add_argument("session_id", nargs="?", help="default: the most recent one")
@@ -129,7 +131,7 @@ async def _run(args: argparse.Namespace) -> int:
         ui = TerminalUI(host, approve=args.approve, as_json=args.json)
         chat = ChatInput(text=prompt, attached_skills=args.skill, context_paths=args.context)
         try:
-            return await ui.run_chat(chat, mode=args.mode, instructions=args.instructions)
+            return await ui.run_chat(chat, mode=args.mode, instructions=args.instructions, engine=args.engine)
         except (LookupError, ValueError) as exc:
             print(f"overseer run: {exc.args[0] if exc.args else exc}", file=sys.stderr)
             return 2

@@ -48,6 +48,11 @@ class Settings(BaseSettings):
     api_base: str | None = None
     api_key: SecretStr | None = None
     fallback_models: list[str] = Field(default_factory=list)
+    default_engine: Literal["litellm", "claude-sdk"] = "litellm"
+    """The engine of a session that names none: `litellm`, or `claude-sdk` (Claude Code's own loop)."""
+    claude_sdk_setting_sources: list[Literal["user", "project", "local"]] = Field(default_factory=list)
+    """Claude Code settings files the claude-sdk engine reads. None by default: the CLI then runs
+    with a config dir and HOME under the data dir, blind to the person's own ~/.claude."""
     data_dir: Path = Field(default_factory=lambda: Path.home() / ".overseer")
     workspace: Path | None = None
     max_iterations: int = Field(default=40, ge=1)

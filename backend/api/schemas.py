@@ -7,7 +7,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from backend.config import PolicyValue
-from backend.domain.models import Decision, DecisionKind, Message, Session, ToolCallRecord
+from backend.domain.models import Decision, DecisionKind, EngineName, Message, Session, ToolCallRecord
 from backend.engine.chat import ChatInput, ImageInput
 
 
@@ -50,6 +50,7 @@ class CreateSession(MessageExtras):
     prompt: str | None = Field(default=None, max_length=200_000)
     mode: str = Field(default="agent", min_length=1, max_length=100)
     model: str | None = Field(default=None, max_length=200)
+    engine: EngineName | None = None
     workspace: str | None = Field(default=None, max_length=4096)
     title: str | None = Field(default=None, max_length=200)
     instructions: str = Field(default="", max_length=50_000)
@@ -91,6 +92,7 @@ class InvokeRequest(Strict):
     prompt: str = Field(min_length=1, max_length=200_000)
     mode: str = Field(default="agent", min_length=1, max_length=100)
     model: str | None = Field(default=None, max_length=200)
+    engine: EngineName | None = None
     parent_session_id: str | None = None
     fork: bool = False
 

@@ -12,6 +12,9 @@ from backend.domain.tools import ToolAnnotations
 SessionStatus = Literal["idle", "running", "waiting_approval", "completed", "stopped", "error"]
 ACTIVE_STATUSES: frozenset[str] = frozenset({"running", "waiting_approval"})
 
+EngineName = Literal["litellm", "claude-sdk"]
+"""What drives a session: our own loop over LiteLLM, or Claude Code's through claude-agent-sdk."""
+
 SessionOrigin = Literal["user", "api", "cron", "agent", "workflow", "mcp"]
 """Who started a session: a person, a program (REST), a schedule, a parent agent, a workflow, an MCP client."""
 
@@ -54,7 +57,9 @@ class Session(BaseModel):
     status: SessionStatus = "idle"
     mode: str = "agent"
     model: str = ""
-    engine: Literal["litellm", "claude-sdk"] = "litellm"
+    engine: EngineName = "litellm"
+    sdk_session_id: str | None = None
+    """The Claude Agent SDK's own session id (claude-sdk engine): its next run resumes it."""
     workspace: str
     parent_id: str | None = None
     origin: SessionOrigin = "user"

@@ -16,6 +16,7 @@ from backend.config import PermissionsConfig, PolicyValue, Settings, append_allo
 from backend.domain.models import Session
 from backend.domain.tools import ToolInfo
 from backend.engine.chat import Chat
+from backend.engine.claude_sdk import ClaudeSdkEngine, SdkTarget, sdk_base_url, sdk_model
 from backend.engine.events import EventBus
 from backend.engine.loop import LoopLimits
 from backend.engine.model import LiteLLMClient, ModelClient
@@ -102,6 +103,14 @@ class Host:
             hooks=self.hooks,
             on_always_allow=self._save_always_allow,
         )
+        self.claude_sdk = ClaudeSdkEngine(
+            store=self.store,
+            bus=self.bus,
+            gate=self.gate,
+            data_dir=self.data_dir,
+            target=self.sdk_target_for,
+            setting_sources=settings.claude_sdk_setting_sources,
+        )
         self.runner = SessionRunner(
             store=self.store,
             bus=self.bus,
@@ -115,6 +124,8 @@ class Host:
             modes=self.modes,
             skills=self.skills,
             data_dir=self.data_dir,
+            claude_sdk=self.claude_sdk,
+            default_engine=settings.default_engine,
         )
         self.chat = Chat(self.runner)
         self.scheduler = Scheduler(self.store, self.runner, catch_up=settings.cron_catch_up)
@@ -226,4 +237,16 @@ class Host:
             retries=s.model_retries,
             backoff=s.retry_backoff,
             timeout=s.model_timeout,
+        )
+
+    def sdk_target_for(self, session: Session) -> SdkTarget:
+        """Where a claude-sdk session's CLI sends model requests: the same model and base as LiteLLM's."""
+        s = self.settings
+        model = session.model or self.runner.default_model
+        if model == DEMO_MODEL:
+            return SdkTarget(model=model, base_url=self._demo_server().anthropic_base)
+        return SdkTarget(
+            model=sdk_model(model),
+            base_url=sdk_base_url(s.api_base),
+            api_key=s.api_key.get_secret_value() if s.api_key else None,
         )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from backend.domain.models import Message, Session, SessionOrigin
+from backend.domain.models import EngineName, Message, Session, SessionOrigin
 from backend.engine.host import Host
 
 
@@ -30,6 +30,7 @@ async def invoke_agent(
     prompt: str,
     mode: str = "agent",
     model: str | None = None,
+    engine: EngineName | None = None,
     parent_session_id: str | None = None,
     fork: bool = False,
     workspace: str | None = None,
@@ -39,7 +40,8 @@ async def invoke_agent(
     """Create a session (optionally a fork of its parent's history), run it, return its last answer.
 
     A child of `parent_session_id` is nested under it, works in its workspace with its model
-    unless told otherwise, and may not nest deeper than the host's `max_agent_depth`.
+    and engine unless told otherwise, and may not nest deeper than the host's `max_agent_depth`.
+    A fork of a claude-sdk parent also forks the parent's SDK session.
     """
     if fork and not parent_session_id:
         raise ValueError("fork needs parent_session_id")
@@ -50,9 +52,11 @@ async def invoke_agent(
         title=prompt.strip().splitlines()[0][:80] if prompt.strip() else "invoke",
         mode=mode,
         model=model or (parent.model if parent else None),
+        engine=engine or (parent.engine if parent else None),
         workspace=workspace or (parent.workspace if parent else None),
         parent_id=parent_session_id,
         origin=origin or ("agent" if parent else "api"),
+        sdk_session_id=parent.sdk_session_id if fork and parent and (engine or parent.engine) == "claude-sdk" else None,
     )
     if fork and parent is not None:
         # The child starts from a copy of the parent's finished turns; a half-done tool round

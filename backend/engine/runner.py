@@ -12,11 +12,13 @@ import logging
 import uuid
 from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from backend.domain.models import (
     ACTIVE_STATUSES,
     Approval,
     Attachment,
+    EngineName,
     Message,
     Session,
     SessionOrigin,
@@ -30,11 +32,14 @@ from backend.engine.loop import LoopLimits, LoopResult, run_agent_loop
 from backend.engine.memory import consolidate
 from backend.engine.mode_switch import offers_switch, open_switch, pending_switch, switch_outcome
 from backend.engine.model import ModelClient
-from backend.engine.turn import prepare_turn
+from backend.engine.turn import Turn, prepare_turn
 from backend.modes.registry import ModeRegistry
 from backend.permissions.gate import ToolGate
 from backend.skills.catalog import SkillCatalog
 from backend.store.base import NotFound, Store
+
+if TYPE_CHECKING:
+    from backend.engine.claude_sdk import ClaudeSdkEngine
 
 log = logging.getLogger(__name__)
 
@@ -61,8 +66,13 @@ class SessionRunner:
         skills: SkillCatalog,
         data_dir: Path,
         memory_window: int = 100,
+        claude_sdk: ClaudeSdkEngine | None = None,
+        default_engine: EngineName = "litellm",
     ) -> None:
-        """`memory_window`: messages a session keeps before older ones are consolidated (0: never)."""
+        """`memory_window`: messages a session keeps before older ones are consolidated (0: never).
+        `claude_sdk` runs "claude-sdk" sessions; `default_engine` is for sessions that name none."""
+        self.claude_sdk = claude_sdk
+        self.default_engine: EngineName = default_engine
         self.modes = modes
         self.skills = skills
         self.data_dir = data_dir
@@ -146,14 +156,18 @@ class SessionRunner:
         title: str | None = None,
         mode: str = "agent",
         model: str | None = None,
+        engine: EngineName | None = None,
         workspace: str | Path | None = None,
         parent_id: str | None = None,
         origin: SessionOrigin = "user",
         schedule_id: str | None = None,
         workflow_run_id: str | None = None,
         instructions: str = "",
+        sdk_session_id: str | None = None,
     ) -> Session:
         """Persist a new session; with a prompt it starts working at once.
+
+        `sdk_session_id` (claude-sdk): the parent's SDK session, which the child's first run forks.
 
         An unknown mode is refused (UnknownMode). Without a workspace, a mode's `default_folder`
         (relative to the default workspace) is used, and created.
@@ -176,6 +190,8 @@ class SessionRunner:
             title=title or (prompt or "New session").strip().splitlines()[0][:80],
             mode=mode,
             model=model or self.default_model,
+            engine=engine or self.default_engine,
+            sdk_session_id=sdk_session_id,
             workspace=str(root),
             parent_id=parent_id,
             origin=origin,
@@ -281,7 +297,10 @@ class SessionRunner:
 
     async def clear_history(self, session_id: str, start: int) -> Session:
         """`/new`: the model sees messages from idx `start` on; the older ones stay in the transcript."""
-        session = await self._change(session_id, lambda s: {"memory_from": start} if start > s.memory_from else None)
+        # The SDK engine's CLI keeps its own transcript: clearing starts a new one.
+        session = await self._change(
+            session_id, lambda s: {"memory_from": start, "sdk_session_id": None} if start > s.memory_from else None
+        )
         await self.bus.publish(session_id, "session.cleared", {"from": start})
         return session
 
@@ -294,6 +313,16 @@ class SessionRunner:
 
     async def _run_once(self, session_id: str) -> LoopResult:
         session = await self.store.get_session(session_id)
+        if session.engine == "claude-sdk":
+            assert self.claude_sdk is not None, "a claude-sdk session needs a runner with the SDK engine"
+            # No consolidation: the CLI compacts its own transcript.
+            return await self.claude_sdk.run(
+                session=session,
+                turn=await self._prepare_turn(session),
+                limits=self.limits,
+                on_usage=lambda usage: self._add_usage(session_id, usage),
+                on_sdk_session=lambda sdk_id: self._update(session_id, sdk_session_id=sdk_id),
+            )
         workspace = Path(session.workspace)
         model = self.model_for(session)
         if self.memory_window > 0:
@@ -313,9 +342,7 @@ class SessionRunner:
                     session_id, lambda s: {"memory_from": upto} if upto > s.memory_from else None
                 )
                 await self.bus.publish(session_id, "memory.consolidated", {"upto": upto, "facts": memory.facts})
-        turn = await prepare_turn(
-            session, modes=self.modes, skills=self.skills, data_dir=self.data_dir, all_tools=await self.list_tools()
-        )
+        turn = await self._prepare_turn(session)
         return await run_agent_loop(
             session=turn.gate_session,
             system_prompt=turn.system_prompt,
@@ -327,6 +354,11 @@ class SessionRunner:
             limits=self.limits,
             on_usage=lambda usage: self._add_usage(session_id, usage),
             history_from=session.memory_from,
+        )
+
+    async def _prepare_turn(self, session: Session) -> Turn:
+        return await prepare_turn(
+            session, modes=self.modes, skills=self.skills, data_dir=self.data_dir, all_tools=await self.list_tools()
         )
 
     async def stop(self, session_id: str, *, timeout: float = 10) -> Session:

@@ -1,8 +1,12 @@
 """The one road to a tool: evaluate, ask, record, then run.
 
-Every engine hands each tool call to `ToolGate.run`. A tool runs only after an allow decision
-has been written to the audit log; denials, hook blocks and timeouts come back to the model as
-error results it can act on, never as exceptions.
+Every engine hands each tool call to the gate, in one step (`ToolGate.run`, the LiteLLM engine)
+or in two (`decide`, then `execute`: the Claude Agent SDK engine decides in its `can_use_tool`
+callback and runs the call when the CLI reaches the proxied tool). Either way the decisions,
+audit rows, records and events are the same. A tool runs only after an allow decision: `execute`
+refuses a call `decide` did not allow, and the allow is written to the audit log before the
+tool starts. Denials, hook blocks and timeouts come back to the model as error results it can
+act on, never as exceptions.
 """
 
 from __future__ import annotations
@@ -84,6 +88,33 @@ class GateCall:
     argument_error: str | None = None
 
 
+@dataclass(kw_only=True)
+class GateDecision:
+    """What `ToolGate.decide` concluded about one call.
+
+    Refused: `result` is the error result the model gets, already recorded. Allowed: `allow` is
+    the audit row `execute` writes as the tool starts, and the call waits in the gate's ledger.
+    """
+
+    record: ToolCallRecord
+    result: ToolResult | None = None
+    view: ToolCallView | None = None
+    allow: AuditEntry | None = None
+
+    @property
+    def allowed(self) -> bool:
+        return self.allow is not None
+
+    @property
+    def arguments(self) -> dict[str, Any]:
+        """The arguments that were decided on (a person's edits included)."""
+        return self.record.arguments
+
+
+NOT_DECIDED = "No allow decision was recorded for this tool call, so it was not run."
+CHANGED = "The arguments differ from the ones that were allowed, so the call was not run."
+
+
 class ToolGate:
     """Decides and runs tool calls; the only place a tool is started."""
 
@@ -109,6 +140,8 @@ class ToolGate:
         self.on_always_allow = on_always_allow
         self.shutting_down = False
         """Set on host shutdown: cancelled calls are then left as stored, for recovery."""
+        self._allowed: dict[tuple[str, str], GateDecision] = {}
+        """The ledger: calls `decide` allowed that have not run yet, by (session id, call id)."""
 
     def evaluate(self, session: GateSession, view: ToolCallView) -> Evaluation:
         session_rules = RuleSet.from_config({"allow": session.rules}, source="session") if session.rules else None
@@ -118,17 +151,28 @@ class ToolGate:
 
     async def run(self, session: GateSession, call: GateCall) -> ToolResult:
         """Decide, ask if needed, record, run; always returns a result and finishes the record."""
+        decision = await self.decide(session, call)
+        if decision.result is not None:
+            return decision.result
+        return await self.execute(session, GateCall(id=call.id, name=call.name, arguments=decision.arguments))
+
+    async def decide(self, session: GateSession, call: GateCall) -> GateDecision:
+        """Evaluate a call and ask a person if the rules say so; nothing runs here.
+
+        A refusal is recorded at once (audit row, tool message, `tool.result`). An allow waits
+        in the ledger for `execute`, which writes it to the audit log as the tool starts.
+        """
         record = ToolCallRecord(id=call.id, session_id=session.session_id, name=call.name, arguments=call.arguments)
         approval: Approval | None = None
         try:
             if call.argument_error:
-                return await self._finish(record, ToolResult.error(call.argument_error), status="error")
+                return await self._refuse(record, ToolResult.error(call.argument_error), status="error")
             info = self.tools.tool(call.name)
             if info is None or (session.offered is not None and call.name not in session.offered):
                 names = [t.name for t in self.tools.tools() if session.offered is None or t.name in session.offered]
                 known = ", ".join(sorted(names)) or "none"
                 what = "Unknown tool" if info is None else f"The {session.mode} mode does not offer the tool"
-                return await self._finish(
+                return await self._refuse(
                     record, ToolResult.error(f"{what} {call.name!r}. Available tools: {known}."), status="error"
                 )
             view = ToolCallView(
@@ -137,13 +181,13 @@ class ToolGate:
             blocked = await self.hooks.before_tool(session_id=session.session_id, call=view)
             if blocked is not None:
                 await self._audit(record, "deny", "hook", blocked.message)
-                return await self._finish(record, ToolResult.error(f"Blocked by a hook: {blocked.message}"), "denied")
+                return await self._refuse(record, ToolResult.error(f"Blocked by a hook: {blocked.message}"), "denied")
 
             evaluation = self.evaluate(session, view)
             decided_by: DecidedBy = "rule" if evaluation.rule else "policy"
             if evaluation.verdict == "deny":
                 await self._audit(record, "deny", decided_by, evaluation.reason)
-                return await self._finish(record, ToolResult.error(f"Denied: {evaluation.reason}."), "denied")
+                return await self._refuse(record, ToolResult.error(f"Denied: {evaluation.reason}."), "denied")
             if evaluation.verdict == "ask":
                 approval, decision_by = await self._ask(session, record, view, evaluation)
                 decision = approval.decision
@@ -154,24 +198,71 @@ class ToolGate:
                     await self._audit(record, "deny", decision_by, detail, latency.total_seconds() * 1000)
                     said = f" They said: {decision.message}" if decision.message else ""
                     verb = "timed out" if decision_by == "timeout" else "was denied by the person"
-                    return await self._finish(record, ToolResult.error(f"This tool call {verb}.{said}"), "denied")
+                    return await self._refuse(record, ToolResult.error(f"This tool call {verb}.{said}"), "denied")
                 if decision.updated_arguments is not None:
                     record.arguments = view.arguments = decision.updated_arguments
                     again = self.evaluate(session, view)
                     if again.verdict == "deny":
                         await self._audit(record, "deny", "rule", f"edited arguments: {again.reason}")
-                        return await self._finish(record, ToolResult.error(f"Denied: {again.reason}."), "denied")
+                        return await self._refuse(record, ToolResult.error(f"Denied: {again.reason}."), "denied")
                 await self._apply_standing_decision(session, view, decision)
                 record.decision = f"{decision.kind} ({decision_by})"
                 allow = self._audit_entry(record, "allow", decision_by, decision.kind, latency.total_seconds() * 1000)
             else:
                 record.decision = evaluation.reason
                 allow = self._audit_entry(record, "allow", decided_by, evaluation.reason)
-            return await self._execute(session, record, view, allow)
+            allowed = GateDecision(record=record, view=view, allow=allow)
+            self._allowed[(session.session_id, call.id)] = allowed
+            return allowed
         except asyncio.CancelledError:
             if not self.shutting_down:
                 await asyncio.shield(self._stopped(record, approval))
             raise
+
+    async def execute(self, session: GateSession, call: GateCall) -> ToolResult:
+        """Run a call `decide` allowed, with exactly the arguments it allowed.
+
+        Any other call is refused and recorded as denied, never run: one nobody decided on, or
+        one whose arguments changed since. Always returns a result and finishes the record.
+        """
+        decided = self._allowed.pop((session.session_id, call.id), None)
+        if decided is None or decided.arguments != call.arguments:
+            attempted = ToolCallRecord(
+                id=call.id, session_id=session.session_id, name=call.name, arguments=call.arguments
+            )
+            detail = NOT_DECIDED if decided is None else CHANGED
+            await self._audit(attempted, "deny", "policy", detail)
+            if decided is not None:  # the allowed call is over too: its own record says why
+                return await self._finish(decided.record, ToolResult.error(detail), "denied")
+            if any(r.id == call.id for r in await self.store.list_tool_calls(session.session_id)):
+                return ToolResult.error(detail + ERROR_HINT)  # a call already on record keeps its record
+            return await self._finish(attempted, ToolResult.error(detail), "denied")
+        assert decided.view is not None and decided.allow is not None
+        try:
+            return await self._execute(session, decided.record, decided.view, decided.allow)
+        except asyncio.CancelledError:
+            if not self.shutting_down:
+                await asyncio.shield(self._stopped(decided.record, None))
+            raise
+
+    async def settle_unrun(self, session: GateSession, call: GateCall, result: ToolResult) -> None:
+        """Record the end of a call the engine saw but the gate will never run.
+
+        For the SDK engine: a call its CLI ended by itself (bad input, an interrupt) after or
+        without a decision. An allowed call still in the ledger leaves it, unrun.
+        """
+        decided = self._allowed.pop((session.session_id, call.id), None)
+        record = decided.record if decided is not None else ToolCallRecord(
+            id=call.id, session_id=session.session_id, name=call.name, arguments=call.arguments
+        )
+        await self._finish(record, result, "error" if result.is_error else "done")
+
+    def pending_decisions(self, session_id: str) -> list[str]:
+        """Ids of the session's allowed calls that have not run yet."""
+        return [call_id for (sid, call_id) in self._allowed if sid == session_id]
+
+    async def _refuse(self, record: ToolCallRecord, result: ToolResult, status: str) -> GateDecision:
+        return GateDecision(record=record, result=await self._finish(record, result, status))
 
     async def _ask(
         self, session: GateSession, record: ToolCallRecord, view: ToolCallView, evaluation: Evaluation

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 
 import yaml
 
@@ -214,3 +215,156 @@ async def test_concurrent_answers_to_one_approval_run_the_tool_once(tmp_path):
         assert sum(not isinstance(r, Exception) for r in results) == 1
         await h.host.runner.wait(session.id, timeout=30)
         assert len([e for e in await h.host.store.list_audit() if e.decision == "allow"]) == 1
+
+
+# decide and execute: the two halves the Claude Agent SDK engine calls separately
+
+
+class RecordingTools:
+    """A stand-in pool: one read-only tool and one write tool, and a list of what ran."""
+
+    def __init__(self) -> None:
+        from backend.domain.tools import ToolAnnotations, ToolInfo
+
+        self.ran: list[tuple[str, dict]] = []
+        self._tools = {
+            "mcp__file__read_file": ToolInfo(
+                name="mcp__file__read_file", server="file", tool="read_file", annotations=ToolAnnotations(readOnlyHint=True)
+            ),
+            "mcp__file__write_file": ToolInfo(name="mcp__file__write_file", server="file", tool="write_file"),
+        }
+
+    def tool(self, name):
+        return self._tools.get(name)
+
+    def tools(self):
+        return list(self._tools.values())
+
+    async def call(self, name, arguments, *, workspace, session_id, timeout=None):
+        from backend.domain.tools import ToolResult
+
+        self.ran.append((name, arguments))
+        return ToolResult(text=f"ran {name}")
+
+
+class QuietSessions:
+    async def approval_waiting(self, session_id, delta):
+        pass
+
+    async def add_session_rules(self, session_id, rules):
+        pass
+
+
+@contextlib.asynccontextmanager
+async def bare_gate(tmp_path, *, allow=(), timeout=600):
+    """A gate over a real store, bus and broker, with a recording stand-in for the pool."""
+    from backend.engine.events import EventBus
+    from backend.permissions.approvals import ApprovalBroker
+    from backend.permissions.gate import ToolGate
+    from backend.permissions.policy import DEFAULT_POLICIES, PolicyEngine
+    from backend.permissions.rules import RuleSet
+    from backend.store.sqlite import SqliteStore
+
+    store = SqliteStore(tmp_path / "gate.db")
+    await store.open()
+    bus = EventBus(store)
+    tools = RecordingTools()
+    gate = ToolGate(
+        policy=PolicyEngine(RuleSet.from_config({"allow": list(allow)}, source="user"), DEFAULT_POLICIES),
+        broker=ApprovalBroker(store, bus, timeout=timeout),
+        store=store,
+        bus=bus,
+        tools=tools,
+        sessions=QuietSessions(),
+    )
+    try:
+        yield gate, tools
+    finally:
+        await store.close()
+
+
+def gate_session(tmp_path):
+    from backend.permissions.gate import GateSession
+
+    return GateSession(session_id="s1", workspace=tmp_path)
+
+
+READ_CALL = {"path": "a.txt"}
+
+
+async def test_a_call_nobody_decided_on_is_refused_by_execute_and_never_runs(tmp_path):
+    from backend.permissions.gate import GateCall
+
+    async with bare_gate(tmp_path, allow=["mcp__file__read_file"]) as (gate, tools):
+        result = await gate.execute(gate_session(tmp_path), GateCall(id="c1", name="mcp__file__read_file", arguments=READ_CALL))
+        assert result.is_error and "No allow decision was recorded" in result.text
+        assert tools.ran == []
+        [entry] = await gate.store.list_audit()
+        assert (entry.tool_call_id, entry.decision) == ("c1", "deny")
+        [record] = await gate.store.list_tool_calls("s1")
+        assert record.status == "denied"
+
+
+async def test_execute_refuses_arguments_other_than_the_ones_that_were_allowed(tmp_path):
+    from backend.permissions.gate import GateCall
+
+    async with bare_gate(tmp_path, allow=["mcp__file__read_file"]) as (gate, tools):
+        session = gate_session(tmp_path)
+        decision = await gate.decide(session, GateCall(id="c1", name="mcp__file__read_file", arguments=READ_CALL))
+        assert decision.allowed
+        swapped = GateCall(id="c1", name="mcp__file__read_file", arguments={"path": "/etc/shadow"})
+        result = await gate.execute(session, swapped)
+        assert result.is_error and "differ from the ones that were allowed" in result.text
+        assert tools.ran == []
+        assert gate.pending_decisions("s1") == []
+        [record] = await gate.store.list_tool_calls("s1")
+        assert record.status == "denied" and record.arguments == READ_CALL
+
+
+async def test_decide_then_execute_runs_the_call_once_with_its_allow_written_before_it_started(tmp_path):
+    from backend.permissions.gate import GateCall
+
+    async with bare_gate(tmp_path, allow=["mcp__file__read_file"]) as (gate, tools):
+        session = gate_session(tmp_path)
+        call = GateCall(id="c1", name="mcp__file__read_file", arguments=READ_CALL)
+        decision = await gate.decide(session, call)
+        assert decision.allowed and decision.result is None
+        assert tools.ran == [] and await gate.store.list_audit() == []  # deciding runs nothing
+        result = await gate.execute(session, call)
+        assert result.text == "ran mcp__file__read_file" and not result.is_error
+        again = await gate.execute(session, call)  # an allow is spent by the call it allowed
+        assert again.is_error
+        assert tools.ran == [("mcp__file__read_file", READ_CALL)]
+        allows = [e for e in await gate.store.list_audit() if e.decision == "allow"]
+        [record] = [r for r in await gate.store.list_tool_calls("s1") if r.status == "done"]
+        assert len(allows) == 1 and allows[0].created_at <= record.started_at
+
+
+async def test_a_refusal_from_decide_is_recorded_at_once_and_leaves_nothing_to_execute(tmp_path):
+    from backend.permissions.gate import GateCall
+
+    async with bare_gate(tmp_path, timeout=0.05) as (gate, tools):
+        session = gate_session(tmp_path)
+        call = GateCall(id="c1", name="mcp__file__write_file", arguments={"path": "a.txt", "content": "x"})
+        decision = await gate.decide(session, call)  # asks; nobody answers; the timeout denies
+        assert not decision.allowed and decision.result is not None and "timed out" in decision.result.text
+        [record] = await gate.store.list_tool_calls("s1")
+        assert record.status == "denied" and record.finished_at is not None
+        assert gate.pending_decisions("s1") == []
+        assert tools.ran == []
+
+
+async def test_settle_unrun_ends_an_allowed_call_the_engine_never_started(tmp_path):
+    from backend.domain.tools import ToolResult
+    from backend.permissions.gate import GateCall
+
+    async with bare_gate(tmp_path, allow=["mcp__file__read_file"]) as (gate, tools):
+        session = gate_session(tmp_path)
+        call = GateCall(id="c1", name="mcp__file__read_file", arguments=READ_CALL)
+        await gate.decide(session, call)
+        await gate.settle_unrun(session, call, ToolResult.error("cut short"))
+        assert gate.pending_decisions("s1") == []
+        [record] = await gate.store.list_tool_calls("s1")
+        assert record.status == "error" and "cut short" in (record.result or "")
+        assert (await gate.execute(session, call)).is_error
+        assert tools.ran == []

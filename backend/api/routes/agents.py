@@ -19,6 +19,7 @@ async def invoke(body: InvokeRequest, host: HostDep, _: Approver) -> InvokeRespo
         prompt=body.prompt,
         mode=body.mode,
         model=body.model,
+        engine=body.engine,
         parent_session_id=body.parent_session_id,
         fork=body.fork,
     )

@@ -19,6 +19,7 @@ async def create_session(body: CreateSession, host: HostDep, _: Approver) -> Ses
         title=body.title or _title_of(body.prompt),
         mode=body.mode,
         model=body.model,
+        engine=body.engine,
         workspace=body.workspace,
         instructions=body.instructions,
     )

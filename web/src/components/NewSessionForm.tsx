@@ -12,6 +12,7 @@ export function NewSessionForm({ onCreated }: { onCreated: () => void }) {
   const [prompt, setPrompt] = useState("");
   const [mode, setMode] = useState("agent");
   const [model, setModel] = useState("");
+  const [engine, setEngine] = useState<"" | "litellm" | "claude-sdk">("");
   const [workspace, setWorkspace] = useState("");
   const [instructions, setInstructions] = useState("");
   const [error, setError] = useState<string | null>(null);
@@ -27,6 +28,7 @@ export function NewSessionForm({ onCreated }: { onCreated: () => void }) {
         prompt: prompt.trim() || undefined,
         mode,
         model: model.trim() || undefined,
+        engine: engine || undefined,
         workspace: workspace.trim() || undefined,
         instructions: instructions.trim() || undefined,
       });
@@ -71,6 +73,19 @@ export function NewSessionForm({ onCreated }: { onCreated: () => void }) {
         <label>
           Model
           <input data-testid="new-session-model" value={model} placeholder="default" onChange={(e) => setModel(e.target.value)} />
+        </label>
+        <label>
+          Engine
+          <select
+            data-testid="new-session-engine"
+            value={engine}
+            title="What drives the model loop: Overseer's own (any provider, via LiteLLM) or Claude Code's (Claude Agent SDK)"
+            onChange={(e) => setEngine(e.target.value as typeof engine)}
+          >
+            <option value="">default</option>
+            <option value="litellm">LiteLLM</option>
+            <option value="claude-sdk">Claude Agent SDK</option>
+          </select>
         </label>
       </div>
       {chosen?.description && (

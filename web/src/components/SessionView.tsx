@@ -228,6 +228,11 @@ export function SessionView({ id }: { id: string }) {
           <a className="badge mode-badge" href={`#/modes/${encodeURIComponent(session.mode)}`} data-testid="session-mode" data-mode={session.mode} title="This session's mode">
             {modeLabel(session.mode, modes)}
           </a>
+          {session.engine === "claude-sdk" && (
+            <span className="badge" data-testid="session-engine" title="Driven by Claude Code's loop (Claude Agent SDK)">
+              Claude Agent SDK
+            </span>
+          )}
         </div>
         <div className="session-head-side">
           <span
