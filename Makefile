@@ -44,6 +44,7 @@ bench: install web
 	$(BIN)/python bench/tool_call_overhead.py
 	$(BIN)/python bench/concurrency.py
 	$(BIN)/python bench/approval_roundtrip.py
+	$(BIN)/python bench/engines.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info web/dist web/node_modules
