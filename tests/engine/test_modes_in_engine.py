@@ -3,15 +3,11 @@ itself), the mode's policies, a mode's default folder, and the plan → agent sw
 
 from __future__ import annotations
 
-import sys
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-import pytest_asyncio
 
 from backend.domain.models import Approval, Decision
-from backend.mcp.config import builtin_servers
 from backend.mcp.pool import McpPool
 from backend.testing import Reply, ScriptedToolCall
 from backend.testing.harness import Harness, scripted_host
@@ -22,16 +18,6 @@ EXEC = "mcp__shell__exec"
 
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
-
-
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
-async def pool(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[McpPool]:
-    """The real file and shell servers, started once and shared by every host in this module."""
-    root = tmp_path_factory.mktemp("pool")
-    configs = builtin_servers(root=root, python=sys.executable)
-    async with McpPool({k: configs[k] for k in ("file", "shell")}, log_dir=root / "logs") as started:
-        await started.wait_ready(timeout=60)
-        yield started
 
 
 def write_call(path: str = "notes.txt", content: str = "hi") -> Reply:

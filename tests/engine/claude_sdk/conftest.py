@@ -1,30 +1,16 @@
-"""Fixtures of the Claude Agent SDK engine tests: one real file + shell pool per module, and a
-look at the processes the bundled Claude Code CLI runs as."""
+"""Fixtures of the Claude Agent SDK engine tests: a look at the processes the bundled Claude Code
+CLI runs as (the shared file + shell `pool` comes from tests/engine/conftest.py)."""
 
 from __future__ import annotations
 
 import os
-import sys
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-import pytest_asyncio
 
-from backend.mcp.config import builtin_servers
-from backend.mcp.pool import McpPool
 
 CLI_MARK = b"claude_agent_sdk/_bundled/claude"
-
-
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
-async def pool(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[McpPool]:
-    """The real file and shell servers, started once and shared by every host in a module."""
-    root = tmp_path_factory.mktemp("pool")
-    configs = builtin_servers(root=root, python=sys.executable)
-    async with McpPool({k: configs[k] for k in ("file", "shell")}, log_dir=root / "logs") as started:
-        await started.wait_ready(timeout=60)
-        yield started
 
 
 def children_of(pid: int) -> list[int]:
