@@ -36,6 +36,20 @@ def _parser() -> argparse.ArgumentParser:
     serve = sub.add_parser("serve", help="run the web dashboard and API (with the engine in-process)")
     serve.add_argument("--host", help="address to bind (default 127.0.0.1; env OVERSEER_HOST)")
     serve.add_argument("--port", type=int, help="port (default 8000; env OVERSEER_PORT)")
+    serve.add_argument("--expose-tools", action="store_true",
+                       help="the MCP endpoint /mcp also re-exports the host's tools, through the gate")
+
+    mcp = sub.add_parser("mcp", help="serve Overseer to an MCP client (Claude Desktop, Claude Code) on stdio")
+    mcp.add_argument("--host-url", help="bridge to a running `overseer serve` at this URL (token: "
+                                        "OVERSEER_TOKEN or the data dir); default: an embedded host")
+    mcp.add_argument("--expose-tools", action="store_true",
+                     help="also re-export the host's tools (mcp__server__tool), through the approval gate "
+                          "(embedded host only; a running host decides with `serve --expose-tools`)")
+
+    mcp_config = sub.add_parser("mcp-config", help="print the JSON that adds Overseer to an MCP client")
+    mcp_config.add_argument("client", choices=["claude-desktop", "claude-code"])
+    mcp_config.add_argument("--host-url", help="use a running `overseer serve` instead of an embedded host")
+    mcp_config.add_argument("--expose-tools", action="store_true", help="also re-export the host's tools")
 
     hash_pw = sub.add_parser("hash-password", help="print the argon2 hash of a password for `users:`")
     hash_pw.add_argument("password", nargs="?", help="read from the terminal when omitted")
@@ -59,11 +73,11 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--json", action="store_true", help="print one JSON event per line")
     run.add_argument("--max-iterations", type=int)
     run.add_argument("--mode", default="agent", help="agent, ask, plan, research, review or one of yours")
+    run.add_argument("--engine", choices=["litellm", "claude-sdk"],
+                     help="litellm (our loop) or claude-sdk (Claude Code's); default: default_engine in config")
     run.add_argument("--instructions", default="", help="the session's own instructions (last in its prompt)")
     run.add_argument("--skill", action="append", default=[], help="attach a skill (repeatable); or start the task with /name")
     run.add_argument("--context", action="append", default=[], help="attach a file or folder of the workspace (repeatable)")
-    run.add_argument("--engine", choices=["litellm", "claude-sdk"],
-                     help="litellm (our loop) or claude-sdk (Claude Code's); default: default_engine in config")
 
     resume = sub.add_parser("resume", help="continue a session a previous process left running or waiting")
     resume.add_argument("session_id", nargs="?", help="default: the most recent one")
@@ -212,7 +226,9 @@ def _serve(args: argparse.Namespace) -> int:
     # Servers that call the host back reach it on loopback when it listens on every interface.
     local_host = "127.0.0.1" if settings.host in ("0.0.0.0", "::", "") else settings.host
     shown_local = f"[{local_host}]" if ":" in local_host else local_host
-    app = create_app(settings, url=f"http://{shown_local}:{settings.port}")
+    app = create_app(
+        settings, url=f"http://{shown_local}:{settings.port}", expose_tools=args.expose_tools or settings.expose_tools
+    )
     shown_host = f"[{settings.host}]" if ":" in settings.host else settings.host
     print(f"Overseer is starting on http://{shown_host}:{settings.port}/")
     print(f"Open this link to log in (it carries your token):\n    http://{shown_host}:{settings.port}/login?token={app.state.auth.token}")
@@ -221,6 +237,65 @@ def _serve(args: argparse.Namespace) -> int:
     # Info level for uvicorn's start-up lines ("running on ..." says the socket is listening);
     # access lines stay off.
     uvicorn.run(app, host=settings.host, port=settings.port, log_level="info", access_log=False)
+    return 0
+
+
+async def _mcp(args: argparse.Namespace) -> int:
+    if args.host_url:
+        from backend.gateway.bridge import BridgeError, bridge
+
+        if args.expose_tools:
+            print("overseer mcp: --expose-tools applies to an embedded host; start the host with "
+                  "`overseer serve --expose-tools` instead", file=sys.stderr)
+            return 2
+        settings = _settings(args)
+        token = _host_token(settings)
+        if token is None:
+            print("overseer mcp: no token: set OVERSEER_TOKEN to the host's token or an API key",
+                  file=sys.stderr)
+            return 2
+        try:
+            await bridge(args.host_url, token)
+        except BridgeError as exc:
+            print(f"overseer mcp: {exc}", file=sys.stderr)
+            return 2
+        return 0
+    from backend.gateway.stdio import serve_embedded
+
+    # Scheduled jobs and recovery belong to `overseer serve`, as for `overseer run`.
+    settings = _settings(args, scheduler_enabled=False)
+    await serve_embedded(settings, expose_tools=args.expose_tools or settings.expose_tools)
+    return 0
+
+
+def _host_token(settings: Settings) -> str | None:
+    """OVERSEER_TOKEN (or `token:` in the config), else the token a host keeps in the data dir."""
+    from backend.api.auth import TOKEN_FILE
+
+    if settings.token and settings.token.get_secret_value().strip():
+        return settings.token.get_secret_value().strip()
+    path = settings.data_dir.expanduser() / TOKEN_FILE
+    return (path.read_text().strip() or None) if path.is_file() else None
+
+
+def _mcp_config(args: argparse.Namespace) -> int:
+    from backend.gateway.client_config import client_config
+
+    settings = _settings(args)
+    env: dict[str, str] = {}
+    if args.host_url is None:
+        # Claude Desktop starts servers in a folder of its own; pin the workspace. Claude Code
+        # starts them in the project, which is the workspace a person expects there.
+        if args.client == "claude-desktop" or settings.workspace is not None:
+            env["OVERSEER_WORKSPACE"] = str(settings.resolved_workspace)
+        for name in ("OVERSEER_MODEL", "OVERSEER_API_BASE"):
+            if os.environ.get(name):
+                env[name] = os.environ[name]
+    data_dir = Path(args.data_dir) if args.data_dir else None
+    config = client_config(
+        args.client, data_dir=data_dir, host_url=args.host_url, expose_tools=args.expose_tools, env=env
+    )
+    print(json.dumps(config, indent=2))
     return 0
 
 
@@ -292,6 +367,10 @@ def main(argv: list[str] | None = None) -> int:
             return _serve(args)
         if args.command == "hash-password":
             return _hash_password(args)
+        if args.command == "mcp":
+            return asyncio.run(_mcp(args))
+        if args.command == "mcp-config":
+            return _mcp_config(args)
         if args.command == "api-key":
             return _api_key(args)
         if args.command == "resume":

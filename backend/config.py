@@ -48,6 +48,8 @@ class Settings(BaseSettings):
     api_base: str | None = None
     api_key: SecretStr | None = None
     fallback_models: list[str] = Field(default_factory=list)
+    expose_tools: bool = False
+    """The MCP gateway (`/mcp`, `overseer mcp`) also re-exports the host's tools, through the gate."""
     default_engine: Literal["litellm", "claude-sdk"] = "litellm"
     """The engine of a session that names none: `litellm`, or `claude-sdk` (Claude Code's own loop)."""
     claude_sdk_setting_sources: list[Literal["user", "project", "local"]] = Field(default_factory=list)

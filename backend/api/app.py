@@ -19,6 +19,7 @@ from backend.api.ws import router as ws_router
 from backend.config import ConfigError, Settings
 from backend.engine.host import Host
 from backend.engine.runner import SessionBusy
+from backend.gateway.http import GatewayHttp, mcp_route
 from backend.mcp.config import HostApi
 from backend.permissions.approvals import ApprovalClosed, ApprovalNotFound
 from backend.permissions.rules import RuleError
@@ -36,21 +37,30 @@ def build_authenticator(settings: Settings) -> Authenticator:
 
 
 def create_app(
-    settings: Settings, *, host: Host | None = None, web_dist: Path = WEB_DIST, url: str | None = None
+    settings: Settings,
+    *,
+    host: Host | None = None,
+    web_dist: Path = WEB_DIST,
+    url: str | None = None,
+    expose_tools: bool | None = None,
 ) -> FastAPI:
     """The app; the host starts with it (the MCP pool warms up in the background).
 
     `url` is where the app will listen; built-in servers that call the host back (cron,
-    invoke_agent) are told it, with the token.
+    invoke_agent) are told it, with the token. `expose_tools`: the MCP gateway at `/mcp` also
+    re-exports the host's tools (through the gate); None: `expose_tools` in the settings.
     """
     auth = build_authenticator(settings)
     host = host or Host(settings, host_api=HostApi(url=url, token=auth.token) if url else None)
+    exposed = settings.expose_tools if expose_tools is None else expose_tools
+    gateway = GatewayHttp(host, auth, bind_host=settings.host, expose_tools=exposed)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         await host.start()
         try:
-            yield
+            async with gateway.run():
+                yield
         finally:
             await host.aclose()
 
@@ -68,6 +78,8 @@ def create_app(
     for module in (login, sessions, approvals, settings_api, agents, schedules, modes, skills, workflows_api):
         app.include_router(module.router)
     app.include_router(ws_router)
+    app.router.routes.append(mcp_route(gateway))
+    app.state.gateway = gateway
     _add_error_handlers(app)
     _serve_dashboard(app, web_dist)
     return app

@@ -1,0 +1,131 @@
+"""Approvals put to the MCP client as elicitations; the first answer wins.
+
+An approval inside an invoked agent waits in the ApprovalBroker as always (the dashboard sees
+it). When the client can elicit, it is asked too, and whichever answer lands first is applied:
+the broker applies an answer exactly once and refuses later ones.
+
+The protocol era decides how the client is asked:
+- handshake era (<= 2025-11-25): `elicitation/create` is sent while the tool call runs
+  (`PushAsker`). When the dashboard answers first, the request is cancelled, which sends the
+  client `notifications/cancelled`: its prompt is withdrawn.
+- 2026-07-28: a tool cannot send requests mid-call, so `invoke_agent` returns an
+  `InputRequiredResult` carrying the question (`input_request`) and the client retries with its
+  answer. A prompt already handed over cannot be withdrawn; a late answer is ignored.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any, Literal
+
+import anyio
+import mcp_types as wire
+from mcp.server.elicitation import AcceptedElicitation, render_elicitation_schema
+from mcp.server.mcpserver import Context
+from mcp.shared.exceptions import MCPError
+from pydantic import BaseModel, Field, ValidationError
+
+from backend.domain.models import Approval, Decision
+from backend.permissions.approvals import ApprovalBroker, ApprovalError
+
+log = logging.getLogger(__name__)
+
+ARGUMENTS_SHOWN = 2000
+
+
+class ApprovalAnswer(BaseModel):
+    """The form a client shows for one approval."""
+
+    decision: Literal["allow_once", "allow_session", "deny"] = Field(
+        description="allow_once: run this call; allow_session: run it and calls like it in this "
+        "session; deny: refuse it (the agent is told)"
+    )
+    message: str = Field(default="", description="Optional: a note for the agent, e.g. why you deny it")
+
+
+APPROVAL_SCHEMA: dict[str, Any] = render_elicitation_schema(ApprovalAnswer)
+
+
+def client_elicits(ctx: Context) -> bool:
+    """Whether the client declared form elicitation (an empty `elicitation: {}` means form)."""
+    capabilities = ctx.client_capabilities
+    elicitation = capabilities.elicitation if capabilities is not None else None
+    if elicitation is None:
+        return False
+    return elicitation.form is not None or elicitation.url is None
+
+
+def question(approval: Approval) -> str:
+    """What the client shows: the tool, its arguments, why it asks, and where else it can be answered."""
+    arguments = json.dumps(approval.arguments, indent=2, ensure_ascii=False)
+    if len(arguments) > ARGUMENTS_SHOWN:
+        arguments = arguments[:ARGUMENTS_SHOWN] + "\n... (cut; see the dashboard for all of it)"
+    why = f"\nWhy it asks: {approval.reason}" if approval.reason else ""
+    return (
+        f"An Overseer agent wants to run {approval.tool_name} with:\n{arguments}{why}\n\n"
+        f"(session {approval.session_id}, approval {approval.id}; the first answer counts, "
+        "here or on the Overseer dashboard)"
+    )
+
+
+def decision_from(action: str, content: dict[str, Any] | None) -> Decision | None:
+    """The decision a client's answer means; None when it gave none (cancelled, or a bad form)."""
+    if action == "decline":
+        return Decision(kind="deny", message="Declined in the MCP client.")
+    if action != "accept":
+        return None
+    try:
+        answer = ApprovalAnswer.model_validate(content or {})
+    except ValidationError:
+        log.info("ignored an elicitation answer that does not fit the approval form")
+        return None
+    return Decision(kind=answer.decision, message=answer.message or None)
+
+
+async def answer_first(broker: ApprovalBroker, approval_id: str, decision: Decision) -> bool:
+    """Apply the client's answer unless someone answered first; True when it was applied."""
+    try:
+        await broker.answer(approval_id, decision, by="user")
+    except ApprovalError:
+        return False
+    return True
+
+
+class PushAsker:
+    """Handshake era: ask the client while the tool call runs; cancel the ask to withdraw it."""
+
+    def __init__(self, ctx: Context, broker: ApprovalBroker) -> None:
+        self._ctx = ctx
+        self._broker = broker
+
+    async def ask(self, approval: Approval) -> None:
+        """Ask once and apply the answer, if any and if still wanted."""
+        try:
+            result = await self._ctx.elicit(question(approval), ApprovalAnswer)
+        except (MCPError, ValueError) as exc:
+            # The client could not or would not answer; the dashboard still can.
+            log.info("elicitation for approval %s failed: %s", approval.id, exc)
+            return
+        if isinstance(result, AcceptedElicitation):
+            decision = decision_from("accept", result.data.model_dump())
+        else:
+            decision = decision_from(result.action, None)
+        if decision is not None:
+            # Once the person answered, a withdrawal must not cut the answer off half-applied.
+            with anyio.CancelScope(shield=True):
+                await answer_first(self._broker, approval.id, decision)
+
+
+def input_request(approval: Approval) -> wire.ElicitRequest:
+    """2026-07-28: the question for one approval, to ride an InputRequiredResult."""
+    return wire.ElicitRequest(
+        params=wire.ElicitRequestFormParams(message=question(approval), requested_schema=APPROVAL_SCHEMA)
+    )
+
+
+def decision_from_response(response: object) -> Decision | None:
+    """2026-07-28: the decision in a client's input response, if it is an elicitation answer."""
+    if not isinstance(response, wire.ElicitResult):
+        return None
+    return decision_from(response.action, dict(response.content) if response.content else None)

@@ -1,0 +1,157 @@
+"""`--expose-tools`: the host's MCP tools, re-exported to the client through the gate.
+
+A client's call is a tool call like a model's: it passes the same PolicyEngine, an `ask` waits
+in the ApprovalBroker for an answer on the dashboard (or `answer_approval`), the decision is
+audited before the tool runs, and the tool runs on the shared pool. Calls are recorded in one
+session per caller and client (origin "mcp"), so they show on the dashboard with their
+approvals, and a transcript of call and result stays valid.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import uuid
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import anyio
+import mcp_types as wire
+
+from backend.api.auth import Principal
+from backend.domain.models import Message, ToolCallRequest
+from backend.domain.tools import ToolInfo, ToolResult, split_tool_name
+from backend.engine.host import Host
+from backend.permissions.gate import GateCall, GateSession
+
+log = logging.getLogger(__name__)
+
+Reporter = Callable[[float, str], Awaitable[None]]
+
+READY_TIMEOUT = 30.0
+"""How long `tools/list` waits for the pool's servers to start (they start in the background)."""
+
+
+def tool_listing(info: ToolInfo) -> wire.Tool:
+    """A pool tool as the client sees it: its full name, schema and hints."""
+    hints = info.annotations.model_dump(exclude_none=True)
+    return wire.Tool(
+        name=info.name,
+        title=hints.pop("title", None),
+        description=f"[Overseer, gated by its approval policy] {info.description}",
+        input_schema=info.input_schema,
+        annotations=wire.ToolAnnotations(
+            read_only_hint=hints.get("readOnlyHint"),
+            destructive_hint=hints.get("destructiveHint"),
+            idempotent_hint=hints.get("idempotentHint"),
+            open_world_hint=hints.get("openWorldHint"),
+        ),
+    )
+
+
+def call_result(result: ToolResult) -> wire.CallToolResult:
+    """The gate's result for the client: its text (capped by the host) and images.
+
+    Not the tool's own structured content: that would bypass the host's output cap, and some
+    clients show a model only the structured part.
+    """
+    content: list[wire.ContentBlock] = [wire.TextContent(type="text", text=result.text)]
+    for image in result.images:
+        content.append(wire.ImageContent(type="image", data=image["data"], mime_type=image["mime_type"]))
+    return wire.CallToolResult(content=content, is_error=result.is_error)
+
+
+class ExposedTools:
+    """Lists the pool's tools and runs a client's calls through the host's gate."""
+
+    def __init__(self, host: Host) -> None:
+        self.host = host
+        self._sessions: dict[tuple[str, str], GateSession] = {}
+        self._lock = asyncio.Lock()
+
+    async def listing(self) -> list[wire.Tool]:
+        await self._settled()
+        return [tool_listing(t) for t in self.host.pool.tools()]
+
+    async def knows(self, name: str) -> bool:
+        """Whether `name` is a pool tool; a call may come before the pool's servers are up."""
+        if self.host.pool.tool(name) is not None:
+            return True
+        if split_tool_name(name) is None:
+            return False
+        await self._settled()
+        return self.host.pool.tool(name) is not None
+
+    async def _settled(self) -> None:
+        try:
+            await self.host.pool.wait_ready(timeout=READY_TIMEOUT)
+        except TimeoutError:  # offer what is up; a slow server's tools come in a later listing
+            log.warning(
+                "MCP servers still starting after %.0f s; exposing the tools that are ready", READY_TIMEOUT
+            )
+
+    async def call(
+        self, name: str, arguments: dict[str, Any], *, caller: Principal, client: str, report: Reporter
+    ) -> wire.CallToolResult:
+        """Record the call in the caller's session, then hand it to the gate (the only road to a tool).
+
+        While it waits for an approval, `report` tells the client which one, so a person can
+        find it on the dashboard (or answer it with `answer_approval`).
+        """
+        session = await self._session_for(caller, client)
+        call_id = f"mcpgw_{uuid.uuid4().hex[:24]}"
+        asked = await self.host.store.add_message(
+            Message(
+                session_id=session.session_id,
+                role="assistant",
+                tool_calls=[ToolCallRequest(id=call_id, name=name, arguments=arguments)],
+            )
+        )
+        await self.host.bus.publish(session.session_id, "message", asked.model_dump(mode="json"))
+        events = self.host.bus.subscribe(session.session_id)
+        try:
+            async with anyio.create_task_group() as tg:
+
+                async def tell_waiting() -> None:
+                    async for event in events:
+                        if event.type == "approval.requested" and event.data.get("tool_call_id") == call_id:
+                            approval_id = event.data.get("id")
+                            note = (
+                                f"waiting for approval of {name} (approval {approval_id}): "
+                                "answer it on the Overseer dashboard or with answer_approval"
+                            )
+                            await _best_effort(report(1, note))
+
+                tg.start_soon(tell_waiting)
+                result = await self.host.gate.run(
+                    session, GateCall(id=call_id, name=name, arguments=arguments)
+                )
+                tg.cancel_scope.cancel()
+        finally:
+            self.host.bus.unsubscribe(events)
+        return call_result(result)
+
+    async def _session_for(self, caller: Principal, client: str) -> GateSession:
+        key = (f"{caller.kind}:{caller.name}", client)
+        async with self._lock:
+            found = self._sessions.get(key)
+            if found is None:
+                mode = self.host.modes.get("agent")
+                session = await self.host.runner.create(
+                    title=f"Tools called from {client} ({caller.name})", origin="mcp"
+                )
+                found = GateSession(
+                    session_id=session.id,
+                    workspace=self.host.settings.resolved_workspace,
+                    mode=mode.name,
+                    mode_policies=dict(mode.policies),
+                )
+                self._sessions[key] = found
+            return found
+
+
+async def _best_effort(note: Awaitable[None]) -> None:
+    try:
+        await note
+    except Exception as exc:  # noqa: BLE001 - progress is best effort
+        log.debug("progress not delivered: %s", exc)

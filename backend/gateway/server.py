@@ -1,0 +1,272 @@
+"""The gateway's MCP server: invoke agents, read sessions, answer approvals, and (opt-in) the host's tools.
+
+Tools:
+- `invoke_agent(prompt, mode?, session_id?, engine?)` runs an agent to its end: final text plus
+  structured content (session id, status, cost, tokens), progress while it runs, approvals put
+  to the client when it can elicit; a client cancellation stops the session.
+- `list_sessions(status?)`, `get_session(id, last_n?)`, `list_pending_approvals` (viewer).
+- `answer_approval(id, decision, message?, updated_arguments?)` (approver).
+- With `expose_tools`, every pool tool under its `mcp__server__tool` name, through the gate.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Annotated, Any, Literal
+
+import anyio
+import mcp_types as wire
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+from pydantic import BaseModel, Field, ValidationError
+
+from backend.domain.models import Decision, EngineName, SessionStatus
+from backend.engine.host import Host
+from backend.gateway.callers import CallerOf, local_caller, require
+from backend.gateway.elicitation import (
+    PushAsker,
+    answer_first,
+    client_elicits,
+    decision_from_response,
+    input_request,
+)
+from backend.gateway.exposed import ExposedTools
+from backend.gateway.invocation import Watch, final_result, start_invocation
+from backend.gateway.views import (
+    ApprovalList,
+    ApprovalView,
+    MessageView,
+    SessionDetail,
+    SessionList,
+    SessionView,
+)
+from backend.permissions.approvals import ApprovalClosed, ApprovalNotFound
+from backend.store.base import NotFound
+
+log = logging.getLogger(__name__)
+
+STOP_TIMEOUT = 10.0
+
+INSTRUCTIONS = (
+    "Overseer runs AI agents whose tool calls pass a permission policy and wait for a person's "
+    "approval when the policy says ask. invoke_agent hands a self-contained task to an Overseer "
+    "agent and returns its final answer; approvals it needs are asked here when this client "
+    "supports elicitation, and can always be answered on the Overseer dashboard or with "
+    "answer_approval. list_sessions and get_session look at what agents did."
+)
+
+READ_ONLY = wire.ToolAnnotations(read_only_hint=True, destructive_hint=False, open_world_hint=False)
+RUNS_AN_AGENT = wire.ToolAnnotations(
+    title="Invoke an Overseer agent", read_only_hint=False, destructive_hint=False, open_world_hint=True
+)
+# Answering can let a destructive call run: clients should ask their person first.
+ANSWERS = wire.ToolAnnotations(title="Answer an approval", read_only_hint=False, destructive_hint=True)
+
+
+class RoundState(BaseModel):
+    """2026-07-28: what one `invoke_agent` round hands the next (sealed on the wire by the SDK)."""
+
+    session_id: str
+    asked: list[str] = Field(default_factory=list)
+    step: int = 0
+
+
+class Gateway:
+    """The host as MCP clients see it; one per process, shared by every connection."""
+
+    def __init__(self, host: Host, *, caller: CallerOf = local_caller, expose_tools: bool = False) -> None:
+        self.host = host
+        self.caller = caller
+        self.exposed = ExposedTools(host) if expose_tools else None
+        self.closing = False
+        """Set when the server shuts down: cancelled calls then leave their sessions running,
+        to be recovered, instead of stopping them as a client cancellation does."""
+
+
+class GatewayServer(MCPServer):
+    """An MCPServer whose tool list also carries the exposed pool tools, found at call time."""
+
+    def __init__(self, gateway: Gateway, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.gateway = gateway
+
+    async def list_tools(self) -> list[wire.Tool]:
+        own = await super().list_tools()
+        if self.gateway.exposed is None:
+            return own
+        return own + await self.gateway.exposed.listing()
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], context: Context | None = None
+    ) -> wire.CallToolResult | wire.InputRequiredResult:
+        exposed = self.gateway.exposed
+        if exposed is None or context is None or not await exposed.knows(name):
+            return await super().call_tool(name, arguments, context)
+        principal = require(self.gateway.caller, context, "approver")
+        params = context.session.client_params
+        client = params.client_info.name if params is not None else "an MCP client"
+
+        async def report(step: float, message: str) -> None:
+            await context.report_progress(step, None, message)
+
+        return await exposed.call(name, arguments, caller=principal, client=client, report=report)
+
+
+def build_server(gateway: Gateway) -> GatewayServer:
+    """The MCP server over `gateway`, with its tools registered."""
+    server = GatewayServer(
+        gateway, name="overseer", title="Overseer", instructions=INSTRUCTIONS, version="0.1.0"
+    )
+    host = gateway.host
+
+    @server.tool(name="invoke_agent", annotations=RUNS_AN_AGENT)
+    async def invoke_agent(
+        prompt: Annotated[str, Field(min_length=1, description="the whole task, self-contained")],
+        ctx: Context,
+        mode: Annotated[
+            str | None, Field(description="the agent's mode: agent, ask, plan, research, review, ...")
+        ] = None,
+        session_id: Annotated[
+            str | None, Field(description="continue this finished session instead of starting a new one")
+        ] = None,
+        engine: Annotated[
+            EngineName | None, Field(description="which engine runs a new session's agent")
+        ] = None,
+    ) -> wire.CallToolResult | wire.InputRequiredResult:
+        """Run an Overseer agent on a task to its end and return its final answer.
+
+        Its tool calls pass Overseer's approval policy; approvals are asked here when this
+        client supports elicitation (else answer them with answer_approval or on the
+        dashboard). Structured content carries the answer, session id, status, cost and tokens.
+        Cancelling this call stops the agent.
+        """
+        require(gateway.caller, ctx, "approver")
+        modern = ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
+        state = _round_state(ctx.request_state) if modern else None
+        sub = host.bus.subscribe(None)  # before starting: no event of the run can be missed
+        root_id: str | None = state.session_id if state else None
+        try:
+            if state is None:
+                session = await start_invocation(
+                    host, prompt=prompt, mode=mode, session_id=session_id, engine=engine
+                )
+                root_id = session.id
+                asked: set[str] = set()
+            else:
+                try:
+                    await host.store.get_session(state.session_id)
+                except NotFound:
+                    raise ToolError(f"session {state.session_id} is gone; call invoke_agent again") from None
+                asked = set(state.asked)
+                for key, response in (ctx.input_responses or {}).items():
+                    decision = decision_from_response(response)
+                    if key in asked and decision is not None:
+                        await answer_first(host.broker, key, decision)
+
+            async def report(step: float, message: str) -> None:
+                await ctx.report_progress(step, None, message)
+
+            watch = Watch(host, root_id, report=report, step=state.step if state else 0)
+            await watch.load_family()
+            elicits = client_elicits(ctx)
+            if modern:
+                outcome = await watch.follow(sub, asked=asked, pause=elicits)
+            else:
+                push = PushAsker(ctx, host.broker) if elicits and ctx.session.can_send_request else None
+                outcome = await watch.follow(sub, asked=asked, push=push)
+            if outcome.ask:
+                again = RoundState(session_id=root_id, asked=sorted(asked), step=watch.step)
+                return wire.InputRequiredResult(
+                    input_requests={a.id: input_request(a) for a in outcome.ask},
+                    request_state=again.model_dump_json(),
+                )
+            assert outcome.session is not None
+            return await final_result(host, outcome.session)
+        except anyio.get_cancelled_exc_class():
+            if root_id is not None and not gateway.closing:
+                # The client cancelled: nobody waits for this run any more.
+                with anyio.CancelScope(shield=True):
+                    await host.runner.stop(root_id, timeout=STOP_TIMEOUT)
+            raise
+        finally:
+            host.bus.unsubscribe(sub)
+
+    @server.tool(name="list_sessions", annotations=READ_ONLY)
+    async def list_sessions(
+        ctx: Context,
+        status: Annotated[SessionStatus | None, Field(description="only sessions with this status")] = None,
+        limit: Annotated[int, Field(ge=1, le=500, description="at most this many, newest first")] = 50,
+    ) -> SessionList:
+        """List Overseer sessions, newest first."""
+        require(gateway.caller, ctx, "viewer")
+        found = await host.store.list_sessions(statuses=[status] if status else None, limit=limit)
+        return SessionList(sessions=[SessionView.of(s) for s in found])
+
+    @server.tool(name="get_session", annotations=READ_ONLY)
+    async def get_session(
+        id: Annotated[str, Field(description="the session id")],
+        ctx: Context,
+        last_n: Annotated[
+            int, Field(ge=1, le=200, description="how many of the last messages to include")
+        ] = 20,
+    ) -> SessionDetail:
+        """One session: its status and usage, its last messages and its pending approvals."""
+        require(gateway.caller, ctx, "viewer")
+        try:
+            session = await host.store.get_session(id)
+        except NotFound:
+            raise ToolError(f"no session {id!r}") from None
+        messages = await host.store.list_messages(id)
+        return SessionDetail(
+            session=SessionView.of(session),
+            messages=[MessageView.of(m) for m in messages[-last_n:]],
+            pending_approvals=[ApprovalView.of(a) for a in await host.broker.pending(session_id=id)],
+        )
+
+    @server.tool(name="list_pending_approvals", annotations=READ_ONLY)
+    async def list_pending_approvals(ctx: Context) -> ApprovalList:
+        """Approvals waiting for an answer, in every session, oldest first."""
+        require(gateway.caller, ctx, "viewer")
+        return ApprovalList(approvals=[ApprovalView.of(a) for a in await host.broker.pending()])
+
+    @server.tool(name="answer_approval", annotations=ANSWERS)
+    async def answer_approval(
+        id: Annotated[str, Field(description="the approval id")],
+        decision: Annotated[
+            Literal["allow_once", "allow_session", "allow_always", "deny"],
+            Field(description="allow_always also writes a standing allow rule to the config"),
+        ],
+        ctx: Context,
+        message: Annotated[
+            str | None, Field(description="a note for the agent, e.g. why it is denied")
+        ] = None,
+        updated_arguments: Annotated[
+            dict[str, Any] | None,
+            Field(description="allow with these arguments instead (checked by the rules again)"),
+        ] = None,
+    ) -> ApprovalView:
+        """Answer a pending approval. The first answer counts; a closed approval is refused."""
+        require(gateway.caller, ctx, "approver")
+        try:
+            answer = Decision(kind=decision, message=message, updated_arguments=updated_arguments)
+            closed = await host.broker.answer(id, answer, by="user")
+        except ApprovalNotFound:
+            raise ToolError(f"no approval {id!r}; list_pending_approvals shows the open ones") from None
+        except ApprovalClosed as exc:
+            raise ToolError(str(exc)) from None
+        return ApprovalView.of(closed)
+
+    return server
+
+
+def _round_state(raw: str | None) -> RoundState | None:
+    if not raw:
+        return None
+    try:
+        return RoundState.model_validate(json.loads(raw))
+    except (ValueError, ValidationError):
+        raise ToolError(
+            "invoke_agent got a request_state it did not write; call it again without one"
+        ) from None
