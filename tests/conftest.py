@@ -1,13 +1,22 @@
-"""Suite-wide guards: offline, and a loud failure for any request that leaves this machine."""
+"""Suite-wide guards (offline, and a loud failure for any request that leaves this machine), and
+the shared pool of real file and shell servers."""
 
 from __future__ import annotations
 
 import ipaddress
 import os
 import socket
+import sys
 import tempfile
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING
 
 import pytest
+import pytest_asyncio
+
+if TYPE_CHECKING:
+    from backend.mcp.pool import McpPool
+
 
 os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
 os.environ["CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC"] = "1"
@@ -60,3 +69,21 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Browser tests last: Playwright's sync API keeps an event loop running in the main thread
     while its browser is open, and async tests cannot start their own loop after that."""
     items.sort(key=lambda item: item.nodeid.startswith("tests/e2e/"))
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def pool(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[McpPool]:
+    """The real file and shell servers, started once per module and shared by its hosts.
+
+    A module that uses it runs its tests on the module-wide event loop (the pool's):
+    `pytestmark = pytest.mark.asyncio(loop_scope="module")`.
+    """
+    # Imported here, so the environment guards above are in place before any backend module loads.
+    from backend.mcp.config import builtin_servers
+    from backend.mcp.pool import McpPool
+
+    root = tmp_path_factory.mktemp("pool")
+    configs = builtin_servers(root=root, python=sys.executable)
+    async with McpPool({k: configs[k] for k in ("file", "shell")}, log_dir=root / "logs") as started:
+        await started.wait_ready(timeout=60)
+        yield started
