@@ -12,6 +12,7 @@ from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import FileResponse, JSONResponse
 
 from backend.api.auth import Authenticator, UserConfig
+from backend.api.throttle import LoginThrottle
 from backend.api.routes import agents, approvals, login, modes, schedules, sessions, skills
 from backend.api.routes import settings as settings_api
 from backend.api.routes import workflows as workflows_api
@@ -67,6 +68,7 @@ def create_app(
     app = FastAPI(title="Overseer", version="0.1.0", lifespan=lifespan)
     app.state.host = host
     app.state.auth = auth
+    app.state.login_throttle = LoginThrottle()
     if settings.cors_origins:
         app.add_middleware(
             CORSMiddleware,

@@ -10,6 +10,7 @@ import backend
 from backend.api.auth import AuthError, Principal
 from backend.api.deps import COOKIE_NAME, AuthDep, Viewer
 from backend.api.schemas import LoginRequest, TokenResponse
+from backend.api.throttle import LoginThrottle, LoginThrottled
 
 router = APIRouter(tags=["auth"])
 VERSION = getattr(backend, "__version__", "0.1.0")
@@ -40,11 +41,21 @@ def _set_cookie(response: Response, request: Request, token: str) -> None:
 @router.post("/api/auth/login")
 async def login(body: LoginRequest, request: Request, response: Response, auth: AuthDep) -> TokenResponse:
     """Username and password (single-user: the password is the token) for a 24 h token and cookie."""
+    throttle: LoginThrottle = request.app.state.login_throttle
+    client = request.client.host if request.client else "unknown"
+    try:
+        throttle.check(client, body.username)
+    except LoginThrottled as exc:
+        raise HTTPException(
+            status.HTTP_429_TOO_MANY_REQUESTS, str(exc), headers={"Retry-After": str(exc.retry_after)}
+        ) from exc
     try:
         # argon2 is deliberately slow: keep it off the event loop.
         token = await anyio.to_thread.run_sync(auth.login, body.username, body.password)
     except AuthError as exc:
+        throttle.failed(client, body.username)
         raise HTTPException(status.HTTP_401_UNAUTHORIZED, str(exc)) from exc
+    throttle.succeeded(client)
     _set_cookie(response, request, token)
     return TokenResponse(token=token)
 
