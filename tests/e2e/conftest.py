@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from backend.testing.web import WebHarness, serve_scripted
+from mcp_servers.browser.sessions import LAUNCH_ARGS
 
 from playwright import sync_api as playwright_sync
 from playwright.sync_api import Browser, BrowserContext, Page, expect
@@ -25,14 +26,8 @@ from playwright.sync_api import Browser, BrowserContext, Page, expect
 ROOT = Path(__file__).resolve().parents[2]
 WEB = ROOT / "web"
 CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
+CHROMIUM_ARGS = list(LAUNCH_ARGS)
+"""The browser server's own launch flags: offline, sandbox-free, as root in CI."""
 expect.set_options(timeout=15_000)
 
 
