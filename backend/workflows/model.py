@@ -7,7 +7,7 @@ a restart follows the definition it started with even if the file changed since.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -92,6 +92,12 @@ class WorkflowRun(BaseModel):
     @property
     def active(self) -> bool:
         return self.status in ACTIVE_RUN_STATUSES
+
+    def with_step(self, index: int, **changes: Any) -> WorkflowRun:
+        """A copy of the run whose step `index` has `changes`."""
+        steps = list(self.steps)
+        steps[index] = steps[index].model_copy(update=changes)
+        return self.model_copy(update={"steps": steps})
 
 
 class WorkflowRunCreate(BaseModel):

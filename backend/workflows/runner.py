@@ -3,9 +3,7 @@
 A run is a small state machine kept in the store: each transition reads the run, does one thing
 (start a step's session, wait for it, ask at a gate) and writes the result. That is what makes a
 run resumable: after a restart, `recover()` drives every run left active from where the store
-says it is. A gate is an ordinary persisted approval (kind "workflow_step") on the finished
-step's session, so it survives a restart and the dashboard's inbox shows it; the person allows,
-denies, or edits the next step's prompt and allows.
+says it is. The gates between steps are `backend.workflows.gates`.
 """
 
 from __future__ import annotations
@@ -17,26 +15,20 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from backend.domain.models import ACTIVE_STATUSES, Approval, Session, utcnow
+from backend.domain.models import ACTIVE_STATUSES, Session, utcnow
 from backend.engine.events import EventBus
 from backend.engine.runner import SessionRunner
 from backend.permissions.approvals import ApprovalBroker
 from backend.store.base import NotFound, Store
 from backend.workflows.files import Modes, WorkflowError, WorkflowLibrary, check_mode, render_prompt
+from backend.workflows.gates import GATE_TIMEOUT, WorkflowGates
 from backend.workflows.model import StepRun, StepRunStatus, Workflow, WorkflowRun, WorkflowRunStatus
 
 log = logging.getLogger(__name__)
 
-GATE_TIMEOUT = 7 * 24 * 3600.0
-"""How long a gate waits for a person: a week, since they may answer tomorrow. Expiry denies."""
 WAIT_SLICE = 3600.0
 """A step's session is waited for in bounded slices; a long run is simply waited for again."""
 STOP_TIMEOUT = 10.0
-
-
-def gate_key(run_id: str, next_index: int) -> str:
-    """The approval's `tool_call_id` for the gate before step `next_index` (0-based)."""
-    return f"workflow:{run_id}:{next_index}"
 
 
 class WorkflowRunner:
@@ -57,10 +49,11 @@ class WorkflowRunner:
         self.store = store
         self.bus = bus
         self.runner = runner
-        self.broker = broker
         self.library = library
         self.modes = modes
-        self.gate_timeout = gate_timeout
+        self.gates = WorkflowGates(
+            broker=broker, update=self._update, publish=self._event, timeout=gate_timeout
+        )
         self._tasks: dict[str, asyncio.Task[None]] = {}
         self._locks: dict[str, asyncio.Lock] = {}
 
@@ -113,13 +106,7 @@ class WorkflowRunner:
         for session in await self.store.list_sessions(statuses=ACTIVE_STATUSES, limit=10_000):
             if session.workflow_run_id == run_id:
                 await self.runner.stop(session.id)
-        run = await self.store.get_workflow_run(run_id)
-        step = run.steps[run.current]
-        if run.current > 0 and step.status == "pending":
-            previous = run.steps[run.current - 1].session_id or ""
-            approval = await self.broker.latest_for_call(previous, gate_key(run_id, run.current))
-            if approval is not None and approval.status == "pending":
-                await self.broker.cancel(approval.id, "The workflow run was stopped.")
+        await self.gates.withdraw(await self.store.get_workflow_run(run_id))
         return await self._finish(run_id, "stopped", "Stopped by a person.", step_status="stopped")
 
     async def wait(self, run_id: str, timeout: float | None = None) -> WorkflowRun:
@@ -201,30 +188,11 @@ class WorkflowRunner:
         prompt = render_prompt(step.template, input=run.input, previous=previous.output if previous else None)
         edited = False
         if previous is not None and previous.approve:
-            assert previous.session_id is not None
-            approval = await self._gate(run, prompt)
-            if approval.status == "allowed":
-                updated = approval.decision.updated_arguments if approval.decision else None
-                asked = (updated or {}).get("prompt")
-                if isinstance(asked, str) and asked.strip() and asked != prompt:
-                    prompt, edited = asked, True
-            await self._event(
-                previous.session_id,
-                "workflow.gate",
-                run,
-                i,
-                approval_id=approval.id,
-                status=approval.status,
-                edited=edited,
-            )
-            if approval.status != "allowed":
-                decision = approval.decision
-                reason = (decision.message if decision else None) or f"The gate was {approval.status}."
-                if approval.status == "cancelled":
-                    await self._finish(run.id, "stopped", reason, step_status="stopped")
-                else:
-                    await self._finish(run.id, "denied", reason, step_status="denied")
+            answer = await self.gates.ask(run, prompt)
+            if not answer.allowed:
+                await self._finish(run.id, answer.outcome, answer.reason, step_status=answer.outcome)
                 return False
+            prompt, edited = answer.prompt, answer.edited
         try:
             check_mode(step.mode, self.modes, where=f"step {i + 1} of workflow {run.workflow!r}")
         except WorkflowError as exc:
@@ -232,45 +200,6 @@ class WorkflowRunner:
             return False
         # Shielded: a stop arriving mid-start must not leave a session nobody records.
         return await asyncio.shield(self._start_session(run, step, prompt, edited, adopt=adopt))
-
-    async def _gate(self, run: WorkflowRun, prompt: str) -> Approval:
-        """Ask whether the next step may start, and wait; after a restart, the same approval again."""
-        i = run.current
-        step, previous = run.steps[i], run.steps[i - 1]
-        assert previous.session_id is not None
-        n = len(run.steps)
-        approval_id = step.approval_id
-        if approval_id is None:
-            key = gate_key(run.id, i)
-            # Written before the approval is visible, so nobody sees a gate on a "running" run.
-            await self._update(run.id, lambda r: r.model_copy(update={"status": "waiting_approval"}))
-            # Opened by a process that died before it could record the approval's id.
-            approval = await self.broker.latest_for_call(previous.session_id, key)
-            if approval is None:
-                approval = await self.broker.open(
-                    session_id=previous.session_id,
-                    tool_call_id=key,
-                    tool_name="workflow_step",
-                    arguments={
-                        "workflow": run.workflow,
-                        "step": i + 1,
-                        "of": n,
-                        "mode": step.mode,
-                        "prompt": prompt,
-                    },
-                    reason=(
-                        f"Step {i} of {n} ({previous.mode}) is done. "
-                        f"Start step {i + 1} ({step.mode}) with this prompt?"
-                    ),
-                    kind="workflow_step",
-                    timeout=self.gate_timeout,
-                )
-            approval_id = approval.id
-            await self._update(run.id, lambda r: _with_step(r, i, approval_id=approval_id))
-            await self._event(
-                previous.session_id, "workflow.gate", run, i, approval_id=approval_id, status="pending"
-            )
-        return await self.broker.wait(approval_id)
 
     async def _start_session(
         self, run: WorkflowRun, step: StepRun, prompt: str, edited: bool, *, adopt: bool
@@ -296,8 +225,7 @@ class WorkflowRunner:
         started = session_id
         updated = await self._update(
             run.id,
-            lambda r: _with_step(
-                r,
+            lambda r: r.with_step(
                 i,
                 status="running",
                 session_id=started,
@@ -332,7 +260,7 @@ class WorkflowRunner:
             last = i == n - 1
             updated = await self._update(
                 run.id,
-                lambda r: _with_step(r, i, status="completed", output=output, finished_at=utcnow()).model_copy(
+                lambda r: r.with_step(i, status="completed", output=output, finished_at=utcnow()).model_copy(
                     update={"current": i if last else i + 1}
                 ),
             )
@@ -408,7 +336,7 @@ class WorkflowRunner:
         def finish(run: WorkflowRun) -> WorkflowRun:
             step = run.steps[run.current]
             if step_status is not None and step.status in ("pending", "running"):
-                run = _with_step(run, run.current, status=step_status, error=error, finished_at=utcnow())
+                run = run.with_step(run.current, status=step_status, error=error, finished_at=utcnow())
             run = run.model_copy(update={"status": status, "detail": detail, "finished_at": utcnow()})
             ended.append(run)
             return run
@@ -438,9 +366,3 @@ class WorkflowRunner:
                 **data,
             },
         )
-
-
-def _with_step(run: WorkflowRun, index: int, **changes: Any) -> WorkflowRun:
-    steps = list(run.steps)
-    steps[index] = steps[index].model_copy(update=changes)
-    return run.model_copy(update={"steps": steps})

@@ -3,18 +3,16 @@
 One run is one CLI process (`ClaudeSDKClient`) that resumes the session's SDK transcript.
 Every tool call passes the same gate as in the other engine, in two steps: `can_use_tool`
 decides (rules, approvals, audit), and the in-process proxy server executes what was allowed,
-on the shared pool. Stream events become token deltas; each assistant message is stored with
-its tool calls before any of them is decided; the result gives tokens, cost and the SDK
-session id. A stop interrupts the CLI. After a restart, the calls the last run left open are
-settled first (an approval still pending is asked again, a call that was running is reported
-as interrupted, never re-run), and the SDK session is resumed with what became of them.
+on the shared pool (`calls`). Stream events become token deltas; each assistant message is
+stored with its tool calls before any of them is decided; the result gives tokens, cost and the
+SDK session id. A stop interrupts the CLI. After a restart, the calls the last run left open are
+settled first, and the SDK session is resumed with what became of them (`recovery`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import uuid
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from pathlib import Path
@@ -25,8 +23,6 @@ from claude_agent_sdk import (
     ClaudeSDKClient,
     ClaudeSDKError,
     HookMatcher,
-    PermissionResultAllow,
-    PermissionResultDeny,
     ResultMessage,
     StreamEvent,
     SystemMessage,
@@ -35,12 +31,13 @@ from claude_agent_sdk import (
     ToolUseBlock,
     UserMessage,
 )
-from claude_agent_sdk.types import PermissionResult, ToolPermissionContext
 
 from backend.domain.models import Session, ToolCallRequest, Usage
 from backend.domain.tools import ToolResult
+from backend.engine.claude_sdk.calls import GatedCalls
 from backend.engine.claude_sdk.options import SdkTarget, SettingSource, build_options, disallowed_tools
 from backend.engine.claude_sdk.proxy import proxy_servers
+from backend.engine.claude_sdk.recovery import settle_open_round
 from backend.engine.claude_sdk.transcript import (
     AssistantDraft,
     earlier_context,
@@ -50,22 +47,15 @@ from backend.engine.claude_sdk.transcript import (
     user_turn,
 )
 from backend.engine.events import EventBus
-from backend.engine.loop import LoopLimits, LoopResult, unanswered_calls
+from backend.engine.loop import LoopLimits, LoopResult
 from backend.engine.turn import Turn
-from backend.permissions.gate import INTERRUPTED, GateCall, GateDecision, ToolGate
+from backend.permissions.gate import ToolGate
 from backend.store.base import NotFound, Store
 
 log = logging.getLogger(__name__)
 
 CONNECT_TIMEOUT = 60.0
 INTERRUPT_TIMEOUT = 5.0
-STORED_TIMEOUT = 10.0
-"""How long a permission request waits for the end of the assistant message it belongs to."""
-NEVER_STARTED = "The tool call was allowed, but Claude Code never started it."
-RESTART_NOTE = (
-    "The host restarted during your last turn. The tool calls it left open were settled "
-    "without you; here is what became of them:"
-)
 
 
 class ClaudeSdkEngine:
@@ -123,17 +113,12 @@ class _Run:
         self.session = session
         self.sid = session.id
         self.turn = turn
-        self.gate_session = turn.gate_session
         self.on_usage = on_usage
         self.on_sdk_session = on_sdk_session
         self.sdk_session_id = session.sdk_session_id
         self.draft: AssistantDraft | None = None
         self.flush_lock = asyncio.Lock()
-        self.calls: dict[str, ToolCallRequest] = {}
-        self.stored: dict[str, asyncio.Event] = {}
-        """Set once the assistant message holding the call (by tool-use id) is in the store."""
-        self.allowed: dict[str, GateDecision] = {}
-        self.finished: set[str] = set()
+        self.calls = GatedCalls(gate=self.gate, gate_session=turn.gate_session, flush=self._flush)
         self.last_text = ""
         self.cost_so_far = 0.0
         self.stderr: deque[str] = deque(maxlen=20)
@@ -141,7 +126,8 @@ class _Run:
     # the run
 
     async def drive(self, limits: LoopLimits) -> LoopResult:
-        note = await self._settle_open_round()
+        opened = await settle_open_round(self.store, self.sid, self.calls)
+        note, self.last_text = opened.note, opened.last_text
         history = await self.store.list_messages(self.sid)
         unsent = unsent_user_messages(history, memory_from=self.session.memory_from)
         resume, fork = await self._resume_point()
@@ -190,15 +176,15 @@ class _Run:
             target=engine.target(self.session),
             system_prompt=self.turn.system_prompt,
             workspace=Path(self.session.workspace),
-            mcp_servers=proxy_servers(tools, self._execute),
+            mcp_servers=proxy_servers(tools, self.calls.execute),
             disallowed=disallowed_tools(self.gate.policy, tools),
             max_turns=limits.max_iterations,
             data_dir=engine.data_dir,
             setting_sources=engine.setting_sources,
             resume=resume,
             fork=fork,
-            can_use_tool=self._can_use_tool,
-            hooks={"PreToolUse": [HookMatcher(hooks=[self._pre_tool_use])]},
+            can_use_tool=self.calls.can_use_tool,
+            hooks={"PreToolUse": [HookMatcher(hooks=[self.calls.pre_tool_use])]},
             stderr=self.stderr.append,
         )
 
@@ -241,16 +227,8 @@ class _Run:
             await client.disconnect()
         except Exception:
             log.exception("closing the CLI of %s", self.sid)
-        if self.gate.shutting_down:
-            return  # left as stored, for recovery
-        for call_id, decision in list(self.allowed.items()):
-            if call_id not in self.finished:
-                self.finished.add(call_id)
-                await self.gate.settle_unrun(
-                    self.gate_session,
-                    GateCall(id=call_id, name=decision.record.name, arguments=decision.arguments),
-                    ToolResult.error(NEVER_STARTED),
-                )
+        if not self.gate.shutting_down:  # else left as stored, for recovery
+            await self.calls.settle_never_started()
 
     # what the CLI reports
 
@@ -288,23 +266,16 @@ class _Run:
                 elif isinstance(block, ToolUseBlock):
                     call = ToolCallRequest(id=block.id, name=block.name, arguments=dict(block.input))
                     self.draft.tool_calls.append(call)
-                    self.calls[block.id] = call
+                    self.calls.seen(call)
 
     async def _on_user(self, message: UserMessage) -> None:
         if message.parent_tool_use_id is not None or isinstance(message.content, str):
             return
         await self._flush()
         for block in message.content:
-            if not isinstance(block, ToolResultBlock) or block.tool_use_id in self.finished:
-                continue
-            # A call the gate never ran to its end: the CLI refused or cut it by itself.
-            self.finished.add(block.tool_use_id)
-            call = self.calls.get(block.tool_use_id)
-            await self.gate.settle_unrun(
-                self.gate_session,
-                GateCall(id=block.tool_use_id, name=call.name if call else "unknown", arguments=call.arguments if call else {}),
-                ToolResult(text=result_text(block.content), is_error=bool(block.is_error)),
-            )
+            if isinstance(block, ToolResultBlock):
+                result = ToolResult(text=result_text(block.content), is_error=bool(block.is_error))
+                await self.calls.settle_reported(block.tool_use_id, result)
 
     async def _on_result(self, message: ResultMessage, limits: LoopLimits) -> LoopResult:
         await self._flush()
@@ -336,9 +307,6 @@ class _Run:
 
     # the assistant message, stored before any of its tool calls is decided
 
-    def _stored(self, call_id: str) -> asyncio.Event:
-        return self.stored.setdefault(call_id, asyncio.Event())
-
     async def _flush(self) -> None:
         async with self.flush_lock:
             await self._store_draft()
@@ -351,86 +319,7 @@ class _Run:
             self.last_text = "\n\n".join(draft.texts)
         stored = await self.store.add_message(draft.message(self.sid))
         await self.bus.publish(self.sid, "message", stored.model_dump(mode="json"))
-        for call in draft.tool_calls:
-            self._stored(call.id).set()
-
-    async def _await_message_of(self, call_id: str) -> None:
-        """Wait (bounded) until the whole message holding this call is stored.
-
-        The CLI may ask about a call while the model still streams the rest of its message; the
-        message is stored whole, as the LiteLLM engine stores it, before any call is decided.
-        """
-        try:
-            async with asyncio.timeout(STORED_TIMEOUT):
-                await self._stored(call_id).wait()
-        except TimeoutError:
-            log.warning("the CLI asked about %s before its message ended; storing what there is", call_id)
-            await self._flush()
-
-    # the gate, in two steps
-
-    async def _pre_tool_use(self, hook_input: Any, tool_use_id: str | None, context: Any) -> dict[str, Any]:
-        """The CLI's PreToolUse hook: the call's message goes to our store and events first.
-
-        It never decides (an allow here would skip `can_use_tool`, and with it the gate).
-        """
-        if tool_use_id:
-            await self._await_message_of(tool_use_id)
-        return {}
-
-    async def _can_use_tool(self, name: str, arguments: dict[str, Any], context: ToolPermissionContext) -> PermissionResult:
-        call_id = context.tool_use_id or f"sdk-{uuid.uuid4().hex}"
-        await self._await_message_of(call_id)
-        decision = await self.gate.decide(self.gate_session, GateCall(id=call_id, name=name, arguments=arguments))
-        if decision.result is not None:
-            self.finished.add(call_id)
-            return PermissionResultDeny(message=decision.result.text)
-        self.allowed[call_id] = decision
-        return PermissionResultAllow(updated_input=decision.arguments)
-
-    async def _execute(self, name: str, tool_use_id: str | None, arguments: dict[str, Any]) -> ToolResult:
-        """The proxy's call: runs only what `can_use_tool` allowed (the gate refuses the rest)."""
-        call_id = tool_use_id or self._match(name, arguments) or f"undecided-{uuid.uuid4().hex}"
-        try:
-            return await self.gate.execute(self.gate_session, GateCall(id=call_id, name=name, arguments=arguments))
-        finally:
-            self.finished.add(call_id)
-
-    def _match(self, name: str, arguments: dict[str, Any]) -> str | None:
-        """For a CLI that does not say which tool use a call is: the one allowed call it can be."""
-        found = [
-            i
-            for i, d in self.allowed.items()
-            if i not in self.finished and d.record.name == name and d.arguments == arguments
-        ]
-        return found[0] if len(found) == 1 else None
-
-    # after a restart
-
-    async def _settle_open_round(self) -> str:
-        """Settle the calls a previous process left open, exactly as the LiteLLM engine does.
-
-        Returns what became of them, for the resumed CLI session (whose own copy of those calls
-        ended with the process).
-        """
-        history = await self.store.list_messages(self.sid)
-        calls = unanswered_calls(history)
-        if not calls:
-            return ""
-        self.last_text = next((m.content for m in reversed(history) if m.role == "assistant" and m.content), "")
-        records = {r.id: r for r in await self.store.list_tool_calls(self.sid)}
-        lines = []
-        for call in calls:
-            record = records.get(call.id)
-            if record is not None and record.status == "running":
-                await self.gate.record_interrupted(record)
-                text = INTERRUPTED
-            else:  # an approval still pending is asked again; one answered meanwhile stands
-                gate_call = GateCall(id=call.id, name=call.name, arguments=call.arguments)
-                text = (await self.gate.run(self.gate_session, gate_call)).text
-            self.finished.add(call.id)
-            lines.append(f"- {call.name} {call.arguments} (call {call.id}): {text}")
-        return "\n".join([RESTART_NOTE, *lines])
+        self.calls.message_stored(draft.tool_calls)
 
 
 async def _one(message: dict[str, Any]) -> AsyncIterator[dict[str, Any]]:

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from backend.domain.models import Decision, Session
-from backend.engine.claude_sdk.engine import RESTART_NOTE
+from backend.engine.claude_sdk.recovery import RESTART_NOTE
 from backend.engine.events import Subscription
 from backend.engine.host import Host
 from backend.engine.invoke import invoke_agent
