@@ -153,7 +153,7 @@ async def _run(args: argparse.Namespace) -> int:
 
 async def _workflow(args: argparse.Namespace) -> int:
     from backend.api.local import host_with_local_api
-    from backend.engine.host import Host
+    from backend.app.host import Host
     from backend.workflow_cli import WorkflowTerminal, print_definitions
     from backend.workflows.files import UnknownWorkflow, WorkflowError
 
@@ -180,7 +180,7 @@ async def _resume(args: argparse.Namespace) -> int:
 
 
 async def _servers(args: argparse.Namespace) -> int:
-    from backend.engine.host import server_configs
+    from backend.app.host import server_configs
     from backend.mcp.pool import McpPool
 
     settings = _settings(args)
@@ -211,7 +211,7 @@ def _serve(args: argparse.Namespace) -> int:
     import uvicorn
 
     from backend.api.app import create_app
-    from backend.api.auth import AuthError, UserConfig, check_bind
+    from backend.auth import AuthError, UserConfig, check_bind
 
     settings = _settings(args, host=args.host, port=args.port)
     try:
@@ -270,7 +270,7 @@ async def _mcp(args: argparse.Namespace) -> int:
 
 def _host_token(settings: Settings) -> str | None:
     """OVERSEER_TOKEN (or `token:` in the config), else the token a host keeps in the data dir."""
-    from backend.api.auth import TOKEN_FILE
+    from backend.auth import TOKEN_FILE
 
     if settings.token and settings.token.get_secret_value().strip():
         return settings.token.get_secret_value().strip()
@@ -302,7 +302,7 @@ def _mcp_config(args: argparse.Namespace) -> int:
 def _hash_password(args: argparse.Namespace) -> int:
     import getpass
 
-    from backend.api.auth import hash_password
+    from backend.auth import hash_password
 
     password = args.password or getpass.getpass("password: ")
     print(hash_password(password))

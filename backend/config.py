@@ -94,7 +94,7 @@ class Settings(BaseSettings):
     @classmethod
     def _users_are_valid(cls, users: list[dict[str, Any]]) -> list[dict[str, Any]]:
         # Checked here so a plain password or a bad role stops the start with a clear message.
-        from backend.api.auth import UserConfig
+        from backend.auth import UserConfig
 
         for user in users:
             UserConfig.model_validate(user)

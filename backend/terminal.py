@@ -9,7 +9,7 @@ from typing import Any, Literal, TextIO
 
 from backend.domain.models import Approval, Decision, Event
 from backend.engine.chat import ChatInput
-from backend.engine.host import Host
+from backend.app.host import Host
 from backend.permissions.approvals import ApprovalError
 
 ApproveMode = Literal["ask", "all", "none"]

@@ -12,9 +12,9 @@ from typing import Any, TextIO
 
 from backend.domain.models import Approval
 from backend.engine.events import Subscription
-from backend.engine.host import Host
+from backend.app.host import Host
 from backend.terminal import ApproveMode, TerminalUI
-from backend.workflows.model import WorkflowRun
+from backend.domain.workflows import WorkflowRun
 
 FOLLOW_SLICE = 60.0
 """How long to wait for an event before looking at the run in the store again."""

@@ -22,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from _common import child_pids, peak_rss_mb, rss_mb  # noqa: E402
 
 from backend.config import Settings  # noqa: E402
-from backend.engine.host import Host  # noqa: E402
+from backend.app.host import Host  # noqa: E402
 from backend.testing import ModelRequest, Reply, ScriptedModelServer, ScriptedToolCall  # noqa: E402
 
 CALLS_PER_SESSION = 5

@@ -29,7 +29,7 @@ from _common import child_pids, rss_mb  # noqa: E402
 
 from backend.config import Settings  # noqa: E402
 from backend.domain.models import Decision  # noqa: E402
-from backend.engine.host import Host  # noqa: E402
+from backend.app.host import Host  # noqa: E402
 from backend.mcp.config import builtin_servers  # noqa: E402
 from backend.mcp.pool import McpPool  # noqa: E402
 from backend.testing import ModelRequest, Reply, ScriptedModelServer, ScriptedToolCall  # noqa: E402

@@ -21,7 +21,7 @@ from _common import percentiles  # noqa: E402
 from mcp import Client, StdioServerParameters  # noqa: E402
 
 from backend.config import Settings  # noqa: E402
-from backend.engine.host import Host  # noqa: E402
+from backend.app.host import Host  # noqa: E402
 from backend.permissions.gate import GateCall, GateSession  # noqa: E402
 
 

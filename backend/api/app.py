@@ -11,14 +11,14 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import FileResponse, JSONResponse
 
-from backend.api.auth import Authenticator, UserConfig
+from backend.auth import Authenticator, UserConfig
 from backend.api.throttle import LoginThrottle
 from backend.api.routes import agents, approvals, login, modes, schedules, sessions, skills
 from backend.api.routes import settings as settings_api
 from backend.api.routes import workflows as workflows_api
 from backend.api.ws import router as ws_router
 from backend.config import ConfigError, Settings
-from backend.engine.host import Host
+from backend.app.host import Host
 from backend.engine.runner import SessionBusy
 from backend.gateway.http import GatewayHttp, mcp_route
 from backend.mcp.config import HostApi

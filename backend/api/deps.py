@@ -6,8 +6,8 @@ from typing import Annotated
 
 from fastapi import Depends, HTTPException, Request, WebSocket, status
 
-from backend.api.auth import Authenticator, Principal, Role
-from backend.engine.host import Host
+from backend.auth import Authenticator, Principal, Role
+from backend.app.host import Host
 
 COOKIE_NAME = "overseer_session"
 

@@ -14,7 +14,7 @@ from contextlib import asynccontextmanager
 
 from backend.api.app import build_authenticator, create_app
 from backend.config import Settings
-from backend.engine.host import Host
+from backend.app.host import Host
 from backend.mcp.config import HostApi
 
 SHUTDOWN_TIMEOUT = 10.0

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from backend.domain.models import EngineName, Message, Session, SessionOrigin
-from backend.engine.host import Host
+from backend.app.host import Host
 
 
 class DepthLimitExceeded(ValueError):

@@ -14,7 +14,7 @@ from mcp.server.auth.provider import AccessToken
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
 
-from backend.api.auth import ROLE_RANK, Principal, PrincipalKind, Role
+from backend.auth import ROLE_RANK, Principal, PrincipalKind, Role
 
 CallerOf = Callable[[Context], Principal | None]
 """How a transport names the caller of one request; None when nobody authenticated."""

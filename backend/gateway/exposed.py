@@ -18,10 +18,10 @@ from typing import Any
 import anyio
 import mcp_types as wire
 
-from backend.api.auth import Principal
+from backend.auth import Principal
 from backend.domain.models import Message, ToolCallRequest
 from backend.domain.tools import ToolInfo, ToolResult, split_tool_name
-from backend.engine.host import Host
+from backend.app.host import Host
 from backend.permissions.gate import GateCall, GateSession
 
 log = logging.getLogger(__name__)

@@ -20,8 +20,8 @@ from mcp.server.transport_security import TransportSecuritySettings
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from backend.api.auth import Authenticator, is_loopback
-from backend.engine.host import Host
+from backend.auth import Authenticator, is_loopback
+from backend.app.host import Host
 from backend.gateway.callers import access_token_for, http_caller
 from backend.gateway.server import Gateway, build_server
 

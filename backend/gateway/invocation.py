@@ -18,7 +18,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 
 from backend.domain.models import ACTIVE_STATUSES, Approval, EngineName, Event, Session
 from backend.engine.events import Subscription
-from backend.engine.host import Host
+from backend.app.host import Host
 from backend.gateway.elicitation import PushAsker
 from backend.store.base import NotFound
 

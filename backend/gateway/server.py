@@ -23,7 +23,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import BaseModel, Field, ValidationError
 
 from backend.domain.models import Decision, EngineName, SessionStatus
-from backend.engine.host import Host
+from backend.app.host import Host
 from backend.gateway.callers import CallerOf, local_caller, require
 from backend.gateway.elicitation import (
     PushAsker,

@@ -17,7 +17,7 @@ from backend.domain.models import (
     ToolCallRecord,
 )
 from backend.domain.schedules import Schedule
-from backend.workflows.model import WorkflowRun
+from backend.domain.workflows import WorkflowRun
 
 
 class NotFound(LookupError):

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from backend.store.base import NotFound
 from backend.store.sqlite_thread import SqliteThread
-from backend.workflows.model import WorkflowRun
+from backend.domain.workflows import WorkflowRun
 
 
 class SqliteWorkflowStore:

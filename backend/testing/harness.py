@@ -15,7 +15,7 @@ from typing import Any
 from backend.config import Settings
 from backend.domain.models import Approval, Decision, Session
 from backend.engine.events import Subscription
-from backend.engine.host import Host
+from backend.app.host import Host
 from backend.mcp.pool import McpPool
 from backend.testing.model_server import ScriptedModelServer
 from backend.testing.script import Script

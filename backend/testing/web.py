@@ -19,7 +19,7 @@ from typing import Any, TypeVar
 import uvicorn
 
 from backend.api.app import create_app
-from backend.engine.host import Host
+from backend.app.host import Host
 from backend.testing.harness import scripted_settings
 from backend.testing.model_server import ScriptedModelServer
 from backend.testing.script import Script

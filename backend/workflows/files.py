@@ -18,7 +18,7 @@ from pydantic import ValidationError
 
 from backend.paths import BUILTIN_WORKFLOWS_DIR
 from backend.store.base import NotFound
-from backend.workflows.model import Workflow, WorkflowSource
+from backend.domain.workflows import Workflow, WorkflowSource
 
 log = logging.getLogger(__name__)
 

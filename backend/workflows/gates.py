@@ -13,7 +13,7 @@ from typing import Any, Literal, Protocol
 
 from backend.domain.models import Approval
 from backend.permissions.approvals import ApprovalBroker
-from backend.workflows.model import WorkflowRun
+from backend.domain.workflows import WorkflowRun
 
 GATE_TIMEOUT = 7 * 24 * 3600.0
 """How long a gate waits for a person: a week, since they may answer tomorrow. Expiry denies."""

@@ -22,7 +22,7 @@ from backend.permissions.approvals import ApprovalBroker
 from backend.store.base import NotFound, Store
 from backend.workflows.files import Modes, WorkflowError, WorkflowLibrary, check_mode, render_prompt
 from backend.workflows.gates import GATE_TIMEOUT, WorkflowGates
-from backend.workflows.model import StepRun, StepRunStatus, Workflow, WorkflowRun, WorkflowRunStatus
+from backend.domain.workflows import StepRun, StepRunStatus, Workflow, WorkflowRun, WorkflowRunStatus
 
 log = logging.getLogger(__name__)
 

@@ -8,7 +8,7 @@ import httpx
 import pytest
 
 from backend.api.app import create_app
-from backend.engine.host import Host
+from backend.app.host import Host
 from backend.testing import ScriptedModelServer
 from backend.testing.harness import scripted_settings
 

@@ -26,7 +26,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
 from backend.api.app import build_authenticator, create_app
-from backend.engine.host import Host
+from backend.app.host import Host
 from backend.mcp.config import HostApi
 from backend.mcp.pool import McpPool
 from backend.testing import Reply, ScriptedModelServer, ScriptedToolCall

@@ -12,7 +12,7 @@ import pytest
 from gateway_testkit import BOUND, HeldReply, ProgressLog, accept, session_status, write_file
 from mcp import Client
 
-from backend.api.auth import Principal
+from backend.auth import Principal
 from backend.domain.models import Decision
 from backend.gateway import Gateway, build_server
 from backend.testing import Reply

@@ -109,7 +109,7 @@ def test_the_file_server_alone_gets_a_read_root_argument_for_each_read_root(tmp_
 
 def test_the_host_gives_the_file_server_the_skill_folders(tmp_path: Path):
     from backend.config import Settings
-    from backend.engine.host import server_configs
+    from backend.app.host import server_configs
     from backend.paths import BUILTIN_SKILLS_DIR
 
     settings = Settings(data_dir=tmp_path / "data", workspace=tmp_path)

@@ -9,7 +9,7 @@ import pytest
 
 from backend.store import NotFound, SqliteStore
 from backend.store.schema import MIGRATIONS, SCHEMA_VERSION
-from backend.workflows.model import StepRun, WorkflowRun
+from backend.domain.workflows import StepRun, WorkflowRun
 
 T0 = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
 

@@ -7,7 +7,7 @@ import threading
 import pytest
 
 from backend.domain.models import Decision
-from backend.engine.host import Host
+from backend.app.host import Host
 from backend.testing import ModelRequest, Reply, ScriptedModelServer
 from backend.testing.harness import scripted_host, scripted_settings
 from backend.workflows.files import WorkflowError

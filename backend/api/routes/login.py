@@ -7,7 +7,7 @@ from fastapi import APIRouter, HTTPException, Request, Response, status
 from fastapi.responses import RedirectResponse
 
 import backend
-from backend.api.auth import AuthError, Principal
+from backend.auth import AuthError, Principal
 from backend.api.deps import COOKIE_NAME, AuthDep, Viewer
 from backend.api.schemas import LoginRequest, TokenResponse
 from backend.api.throttle import LoginThrottle, LoginThrottled

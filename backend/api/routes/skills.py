@@ -13,7 +13,7 @@ from fastapi import APIRouter, Query, Response, status
 from pydantic import BaseModel, ConfigDict, Field
 
 from backend.api.deps import Approver, HostDep, Viewer
-from backend.engine.host import Host
+from backend.app.host import Host
 from backend.skills.model import MAX_SKILL_CHARS, Skill
 
 router = APIRouter(prefix="/api/skills", tags=["skills"])

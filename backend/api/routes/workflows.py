@@ -11,7 +11,7 @@ from typing import Annotated
 from fastapi import APIRouter, Query, status
 
 from backend.api.deps import Approver, HostDep, Viewer
-from backend.workflows.model import Workflow, WorkflowRun, WorkflowRunCreate
+from backend.domain.workflows import Workflow, WorkflowRun, WorkflowRunCreate
 
 router = APIRouter(tags=["workflows"])
 

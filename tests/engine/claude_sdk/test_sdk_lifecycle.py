@@ -13,7 +13,7 @@ import pytest
 from backend.domain.models import Decision, Session
 from backend.engine.claude_sdk.recovery import RESTART_NOTE
 from backend.engine.events import Subscription
-from backend.engine.host import Host
+from backend.app.host import Host
 from backend.engine.invoke import invoke_agent
 from backend.mcp.pool import McpPool
 from backend.testing import ModelRequest, Reply, ScriptedModelServer, ScriptedToolCall

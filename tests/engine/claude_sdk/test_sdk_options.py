@@ -26,7 +26,7 @@ from backend.engine.claude_sdk.options import (
 )
 from backend.engine.claude_sdk.proxy import TOOL_USE_ID_META, proxy_servers
 from backend.engine.claude_sdk.transcript import earlier_context, prompt_blocks, unsent_user_messages
-from backend.engine.host import Host
+from backend.app.host import Host
 from backend.permissions.policy import DEFAULT_POLICIES, PolicyEngine
 from backend.permissions.rules import RuleSet
 

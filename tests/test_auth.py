@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from backend.api.auth import (
+from backend.auth import (
     Authenticator,
     AuthError,
     Principal,
@@ -20,7 +20,7 @@ from backend.api.auth import (
     hash_password,
     is_loopback,
 )
-from backend.api.auth_store import read_or_create_secret
+from backend.auth_store import read_or_create_secret
 
 
 class FakeClock:

@@ -26,7 +26,7 @@ from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from backend.api.auth_store import ApiKeyFile, StoredApiKey, read_or_create_secret
+from backend.auth_store import ApiKeyFile, StoredApiKey, read_or_create_secret
 
 with warnings.catch_warnings():
     # authlib.jose warns on import that joserfc replaces it in authlib 2; it works until then,
