@@ -9,6 +9,7 @@ credential string and checks `Principal.can(...)`.
 
 from __future__ import annotations
 
+import getpass
 import hashlib
 import hmac
 import ipaddress
@@ -27,6 +28,7 @@ from argon2.exceptions import InvalidHashError, VerificationError
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from backend.auth_store import ApiKeyFile, StoredApiKey, read_or_create_secret
+from backend.domain.models import Decider, Door, PrincipalKind
 
 with warnings.catch_warnings():
     # authlib.jose warns on import that joserfc replaces it in authlib 2; it works until then,
@@ -41,7 +43,6 @@ except ImportError:  # optional: only for bcrypt hashes carried over from other 
     bcrypt = None
 
 Role = Literal["admin", "approver", "viewer"]
-PrincipalKind = Literal["token", "user", "api_key"]
 ROLE_RANK: dict[Role, int] = {"viewer": 0, "approver": 1, "admin": 2}
 
 TOKEN_FILE = "token"
@@ -76,6 +77,22 @@ class Principal:
     def can(self, role: Role) -> bool:
         """True when this principal holds `role` or one that ranks above it."""
         return ROLE_RANK[self.role] >= ROLE_RANK[role]
+
+    def decider(self, via: Door) -> Decider:
+        """How a decision this principal makes through `via` is recorded."""
+        return Decider(name=self.name, kind=self.kind, role=self.role, via=via)
+
+
+def local_principal() -> Principal:
+    """The person at this machine: whoever runs `overseer run` or started the stdio MCP server.
+
+    They own the data dir and the config file, so they are its admin.
+    """
+    try:
+        name = getpass.getuser()
+    except (KeyError, OSError):  # no user name for this uid (some containers)
+        name = "local"
+    return Principal(name=name, role="admin", kind="local")
 
 
 _TOKEN_PRINCIPAL = Principal(name="admin", role="admin", kind="token")

@@ -211,6 +211,7 @@ def _serve(args: argparse.Namespace) -> int:
     import uvicorn
 
     from backend.api.app import create_app
+    from backend.api.server import OverseerServer
     from backend.auth import AuthError, UserConfig, check_bind
 
     settings = _settings(args, host=args.host, port=args.port)
@@ -236,7 +237,9 @@ def _serve(args: argparse.Namespace) -> int:
         print("No model is configured: sessions use the offline demo model. Set OVERSEER_MODEL to use a real one.")
     # Info level for uvicorn's start-up lines ("running on ..." says the socket is listening);
     # access lines stay off.
-    uvicorn.run(app, host=settings.host, port=settings.port, log_level="info", access_log=False)
+    OverseerServer(
+        uvicorn.Config(app, host=settings.host, port=settings.port, log_level="info", access_log=False)
+    ).run()
     return 0
 
 

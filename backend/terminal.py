@@ -7,6 +7,8 @@ import json
 import sys
 from typing import Any, Literal, TextIO
 
+from backend.auth import local_principal
+from backend.domain.errors import DomainError
 from backend.domain.models import Approval, Decision, Event
 from backend.engine.chat import ChatInput
 from backend.app.host import Host
@@ -30,6 +32,7 @@ class TerminalUI:
         read_line: Any = None,
     ) -> None:
         self.host = host
+        self.person = local_principal()
         self.approve = approve
         self.as_json = as_json
         self.out = out or sys.stdout
@@ -157,8 +160,8 @@ class TerminalUI:
         else:
             decision = await self.ask(approval)
         try:
-            await self.host.broker.answer(approval.id, decision, by="user")
-        except ApprovalError as exc:
+            await self.host.approvals.answer(approval.id, decision, by=self.person, via="terminal")
+        except (ApprovalError, DomainError) as exc:
             self.line(f"  (not applied: {exc})")
 
     async def ask(self, approval: Approval) -> Decision:

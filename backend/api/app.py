@@ -18,6 +18,7 @@ from backend.api.routes import settings as settings_api
 from backend.api.routes import workflows as workflows_api
 from backend.api.ws import router as ws_router
 from backend.config import ConfigError, Settings
+from backend.domain.errors import Conflict, Forbidden, Invalid
 from backend.app.host import Host
 from backend.engine.runner import SessionBusy
 from backend.gateway.http import GatewayHttp, mcp_route
@@ -94,6 +95,9 @@ def _error(code: int, message: str) -> JSONResponse:
 # Domain errors and the status they mean; the message is always the exception's own text.
 ERROR_STATUS: dict[type[Exception], int] = {
     NotFound: status.HTTP_404_NOT_FOUND,
+    Forbidden: status.HTTP_403_FORBIDDEN,
+    Invalid: status.HTTP_422_UNPROCESSABLE_CONTENT,
+    Conflict: status.HTTP_409_CONFLICT,
     ApprovalNotFound: status.HTTP_404_NOT_FOUND,
     ApprovalClosed: status.HTTP_409_CONFLICT,
     SessionBusy: status.HTTP_409_CONFLICT,

@@ -18,6 +18,7 @@ from pydantic import ValidationError
 from backend.api.deps import credential_of
 from backend.api.schemas import AnswerApproval
 from backend.engine.events import Subscription
+from backend.domain.errors import DomainError
 from backend.permissions.approvals import ApprovalError
 
 log = logging.getLogger(__name__)
@@ -134,15 +135,14 @@ class _Connection:
 
     async def answer(self, message: dict[str, Any]) -> None:
         approval_id = message.get("id")
-        if not self.principal.can("approver"):
-            await self.send({"type": "error", "id": approval_id, "message": "answering needs the approver role"})
-            return
         try:
             body = AnswerApproval.model_validate({k: v for k, v in message.items() if k not in ("type", "id")})
-            await self.host.broker.answer(str(approval_id), body.to_decision(), by="user")
+            await self.host.approvals.answer(
+                str(approval_id), body.to_decision(), by=self.principal, via="websocket"
+            )
         except ValidationError as exc:
             await self.send({"type": "error", "id": approval_id, "message": f"bad answer: {exc.errors()[0]['msg']}"})
-        except ApprovalError as exc:
+        except (ApprovalError, DomainError) as exc:
             await self.send({"type": "error", "id": approval_id, "message": str(exc)})
         else:
             await self.send({"type": "answered", "id": approval_id})

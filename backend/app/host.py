@@ -12,7 +12,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from backend.config import PermissionsConfig, PolicyValue, Settings, append_allow_rules, update_config_file
+from backend.app.approvals import ApprovalService
+from backend.app.policy import PolicyService
+from backend.config import Settings
 from backend.domain.models import Session
 from backend.domain.tools import ToolInfo
 from backend.engine.chat import Chat
@@ -28,8 +30,6 @@ from backend.paths import BUILTIN_MODES_DIR, BUILTIN_SKILLS_DIR
 from backend.permissions.approvals import ApprovalBroker
 from backend.permissions.gate import ToolGate
 from backend.permissions.hooks import HookChain
-from backend.permissions.policy import DEFAULT_POLICIES, PolicyEngine
-from backend.permissions.rules import RuleSet
 from backend.scheduler import Scheduler
 from backend.skills.catalog import SkillCatalog
 from backend.store.sqlite import SqliteStore
@@ -40,16 +40,6 @@ log = logging.getLogger(__name__)
 
 DEMO_MODEL = "openai/overseer-demo"
 TOOLS_READY_TIMEOUT = 60.0
-
-
-def build_policy(settings: Settings) -> PolicyEngine:
-    """Rules from the config file, policies over the defaults."""
-    rules = RuleSet.from_config(settings.permissions.model_dump(), source="user")
-    return PolicyEngine(
-        rules,
-        {**DEFAULT_POLICIES, **settings.policies},
-        read_only_auto_allow=settings.read_only_auto_allow,
-    )
 
 
 def server_configs(settings: Settings, host_api: HostApi | None = None) -> dict[str, McpServerConfig]:
@@ -91,17 +81,18 @@ class Host:
         self._owns_pool = pool is None
         self.pool = pool or McpPool(server_configs(settings, host_api), log_dir=self.data_dir / "logs")
         self.broker = ApprovalBroker(self.store, self.bus, timeout=settings.approval_timeout)
+        self.approvals = ApprovalService(store=self.store, broker=self.broker)
         self.hooks = hooks or HookChain()
         self.demo: Any = None
+        self.policies = PolicyService(settings)
         self.gate = ToolGate(
-            policy=build_policy(settings),
+            policy=self.policies,
             broker=self.broker,
             store=self.store,
             bus=self.bus,
             tools=self.pool,
             sessions=self,  # type: ignore[arg-type]  # forwarded to the runner below
             hooks=self.hooks,
-            on_always_allow=self._save_always_allow,
         )
         self.claude_sdk = ClaudeSdkEngine(
             store=self.store,
@@ -158,7 +149,21 @@ class Host:
             if self.settings.scheduler_enabled:
                 await self.scheduler.start()
 
+    @property
+    def closing(self) -> bool:
+        """True once a shutdown has begun: cancellations from then on end no run and no approval."""
+        return self.gate.shutting_down
+
+    def begin_shutdown(self) -> None:
+        """Say that the process is going away, before anything is cancelled or any connection closes.
+
+        A shutdown, graceful or not, never ends a pending approval: runs, tool calls and approvals
+        stay as stored, for the next start to recover.
+        """
+        self.gate.shutting_down = True
+
     async def aclose(self) -> None:
+        self.begin_shutdown()
         await self.scheduler.aclose()
         await self.workflows.aclose()
         await self.runner.aclose()
@@ -186,35 +191,6 @@ class Host:
     async def _ready_tools(self) -> list[ToolInfo]:
         await self.pool.wait_ready(timeout=TOOLS_READY_TIMEOUT)
         return self.pool.tools()
-
-    def _save_always_allow(self, rules: list[str]) -> None:
-        path: Path = self.settings.writable_config_file
-        append_allow_rules(path, rules)
-        allow = self.settings.permissions.allow
-        allow.extend(r for r in rules if r not in allow)
-        log.info("always-allow rules %s written to %s", rules, path)
-
-    def set_permissions(self, permissions: PermissionsConfig) -> PermissionsConfig:
-        """Replace the rule lists: validated first (RuleError), then saved and applied at once."""
-        RuleSet.from_config(permissions.model_dump(), source="request", strict=True)
-        candidate = self.settings.model_copy(update={"permissions": permissions})
-        policy = build_policy(candidate)
-        update_config_file(
-            self.settings.writable_config_file, lambda data: data.__setitem__("permissions", permissions.model_dump())
-        )
-        self.settings = candidate
-        self.gate.policy = policy
-        return permissions
-
-    def set_policies(self, policies: dict[str, PolicyValue]) -> dict[str, PolicyValue]:
-        """Merge per-tool/per-server policies, save them and apply them at once."""
-        merged = {**self.settings.policies, **policies}
-        candidate = self.settings.model_copy(update={"policies": merged})
-        policy = build_policy(candidate)
-        update_config_file(self.settings.writable_config_file, lambda data: data.__setitem__("policies", merged))
-        self.settings = candidate
-        self.gate.policy = policy
-        return merged
 
     def _demo_server(self) -> Any:
         if self.demo is None:

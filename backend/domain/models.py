@@ -28,6 +28,12 @@ DecidedBy = Literal["rule", "policy", "user", "timeout", "hook", "stop"]
 ApprovalKind = Literal["tool", "mode_switch", "workflow_step"]
 """What an approval gates: a tool call, a plan's switch to its next mode, a workflow's next step."""
 
+PrincipalKind = Literal["token", "user", "api_key", "local", "system"]
+"""How a decider proved who they are: the single-user token, a login, an API key, being the
+person at this machine's terminal (or the stdio MCP client they started), or Overseer itself."""
+Door = Literal["rest", "websocket", "mcp", "elicitation", "terminal", "workflow", "channel", "core"]
+"""Through which door a decision came in; `core` for the ones Overseer makes itself."""
+
 
 def utcnow() -> datetime:
     """Timezone-aware now; every timestamp we store is UTC."""
@@ -143,6 +149,24 @@ class ToolCallRecord(BaseModel):
     created_at: datetime = Field(default_factory=utcnow)
 
 
+class Decider(BaseModel):
+    """Who made a decision and through which door: recorded on the approval and its audit row."""
+
+    name: str
+    kind: PrincipalKind
+    role: str | None = None
+    via: Door = "core"
+
+    @property
+    def label(self) -> str:
+        """One line for logs and the dashboard, e.g. `ann (user, via rest)`."""
+        return f"{self.name} ({self.kind}, via {self.via})"
+
+
+OVERSEER = Decider(name="overseer", kind="system", via="core")
+"""The decider of rules, policies, hooks, timeouts and stops."""
+
+
 class Decision(BaseModel):
     """A person's (or a timeout's) answer to an approval."""
 
@@ -179,6 +203,8 @@ class Approval(BaseModel):
     status: ApprovalStatus = "pending"
     decision: Decision | None = None
     decided_by: DecidedBy | None = None
+    decider: Decider | None = None
+    """Who answered (a person, an API key, an MCP client; Overseer for rules and timeouts)."""
     created_at: datetime = Field(default_factory=utcnow)
     expires_at: datetime
     decided_at: datetime | None = None
@@ -194,6 +220,8 @@ class AuditEntry(BaseModel):
     arguments: dict[str, Any] = Field(default_factory=dict)
     decision: Literal["allow", "deny"]
     decided_by: DecidedBy
+    decider: Decider = OVERSEER
+    """Who decided: the person (and door) for an answered approval, else Overseer itself."""
     detail: str = ""
     latency_ms: float = 0.0
     created_at: datetime = Field(default_factory=utcnow)

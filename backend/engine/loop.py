@@ -18,6 +18,7 @@ from backend.domain.tools import ToolInfo
 from backend.engine.context import user_content
 from backend.engine.events import EventBus
 from backend.engine.model import ModelClient, ModelError
+from backend.engine.settle import settle_open_calls
 from backend.permissions.gate import GateCall, GateSession, ToolGate
 from backend.store.base import Store
 
@@ -86,15 +87,6 @@ def to_wire(system_prompt: str, history: list[Message]) -> list[dict[str, Any]]:
     return wire
 
 
-def unanswered_calls(history: list[Message]) -> list[ToolCallRequest]:
-    """Tool calls of the last assistant message that have no result yet (a run cut short)."""
-    answered = {m.tool_call_id for m in history if m.role == "tool"}
-    for message in reversed(history):
-        if message.role == "assistant":
-            return [c for c in message.tool_calls if c.id not in answered]
-    return []
-
-
 async def run_agent_loop(
     *,
     session: GateSession,
@@ -127,22 +119,13 @@ async def run_agent_loop(
     async def run_calls(calls: list[ToolCallRequest]) -> None:
         await asyncio.gather(*(run_call(c) for c in calls))
 
-    async def finish_interrupted_round() -> None:
-        """Calls a previous run left without results: one that was running is reported, never re-run."""
-        calls = unanswered_calls(await store.list_messages(sid))
-        if not calls:
-            return
-        records = {r.id: r for r in await store.list_tool_calls(sid)}
-        runnable = []
-        for call in calls:
-            record = records.get(call.id)
-            if record is not None and record.status == "running":
-                await gate.record_interrupted(record)
-            else:
-                runnable.append(call)
-        await run_calls(runnable)
-
-    await finish_interrupted_round()
+    await settle_open_calls(
+        store=store,
+        gate=gate,
+        session=session,
+        history=await store.list_messages(sid),
+        concurrency=limits.tool_concurrency,
+    )
     for _iteration in range(limits.max_iterations):
         history = await store.list_messages(sid)
 

@@ -26,8 +26,11 @@ from mcp.server.mcpserver import Context
 from mcp.shared.exceptions import MCPError
 from pydantic import BaseModel, Field, ValidationError
 
+from backend.app.approvals import ApprovalService
+from backend.auth import Principal
+from backend.domain.errors import DomainError
 from backend.domain.models import Approval, Decision
-from backend.permissions.approvals import ApprovalBroker, ApprovalError
+from backend.permissions.approvals import ApprovalError
 
 log = logging.getLogger(__name__)
 
@@ -83,11 +86,12 @@ def decision_from(action: str, content: dict[str, Any] | None) -> Decision | Non
     return Decision(kind=answer.decision, message=answer.message or None)
 
 
-async def answer_first(broker: ApprovalBroker, approval_id: str, decision: Decision) -> bool:
-    """Apply the client's answer unless someone answered first; True when it was applied."""
+async def answer_first(approvals: ApprovalService, approval_id: str, decision: Decision, by: Principal) -> bool:
+    """Apply the client's answer (as `by`) unless someone answered first; True when it was applied."""
     try:
-        await broker.answer(approval_id, decision, by="user")
-    except ApprovalError:
+        await approvals.answer(approval_id, decision, by=by, via="elicitation")
+    except (ApprovalError, DomainError) as exc:
+        log.info("elicitation answer to %s not applied: %s", approval_id, exc)
         return False
     return True
 
@@ -95,9 +99,10 @@ async def answer_first(broker: ApprovalBroker, approval_id: str, decision: Decis
 class PushAsker:
     """Handshake era: ask the client while the tool call runs; cancel the ask to withdraw it."""
 
-    def __init__(self, ctx: Context, broker: ApprovalBroker) -> None:
+    def __init__(self, ctx: Context, approvals: ApprovalService, by: Principal) -> None:
         self._ctx = ctx
-        self._broker = broker
+        self._approvals = approvals
+        self._by = by
 
     async def ask(self, approval: Approval) -> None:
         """Ask once and apply the answer, if any and if still wanted."""
@@ -114,7 +119,7 @@ class PushAsker:
         if decision is not None:
             # Once the person answered, a withdrawal must not cut the answer off half-applied.
             with anyio.CancelScope(shield=True):
-                await answer_first(self._broker, approval.id, decision)
+                await answer_first(self._approvals, approval.id, decision, self._by)
 
 
 def input_request(approval: Approval) -> wire.ElicitRequest:

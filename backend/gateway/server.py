@@ -22,6 +22,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import BaseModel, Field, ValidationError
 
+from backend.domain.errors import DomainError
 from backend.domain.models import Decision, EngineName, SessionStatus
 from backend.app.host import Host
 from backend.gateway.callers import CallerOf, local_caller, require
@@ -142,7 +143,7 @@ def build_server(gateway: Gateway) -> GatewayServer:
         dashboard). Structured content carries the answer, session id, status, cost and tokens.
         Cancelling this call stops the agent.
         """
-        require(gateway.caller, ctx, "approver")
+        caller = require(gateway.caller, ctx, "approver")
         modern = ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
         state = _round_state(ctx.request_state) if modern else None
         sub = host.bus.subscribe(None)  # before starting: no event of the run can be missed
@@ -163,7 +164,7 @@ def build_server(gateway: Gateway) -> GatewayServer:
                 for key, response in (ctx.input_responses or {}).items():
                     decision = decision_from_response(response)
                     if key in asked and decision is not None:
-                        await answer_first(host.broker, key, decision)
+                        await answer_first(host.approvals, key, decision, caller)
 
             async def report(step: float, message: str) -> None:
                 await ctx.report_progress(step, None, message)
@@ -174,7 +175,7 @@ def build_server(gateway: Gateway) -> GatewayServer:
             if modern:
                 outcome = await watch.follow(sub, asked=asked, pause=elicits)
             else:
-                push = PushAsker(ctx, host.broker) if elicits and ctx.session.can_send_request else None
+                push = PushAsker(ctx, host.approvals, caller) if elicits and ctx.session.can_send_request else None
                 outcome = await watch.follow(sub, asked=asked, push=push)
             if outcome.ask:
                 again = RoundState(session_id=root_id, asked=sorted(asked), step=watch.step)
@@ -185,7 +186,7 @@ def build_server(gateway: Gateway) -> GatewayServer:
             assert outcome.session is not None
             return await final_result(host, outcome.session)
         except anyio.get_cancelled_exc_class():
-            if root_id is not None and not gateway.closing:
+            if root_id is not None and not gateway.closing and not host.closing:
                 # The client cancelled: nobody waits for this run any more.
                 with anyio.CancelScope(shield=True):
                     await host.runner.stop(root_id, timeout=STOP_TIMEOUT)
@@ -248,13 +249,13 @@ def build_server(gateway: Gateway) -> GatewayServer:
         ] = None,
     ) -> ApprovalView:
         """Answer a pending approval. The first answer counts; a closed approval is refused."""
-        require(gateway.caller, ctx, "approver")
+        caller = require(gateway.caller, ctx, "approver")
         try:
             answer = Decision(kind=decision, message=message, updated_arguments=updated_arguments)
-            closed = await host.broker.answer(id, answer, by="user")
+            closed = await host.approvals.answer(id, answer, by=caller, via="mcp")
         except ApprovalNotFound:
             raise ToolError(f"no approval {id!r}; list_pending_approvals shows the open ones") from None
-        except ApprovalClosed as exc:
+        except (ApprovalClosed, DomainError) as exc:
             raise ToolError(str(exc)) from None
         return ApprovalView.of(closed)
 

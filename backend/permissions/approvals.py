@@ -13,7 +13,7 @@ from collections.abc import Awaitable, Callable
 from datetime import datetime, timedelta
 from typing import Any, Protocol
 
-from backend.domain.models import Approval, ApprovalKind, DecidedBy, Decision, Event, utcnow
+from backend.domain.models import OVERSEER, Approval, ApprovalKind, DecidedBy, Decider, Decision, Event, utcnow
 from backend.domain.tools import ToolAnnotations
 from backend.store.base import NotFound, Store
 
@@ -115,8 +115,14 @@ class ApprovalBroker:
         waited = (approval.expires_at - approval.created_at).total_seconds()
         return Decision(kind="deny", message=f"No answer within {waited:.0f} s: the approval timed out and was denied.")
 
-    async def answer(self, approval_id: str, decision: Decision, *, by: DecidedBy = "user") -> Approval:
-        """Apply an answer once. Unknown ids and closed approvals are refused."""
+    async def answer(
+        self, approval_id: str, decision: Decision, *, by: DecidedBy = "user", decider: Decider = OVERSEER
+    ) -> Approval:
+        """Apply an answer once. Unknown ids and closed approvals are refused.
+
+        People answer through `backend.app.approvals.ApprovalService`, which checks their role and
+        rules first; the core calls this directly only for its own decisions (rules, timeouts).
+        """
         try:
             approval = await self._store.get_approval(approval_id)
         except NotFound as exc:
@@ -125,7 +131,7 @@ class ApprovalBroker:
             await self._close(approval, "expired", self._timeout_decision(approval), "timeout")
             raise ApprovalClosed(f"approval {approval_id} expired at {approval.expires_at.isoformat()}")
         status = "allowed" if decision.allows else "denied"
-        return await self._close(approval, status, decision, by)
+        return await self._close(approval, status, decision, by, decider)
 
     async def cancel(self, approval_id: str, message: str) -> None:
         """Withdraw a pending approval (its session stopped); no tool runs for it."""
@@ -135,19 +141,34 @@ class ApprovalBroker:
         except (ApprovalClosed, NotFound):
             pass
 
-    async def _close(self, approval: Approval, status: str, decision: Decision, by: DecidedBy) -> Approval:
+    async def _close(
+        self, approval: Approval, status: str, decision: Decision, by: DecidedBy, decider: Decider = OVERSEER
+    ) -> Approval:
         async with self._lock:
             current = await self._store.get_approval(approval.id)
             if current.status != "pending":
                 raise ApprovalClosed(f"approval {approval.id} is already {current.status}")
             closed = current.model_copy(
-                update={"status": status, "decision": decision, "decided_by": by, "decided_at": self._clock()}
+                update={
+                    "status": status,
+                    "decision": decision,
+                    "decided_by": by,
+                    "decider": decider,
+                    "decided_at": self._clock(),
+                }
             )
-            await self._store.save_approval(closed)
+            if not await self._store.close_approval(closed):  # another process answered first
+                raise ApprovalClosed(f"approval {approval.id} was answered meanwhile")
         await self._bus.publish(
             closed.session_id,
             "approval.resolved",
-            {"id": closed.id, "status": status, "decision": decision.model_dump(mode="json"), "decided_by": by},
+            {
+                "id": closed.id,
+                "status": status,
+                "decision": decision.model_dump(mode="json"),
+                "decided_by": by,
+                "decider": decider.model_dump(mode="json"),
+            },
         )
         waiter = self._waiters.pop(closed.id, None)
         if waiter is not None and not waiter.done():

@@ -18,9 +18,11 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from backend.domain.models import (
+    OVERSEER,
     Approval,
     AuditEntry,
     DecidedBy,
+    Decider,
     Decision,
     Event,
     Message,
@@ -28,10 +30,10 @@ from backend.domain.models import (
     utcnow,
 )
 from backend.domain.tools import ToolInfo, ToolResult
-from backend.permissions.approvals import ApprovalBroker, Publisher
+from backend.permissions.approvals import ApprovalBroker, ApprovalError, Publisher
 from backend.permissions.hooks import ToolHooks
 from backend.permissions.narrow import narrow_rules_for
-from backend.permissions.policy import Evaluation, Policy, PolicyEngine, ToolCallView
+from backend.permissions.policy import Evaluation, FixedPolicy, Policy, PolicyEngine, PolicySource, ToolCallView
 from backend.permissions.rules import RuleSet
 from backend.store.base import Store, Written
 
@@ -86,6 +88,8 @@ class GateCall:
     name: str
     arguments: dict[str, Any]
     argument_error: str | None = None
+    resumed: bool = False
+    """A call an earlier run (or process) left open: an approval it left pending may be stale."""
 
 
 @dataclass(kw_only=True)
@@ -121,27 +125,31 @@ class ToolGate:
     def __init__(
         self,
         *,
-        policy: PolicyEngine,
+        policy: PolicySource | PolicyEngine,
         broker: ApprovalBroker,
         store: Store,
         bus: Publisher,
         tools: ToolRunner,
         sessions: SessionSink,
         hooks: ToolHooks | None = None,
-        on_always_allow: Callable[[list[str]], None] | None = None,
     ) -> None:
-        self.policy = policy
+        """`policy`: the host's PolicyService, or an engine the gate then keeps in memory."""
+        self.policies: PolicySource = FixedPolicy(policy) if isinstance(policy, PolicyEngine) else policy
         self.broker = broker
         self.store = store
         self.bus = bus
         self.tools = tools
         self.sessions = sessions
         self.hooks = hooks or ToolHooks()
-        self.on_always_allow = on_always_allow
         self.shutting_down = False
         """Set on host shutdown: cancelled calls are then left as stored, for recovery."""
         self._allowed: dict[tuple[str, str], GateDecision] = {}
         """The ledger: calls `decide` allowed that have not run yet, by (session id, call id)."""
+
+    @property
+    def policy(self) -> PolicyEngine:
+        """The rules and policies in force now, read from their owner at every call."""
+        return self.policies.engine
 
     def evaluate(self, session: GateSession, view: ToolCallView) -> Evaluation:
         session_rules = RuleSet.from_config({"allow": session.rules}, source="session") if session.rules else None
@@ -185,6 +193,8 @@ class ToolGate:
 
             evaluation = self.evaluate(session, view)
             decided_by: DecidedBy = "rule" if evaluation.rule else "policy"
+            if call.resumed and evaluation.verdict != "ask":
+                await self._close_stale_approval(record, evaluation, decided_by)
             if evaluation.verdict == "deny":
                 await self._audit(record, "deny", decided_by, evaluation.reason)
                 return await self._refuse(record, ToolResult.error(f"Denied: {evaluation.reason}."), "denied")
@@ -192,10 +202,11 @@ class ToolGate:
                 approval, decision_by = await self._ask(session, record, view, evaluation)
                 decision = approval.decision
                 assert decision is not None
+                decider = approval.decider or OVERSEER
                 latency = (approval.decided_at or utcnow()) - approval.created_at
                 if not decision.allows:
                     detail = decision.message or "denied"
-                    await self._audit(record, "deny", decision_by, detail, latency.total_seconds() * 1000)
+                    await self._audit(record, "deny", decision_by, detail, latency.total_seconds() * 1000, decider)
                     said = f" They said: {decision.message}" if decision.message else ""
                     verb = "timed out" if decision_by == "timeout" else "was denied by the person"
                     return await self._refuse(record, ToolResult.error(f"This tool call {verb}.{said}"), "denied")
@@ -203,11 +214,13 @@ class ToolGate:
                     record.arguments = view.arguments = decision.updated_arguments
                     again = self.evaluate(session, view)
                     if again.verdict == "deny":
-                        await self._audit(record, "deny", "rule", f"edited arguments: {again.reason}")
+                        await self._audit(record, "deny", "rule", f"edited arguments: {again.reason}", decider=decider)
                         return await self._refuse(record, ToolResult.error(f"Denied: {again.reason}."), "denied")
                 await self._apply_standing_decision(session, view, decision)
                 record.decision = f"{decision.kind} ({decision_by})"
-                allow = self._audit_entry(record, "allow", decision_by, decision.kind, latency.total_seconds() * 1000)
+                allow = self._audit_entry(
+                    record, "allow", decision_by, decision.kind, latency.total_seconds() * 1000, decider
+                )
             else:
                 record.decision = evaluation.reason
                 allow = self._audit_entry(record, "allow", decided_by, evaluation.reason)
@@ -300,10 +313,24 @@ class ToolGate:
         if decision.kind == "allow_session":
             await self.sessions.add_session_rules(session.session_id, rules)
         else:
-            self.policy = self.policy.with_rules(RuleSet.from_config({"allow": rules}, source="user"))
-            if self.on_always_allow is not None:
-                self.on_always_allow(rules)
+            self.policies.add_always_allow(rules)
         await self._answer_covered(session)
+
+    async def _close_stale_approval(self, record: ToolCallRecord, evaluation: Evaluation, by: DecidedBy) -> None:
+        """An approval left pending by an earlier run, for a call the rules now decide by themselves.
+
+        Closed with the rules' verdict, so the inbox never shows a question about a call that
+        has already run (or been refused), and a late answer to it is refused as closed.
+        """
+        approval = await self.broker.latest_for_call(record.session_id, record.id)
+        if approval is None or approval.status != "pending":
+            return
+        kind = "allow_once" if evaluation.verdict == "allow" else "deny"
+        decision = Decision(kind=kind, message=f"Decided without asking: {evaluation.reason}.")
+        try:
+            await self.broker.answer(approval.id, decision, by=by)
+        except ApprovalError:  # answered meanwhile: the answer was given, the rules decide the call
+            pass
 
     async def _answer_covered(self, session: GateSession) -> None:
         """A new standing rule also answers the session's other pending approvals it covers."""
@@ -317,7 +344,7 @@ class ToolGate:
             if self.evaluate(session, view).verdict == "allow":
                 try:
                     await self.broker.answer(pending.id, Decision(kind="allow_once"), by="rule")
-                except Exception:  # answered meanwhile by someone else: theirs stands
+                except ApprovalError:  # answered meanwhile by someone else: theirs stands
                     pass
 
     async def _execute(
@@ -389,13 +416,24 @@ class ToolGate:
             await self._finish(record, ToolResult.error("Stopped by the person before this tool call finished."), "stopped")
 
     async def _audit(
-        self, record: ToolCallRecord, decision: str, by: DecidedBy, detail: str, latency_ms: float = 0.0
+        self,
+        record: ToolCallRecord,
+        decision: str,
+        by: DecidedBy,
+        detail: str,
+        latency_ms: float = 0.0,
+        decider: Decider = OVERSEER,
     ) -> None:
-        await self.store.add_audit(self._audit_entry(record, decision, by, detail, latency_ms))
+        await self.store.add_audit(self._audit_entry(record, decision, by, detail, latency_ms, decider))
 
     @staticmethod
     def _audit_entry(
-        record: ToolCallRecord, decision: str, by: DecidedBy, detail: str, latency_ms: float = 0.0
+        record: ToolCallRecord,
+        decision: str,
+        by: DecidedBy,
+        detail: str,
+        latency_ms: float = 0.0,
+        decider: Decider = OVERSEER,
     ) -> AuditEntry:
         return AuditEntry(
             session_id=record.session_id,
@@ -404,6 +442,7 @@ class ToolGate:
             arguments=dict(record.arguments),
             decision=decision,  # type: ignore[arg-type]
             decided_by=by,
+            decider=decider,
             detail=detail,
             latency_ms=latency_ms,
         )

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, get_args
+from typing import Any, Literal, Protocol, get_args
 
 from backend.domain.tools import ToolAnnotations, full_tool_name, split_tool_name
 from backend.permissions.path_match import is_inside
@@ -289,3 +289,35 @@ def _resolve(name: str, entries: list[_PolicyEntry]) -> _PolicyEntry | None:
     if not matching:
         return None
     return max(matching, key=lambda e: (e.rank, e.literal, _STRICTNESS[e.policy]))
+
+
+class PolicySource(Protocol):
+    """Where the gate reads the rules and policies in force, and where a standing allow goes.
+
+    The gate never owns policy state: the host's `PolicyService` does (and writes the config
+    file); a gate built without one gets an in-memory `FixedPolicy`.
+    """
+
+    @property
+    def engine(self) -> PolicyEngine: ...
+
+    def add_always_allow(self, rules: list[str]) -> None:
+        """Add "always allow" rules; idempotent (a rule already in force changes nothing)."""
+        ...
+
+
+class FixedPolicy:
+    """A PolicySource held in memory: a gate's own rules, for tests and embedded use."""
+
+    def __init__(self, engine: PolicyEngine) -> None:
+        self._engine = engine
+
+    @property
+    def engine(self) -> PolicyEngine:
+        return self._engine
+
+    def add_always_allow(self, rules: list[str]) -> None:
+        known = {r.raw for r in self._engine.rules.allow}
+        new = [r for r in rules if r not in known]
+        if new:
+            self._engine = self._engine.with_rules(RuleSet.from_config({"allow": new}, source="user"))

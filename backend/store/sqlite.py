@@ -235,6 +235,18 @@ class SqliteStore(SqliteScheduleStore, SqliteWorkflowStore):
             ),
         )
 
+    async def close_approval(self, approval: Approval) -> bool:
+        """Write an answered approval only while it is still pending; True when this write closed it.
+
+        A compare-and-set in the database, so two processes answering at once cannot both win.
+        """
+        async with self._lock:
+            cursor = await self.db.execute(
+                "UPDATE approvals SET status = ?, data = ? WHERE id = ? AND status = 'pending'",
+                (approval.status, approval.model_dump_json(), approval.id),
+            )
+        return cursor.rowcount == 1
+
     async def get_approval(self, approval_id: str) -> Approval:
         rows = await self._fetch_all("SELECT data FROM approvals WHERE id = ?", (approval_id,))
         if not rows:

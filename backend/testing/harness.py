@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from backend.auth import Principal
 from backend.config import Settings
 from backend.domain.models import Approval, Decision, Session
 from backend.engine.events import Subscription
@@ -21,6 +22,7 @@ from backend.testing.model_server import ScriptedModelServer
 from backend.testing.script import Script
 
 SCRIPTED_MODEL = "openai/scripted"
+TEST_PERSON = Principal(name="tester", role="admin", kind="user")
 
 
 @dataclass(kw_only=True)
@@ -50,8 +52,9 @@ class Harness:
     async def next_approval(self, *, timeout: float = 15) -> Approval:
         return Approval.model_validate((await self.next_event("approval.requested", timeout=timeout)).data)
 
-    async def answer(self, approval: Approval, decision: Decision) -> Approval:
-        return await self.host.broker.answer(approval.id, decision)
+    async def answer(self, approval: Approval, decision: Decision, *, by: Principal = TEST_PERSON) -> Approval:
+        """Answer as a person would, through the approval door (as an admin unless `by` says)."""
+        return await self.host.approvals.answer(approval.id, decision, by=by, via="rest")
 
 
 def scripted_settings(root: Path, server: ScriptedModelServer, **overrides: Any) -> Settings:

@@ -19,6 +19,7 @@ from typing import Any, TypeVar
 import uvicorn
 
 from backend.api.app import create_app
+from backend.api.server import OverseerServer
 from backend.app.host import Host
 from backend.testing.harness import scripted_settings
 from backend.testing.model_server import ScriptedModelServer
@@ -50,7 +51,7 @@ class WebHarness:
         return f"{self.url}/login?token={self.token}"
 
 
-class _Server(uvicorn.Server):
+class _Server(OverseerServer):
     def __init__(self, config: uvicorn.Config) -> None:
         super().__init__(config)
         self.ready = threading.Event()

@@ -127,7 +127,7 @@ def test_always_allow_shows_the_exact_rule_and_scope_and_escape_cancels_without_
     expect(page.get_by_test_id("queue-position")).to_have_text("1 of 1")
     assert posts.sent == []
     assert approval(h, pending.id).status == "pending"
-    assert h.host.settings.permissions.allow == []
+    assert h.host.policies.permissions.allow == []
     assert not h.host.settings.writable_config_file.exists()
 
 

@@ -152,7 +152,7 @@ def test_at_phone_width_the_actions_fit_and_allow_all_once_approves_three_withou
     assert wait_session(h, session.id).status == "completed"
     answered = approvals(h)
     assert [(a.status, a.decision.kind) for a in answered] == [("allowed", "allow_once")] * 3
-    assert h.host.settings.permissions.allow == []
+    assert h.host.policies.permissions.allow == []
     assert h.call(h.host.store.get_session(session.id)).session_rules == []
     assert not h.host.settings.writable_config_file.exists()
 
@@ -237,7 +237,7 @@ def test_settings_change_a_tool_policy_and_show_the_servers_message_for_a_bad_ru
     page.get_by_test_id("rule-add").click()
     expect(page.get_by_test_id("rules-error")).not_to_be_empty()
     expect(page.get_by_test_id("rule-row")).to_have_count(0)
-    assert h.host.settings.permissions.deny == []
+    assert h.host.policies.permissions.deny == []
 
     page.get_by_test_id("rule-input").fill("mcp__shell__exec(rm *)")
     page.get_by_test_id("rule-add").click()

@@ -25,6 +25,7 @@ from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
+from backend.api.server import OverseerServer
 from backend.api.app import build_authenticator, create_app
 from backend.app.host import Host
 from backend.mcp.config import HostApi
@@ -114,7 +115,7 @@ class ServedApp:
         return Client(streamable_http_client(self.mcp_url, http_client=http), **kwargs)
 
 
-class _Uvicorn(uvicorn.Server):
+class _Uvicorn(OverseerServer):
     def __init__(self, config: uvicorn.Config) -> None:
         super().__init__(config)
         self.up = asyncio.Event()

@@ -292,6 +292,32 @@ async def test_shutting_the_server_down_leaves_an_invoked_session_waiting_for_re
     assert session.status in ("running", "waiting_approval")
 
 
+async def test_a_client_cancelling_once_the_server_is_shutting_down_leaves_the_approval_pending(tmp_path, pool):
+    # uvicorn closes connections when it shuts down, and a client whose connection closes cancels
+    # its call: that must not read as a person cancelling. OverseerServer tells the host first.
+    async with served_app(tmp_path, [write_file()], pool=pool) as served:
+        progress = ProgressLog()
+        async with served.client(mode="legacy") as client:
+            with anyio.fail_after(BOUND):
+                async with anyio.create_task_group() as tg:
+                    tg.start_soon(
+                        lambda: client.call_tool("invoke_agent", {"prompt": "w"}, progress_callback=progress)
+                    )
+                    approval_id = await progress.approval()
+                    served.host.begin_shutdown()  # what OverseerServer.shutdown does before anything else
+                    tg.cancel_scope.cancel()
+        await served.stop()  # waits for every MCP handler, including the cancelled one, to end
+    store = SqliteStore(served.data_dir / "overseer.db")
+    await store.open()
+    try:
+        approval = await store.get_approval(approval_id)
+        session = await store.get_session(approval.session_id)
+    finally:
+        await store.close()
+    assert approval.status == "pending"
+    assert session.status in ("running", "waiting_approval")
+
+
 async def test_a_sub_agents_approval_is_put_to_the_client_that_invoked_its_parent(tmp_path):
     # The host's own pool here: the invoke_agent tool server calls this app's API back.
     delegate = Reply(

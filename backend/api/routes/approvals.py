@@ -24,7 +24,7 @@ async def get_approval(approval_id: str, host: HostDep, _: Viewer) -> Approval:
 
 
 @router.post("/{approval_id}")
-async def answer_approval(approval_id: str, body: AnswerApproval, host: HostDep, _: Approver) -> Approval:
-    """Answer once; 409 when it was already answered or has expired."""
-    decision = body.to_decision()
-    return await host.broker.answer(approval_id, decision, by="user")
+async def answer_approval(approval_id: str, body: AnswerApproval, host: HostDep, principal: Approver) -> Approval:
+    """Answer once; 409 when it was already answered or has expired, 403 for a rule broader
+    than the call needs (unless the caller is an admin), 422 for a rule that does not parse."""
+    return await host.approvals.answer(approval_id, body.to_decision(), by=principal, via="rest")

@@ -14,7 +14,7 @@ router = APIRouter(prefix="/api", tags=["settings"])
 @router.get("/servers")
 async def list_servers(host: HostDep, _: Viewer) -> list[ServerView]:
     """Every configured MCP server, its state, and each tool's effective policy."""
-    policy = host.gate.policy
+    policy = host.policies.engine
     return [
         ServerView(
             name=status.name,
@@ -37,23 +37,23 @@ async def list_servers(host: HostDep, _: Viewer) -> list[ServerView]:
 
 @router.get("/policies")
 async def get_policies(host: HostDep, _: Viewer) -> PoliciesBody:
-    return PoliciesBody(policies=host.settings.policies)
+    return PoliciesBody(policies=host.policies.policies)
 
 
 @router.put("/policies")
 async def put_policies(body: PoliciesBody, host: HostDep, _: Admin) -> PoliciesBody:
-    return PoliciesBody(policies=host.set_policies(body.policies))
+    return PoliciesBody(policies=host.policies.set_policies(body.policies))
 
 
 @router.get("/permissions")
 async def get_permissions(host: HostDep, _: Viewer) -> PermissionsConfig:
-    return host.settings.permissions
+    return host.policies.permissions
 
 
 @router.put("/permissions")
 async def put_permissions(body: PermissionsConfig, host: HostDep, _: Admin) -> PermissionsConfig:
     """Replace the rule lists; a rule that does not parse is a 422 naming it, and nothing changes."""
-    return host.set_permissions(body)
+    return host.policies.set_permissions(body)
 
 
 @router.get("/audit")

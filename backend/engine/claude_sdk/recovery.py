@@ -1,8 +1,7 @@
 """After a restart: settle the tool calls the last run left open, and say what became of them.
 
-They are settled exactly as the LiteLLM engine settles them: an approval still pending is asked
-again (one answered meanwhile stands), a call that was running is reported as interrupted, never
-re-run. The resumed CLI session's own copy of those calls ended with the process, so it is told.
+They are settled exactly as the LiteLLM engine settles them (`backend.engine.settle`). The
+resumed CLI session's own copy of those calls ended with the process, so it is told.
 """
 
 from __future__ import annotations
@@ -10,8 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from backend.engine.claude_sdk.calls import GatedCalls
-from backend.engine.loop import unanswered_calls
-from backend.permissions.gate import INTERRUPTED, GateCall
+from backend.engine.settle import settle_open_calls
 from backend.store.base import Store
 
 RESTART_NOTE = (
@@ -33,20 +31,10 @@ class OpenRound:
 async def settle_open_round(store: Store, session_id: str, calls: GatedCalls) -> OpenRound:
     """Settle the calls a previous process left open in the session, marking them finished."""
     history = await store.list_messages(session_id)
-    open_calls = unanswered_calls(history)
-    if not open_calls:
+    settled = await settle_open_calls(store=store, gate=calls.gate, session=calls.gate_session, history=history)
+    if not settled:
         return OpenRound()
     last_text = next((m.content for m in reversed(history) if m.role == "assistant" and m.content), "")
-    records = {r.id: r for r in await store.list_tool_calls(session_id)}
-    lines = []
-    for call in open_calls:
-        record = records.get(call.id)
-        if record is not None and record.status == "running":
-            await calls.gate.record_interrupted(record)
-            text = INTERRUPTED
-        else:  # an approval still pending is asked again; one answered meanwhile stands
-            gate_call = GateCall(id=call.id, name=call.name, arguments=call.arguments)
-            text = (await calls.gate.run(calls.gate_session, gate_call)).text
-        calls.finished.add(call.id)
-        lines.append(f"- {call.name} {call.arguments} (call {call.id}): {text}")
+    calls.finished.update(s.call.id for s in settled)
+    lines = [f"- {s.call.name} {s.call.arguments} (call {s.call.id}): {s.text}" for s in settled]
     return OpenRound(note="\n".join([RESTART_NOTE, *lines]), last_text=last_text)

@@ -1,0 +1,96 @@
+"""ApprovalService: the one door through which every answer to an approval comes in.
+
+REST, the WebSocket, the MCP gateway, elicitation, the terminal, workflows and channels all
+answer here, as a principal. The door checks, before anything closes:
+- the decider's role (approvers and admins answer; viewers only look);
+- the rules a standing decision ("allow for this session", "always allow") would write: each
+  must parse, and a non-admin may write only the narrow rules suggested for the call (the call
+  as allowed, edits included): anything broader is an admin's power, refused with the rule named;
+- then the approval is closed once, in the store, with the principal and its door recorded on
+  the approval (and by the gate, on the audit row).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from backend.auth import Principal
+from backend.domain.errors import Forbidden, Invalid
+from backend.domain.models import Approval, Decision, Door
+from backend.permissions.approvals import ApprovalBroker, ApprovalClosed, ApprovalNotFound
+from backend.permissions.narrow import narrow_rules_for
+from backend.permissions.policy import ToolCallView
+from backend.permissions.rules import RuleError, RuleSet
+from backend.store.base import NotFound, Store
+
+
+class ApproverRequired(Forbidden):
+    """The caller may look at approvals but not answer them."""
+
+
+class RuleNotPermitted(Forbidden):
+    """A standing decision carries a rule broader than the call needs, from a non-admin."""
+
+
+class RuleInvalid(Invalid):
+    """A standing decision carries a rule that does not parse, or one for a gate."""
+
+
+class ApprovalService:
+    """Answers approvals on behalf of a principal; the only way people decide."""
+
+    def __init__(self, *, store: Store, broker: ApprovalBroker) -> None:
+        self._store = store
+        self._broker = broker
+
+    async def answer(self, approval_id: str, decision: Decision, *, by: Principal, via: Door) -> Approval:
+        """Check, then close the approval once with `decision`, recording `by` and `via`.
+
+        Raises ApproverRequired, ApprovalNotFound, ApprovalClosed, RuleInvalid or
+        RuleNotPermitted; when it raises, nothing has changed.
+        """
+        if not by.can("approver"):
+            raise ApproverRequired(f"answering approvals needs the approver role; {by.name} is {by.role}")
+        try:
+            approval = await self._store.get_approval(approval_id)
+        except NotFound as exc:
+            raise ApprovalNotFound(f"no approval {approval_id!r}") from exc
+        if approval.status != "pending":
+            raise ApprovalClosed(f"approval {approval_id} is already {approval.status}")
+        checked = await self._checked(approval, decision, by)
+        return await self._broker.answer(approval_id, checked, by="user", decider=by.decider(via))
+
+    async def _checked(self, approval: Approval, decision: Decision, by: Principal) -> Decision:
+        """The decision as it will be applied: a standing decision's rules resolved and vetted."""
+        if decision.kind not in ("allow_session", "allow_always"):
+            return decision
+        if approval.kind != "tool":
+            if decision.rules:
+                raise RuleInvalid(f"a {approval.kind} gate takes no rules; allow it once or deny it")
+            return decision
+        narrow = await self._narrow_rules(approval, decision)
+        rules = narrow if decision.rules is None else list(dict.fromkeys(decision.rules))
+        try:
+            RuleSet.from_config({"allow": rules}, source="approval", strict=True)
+        except RuleError as exc:
+            raise RuleInvalid(str(exc)) from exc
+        if not by.can("admin"):
+            broader = [r for r in rules if r not in narrow]
+            if broader:
+                offered = ", ".join(narrow) or "none (this call cannot be allowed by a rule)"
+                raise RuleNotPermitted(
+                    f"rule {broader[0]!r} is broader than this call needs; only an admin may write it. "
+                    f"The narrow rule for this call: {offered}"
+                )
+        return decision.model_copy(update={"rules": rules})
+
+    async def _narrow_rules(self, approval: Approval, decision: Decision) -> list[str]:
+        """The narrow rules for the call as it will run (edited arguments included)."""
+        session = await self._store.get_session(approval.session_id)
+        view = ToolCallView(
+            name=approval.tool_name,
+            arguments=decision.updated_arguments if decision.updated_arguments is not None else approval.arguments,
+            workspace=Path(session.workspace),
+            annotations=approval.annotations,
+        )
+        return narrow_rules_for(view)

@@ -1,0 +1,61 @@
+"""After a restart (or a stop mid-round): settle the tool calls an earlier run left open.
+
+Both engines settle them here, the same way: a call that was running is reported to the model
+as interrupted and never re-run; any other is passed to the gate again as `resumed`, so an
+approval still pending is asked again under its old id, one answered meanwhile stands, and one
+the rules now decide by themselves is closed with their verdict.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+
+from backend.domain.models import Message, ToolCallRequest
+from backend.permissions.gate import INTERRUPTED, GateCall, GateSession, ToolGate
+from backend.store.base import Store
+
+
+@dataclass(kw_only=True)
+class Settled:
+    """One open call and what became of it."""
+
+    call: ToolCallRequest
+    text: str
+
+
+def unanswered_calls(history: list[Message]) -> list[ToolCallRequest]:
+    """Tool calls of the last assistant message that have no result yet (a run cut short)."""
+    answered = {m.tool_call_id for m in history if m.role == "tool"}
+    for message in reversed(history):
+        if message.role == "assistant":
+            return [c for c in message.tool_calls if c.id not in answered]
+    return []
+
+
+async def settle_open_calls(
+    *, store: Store, gate: ToolGate, session: GateSession, history: list[Message], concurrency: int = 8
+) -> list[Settled]:
+    """Settle the open calls of `history` (the session's transcript), in the calls' order."""
+    calls = unanswered_calls(history)
+    if not calls:
+        return []
+    records = {r.id: r for r in await store.list_tool_calls(session.session_id)}
+    semaphore = asyncio.Semaphore(concurrency)
+
+    async def settle(call: ToolCallRequest) -> Settled:
+        record = records.get(call.id)
+        if record is not None and record.status == "running":
+            await gate.record_interrupted(record)
+            return Settled(call=call, text=INTERRUPTED)
+        async with semaphore:
+            gate_call = GateCall(
+                id=call.id,
+                name=call.name,
+                arguments=call.arguments,
+                argument_error=call.argument_error,
+                resumed=True,
+            )
+            return Settled(call=call, text=(await gate.run(session, gate_call)).text)
+
+    return list(await asyncio.gather(*(settle(c) for c in calls)))
