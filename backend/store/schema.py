@@ -78,6 +78,10 @@ MIGRATIONS: list[str] = [
     CREATE INDEX workflow_runs_status ON workflow_runs(status);
     CREATE INDEX workflow_runs_workflow ON workflow_runs(workflow, created_at);
     """,
+    # 4: a session's children are found by query (stops that reach sub-agents, a session's family).
+    """
+    CREATE INDEX sessions_parent ON sessions(parent_id);
+    """,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

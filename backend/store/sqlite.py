@@ -118,6 +118,17 @@ class SqliteStore(SqliteScheduleStore, SqliteWorkflowStore):
             rows = await self._fetch_all("SELECT data FROM sessions ORDER BY created_at DESC LIMIT ?", (limit,))
         return [Session.model_validate_json(r[0]) for r in rows]
 
+    async def list_children(self, parent_id: str, *, statuses: Iterable[str] | None = None) -> list[Session]:
+        where, params = "parent_id = ?", [parent_id]
+        if statuses is not None:
+            wanted = list(statuses)
+            where += f" AND status IN ({','.join('?' * len(wanted))})"
+            params += wanted
+        rows = await self._fetch_all(
+            f"SELECT data FROM sessions WHERE {where} ORDER BY created_at, rowid", tuple(params)
+        )
+        return [Session.model_validate_json(r[0]) for r in rows]
+
     async def delete_session(self, session_id: str) -> None:
         def delete(conn: sqlite3.Connection) -> sqlite3.Cursor:
             for table in ("messages", "tool_calls", "approvals", "events"):

@@ -48,6 +48,19 @@ async def test_sessions_round_trip_and_filter_by_status(store):
         await store.get_session("a")
 
 
+async def test_children_are_listed_by_parent_through_an_index_and_filter_by_status(store):
+    await store.create_session(session("root", "completed"))
+    await store.create_session(Session(id="a", workspace="/w", parent_id="root", status="running"))
+    await store.create_session(Session(id="b", workspace="/w", parent_id="root", status="completed"))
+    await store.create_session(Session(id="grandchild", workspace="/w", parent_id="a", status="running"))
+    assert [s.id for s in await store.list_children("root")] == ["a", "b"]
+    assert [s.id for s in await store.list_children("root", statuses=["running"])] == ["a"]
+    assert [s.id for s in await store.list_children("a")] == ["grandchild"]
+    assert await store.list_children("b") == []
+    plan = await store.db.fetch_all("EXPLAIN QUERY PLAN SELECT id FROM sessions WHERE parent_id = ?", ("root",))
+    assert any("sessions_parent" in str(row) for row in plan)
+
+
 async def test_events_get_gapless_seq_under_concurrent_appends(store):
     await store.create_session(session())
     events = await asyncio.gather(
