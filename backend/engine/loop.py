@@ -32,6 +32,13 @@ class LoopLimits:
     max_iterations: int = 40
     tool_concurrency: int = 8
 
+    def exhausted(self) -> LoopResult:
+        """How a run ends that used up `max_iterations` model calls, in either engine."""
+        return LoopResult(
+            outcome="error",
+            error=f"Stopped after {self.max_iterations} model calls (the iteration limit) without a final answer.",
+        )
+
 
 @dataclass(kw_only=True)
 class LoopResult:
@@ -152,8 +159,5 @@ async def run_agent_loop(
         if not turn.tool_calls:
             return LoopResult(outcome="completed", text=turn.text)
         await run_calls(turn.tool_calls)
-    return LoopResult(
-        outcome="error",
-        error=f"Stopped after {limits.max_iterations} model calls (the iteration limit) without a final answer.",
-    )
+    return limits.exhausted()
 

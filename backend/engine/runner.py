@@ -28,7 +28,8 @@ from backend.domain.models import (
 )
 from backend.domain.tools import ToolInfo
 from backend.engine.events import EventBus
-from backend.engine.loop import LoopLimits, LoopResult, run_agent_loop
+from backend.engine.base import Engine, LiteLlmEngine
+from backend.engine.loop import LoopLimits, LoopResult
 from backend.engine.memory import consolidate
 from backend.engine.mode_switch import offers_switch, open_switch, pending_switch, switch_outcome
 from backend.engine.model import ModelClient
@@ -89,6 +90,7 @@ class SessionRunner:
         self._waiting: dict[str, int] = {}
         self._locks: dict[str, asyncio.Lock] = {}
         self._background: set[asyncio.Task[None]] = set()
+        self.litellm = LiteLlmEngine(store=store, bus=bus, gate=gate, model_for=model_for)
 
     # the session row, written by one owner
 
@@ -311,50 +313,43 @@ class SessionRunner:
         await self.bus.publish(session_id, "session.mode", {"mode": mode})
         return session
 
-    async def _run_once(self, session_id: str) -> LoopResult:
-        session = await self.store.get_session(session_id)
+    def _engine(self, session: Session) -> Engine:
         if session.engine == "claude-sdk":
             assert self.claude_sdk is not None, "a claude-sdk session needs a runner with the SDK engine"
-            # No consolidation: the CLI compacts its own transcript.
-            return await self.claude_sdk.run(
-                session=session,
-                turn=await self._prepare_turn(session),
-                limits=self.limits,
-                on_usage=lambda usage: self._add_usage(session_id, usage),
-                on_sdk_session=lambda sdk_id: self._update(session_id, sdk_session_id=sdk_id),
-            )
-        workspace = Path(session.workspace)
-        model = self.model_for(session)
-        if self.memory_window > 0:
+            return self.claude_sdk
+        return self.litellm
+
+    async def _run_once(self, session_id: str) -> LoopResult:
+        session = await self.store.get_session(session_id)
+        engine = self._engine(session)
+        if self.memory_window > 0 and not engine.compacts_own_transcript:
             # Before the run, so the model starts from a transcript the window bounds.
-            memory = await consolidate(
-                model=model,
-                history=await self.store.list_messages(session_id),
-                memory_from=session.memory_from,
-                window=self.memory_window,
-                workspace=workspace,
-            )
-            if memory.usage is not None:
-                await self._add_usage(session_id, memory.usage)
-            if memory.consolidated:
-                upto = memory.memory_from
-                session = await self._change(
-                    session_id, lambda s: {"memory_from": upto} if upto > s.memory_from else None
-                )
-                await self.bus.publish(session_id, "memory.consolidated", {"upto": upto, "facts": memory.facts})
-        turn = await self._prepare_turn(session)
-        return await run_agent_loop(
-            session=turn.gate_session,
-            system_prompt=turn.system_prompt,
-            tools=turn.tools,
-            model=model,
-            gate=self.gate,
-            store=self.store,
-            bus=self.bus,
+            session = await self._consolidate(session)
+        return await engine.run(
+            session=session,
+            turn=await self._prepare_turn(session),
             limits=self.limits,
             on_usage=lambda usage: self._add_usage(session_id, usage),
-            history_from=session.memory_from,
+            on_sdk_session=lambda sdk_id: self._update(session_id, sdk_session_id=sdk_id),
         )
+
+    async def _consolidate(self, session: Session) -> Session:
+        """Move messages past the memory window into the workspace memory (one model call)."""
+        memory = await consolidate(
+            model=self.model_for(session),
+            history=await self.store.list_messages(session.id),
+            memory_from=session.memory_from,
+            window=self.memory_window,
+            workspace=Path(session.workspace),
+        )
+        if memory.usage is not None:
+            await self._add_usage(session.id, memory.usage)
+        if not memory.consolidated:
+            return session
+        upto = memory.memory_from
+        session = await self._change(session.id, lambda s: {"memory_from": upto} if upto > s.memory_from else None)
+        await self.bus.publish(session.id, "memory.consolidated", {"upto": upto, "facts": memory.facts})
+        return session
 
     async def _prepare_turn(self, session: Session) -> Turn:
         return await prepare_turn(
@@ -371,9 +366,8 @@ class SessionRunner:
         if session.status in ACTIVE_STATUSES:
             session = await self._update(session_id, status="stopped")
         # A child works for its parent: once the parent is stopped, nobody waits for its answer.
-        for child in await self.store.list_sessions(statuses=ACTIVE_STATUSES, limit=10_000):
-            if child.parent_id == session_id:
-                await self.stop(child.id, timeout=timeout)
+        for child in await self.store.list_children(session_id, statuses=ACTIVE_STATUSES):
+            await self.stop(child.id, timeout=timeout)
         return session
 
     async def wait(self, session_id: str, timeout: float | None = None) -> Session:

@@ -61,6 +61,9 @@ INTERRUPT_TIMEOUT = 5.0
 class ClaudeSdkEngine:
     """Runs sessions through claude-agent-sdk; the gate decides and runs every tool call."""
 
+    compacts_own_transcript = True
+    """The CLI compacts its own transcript, so the runner does not consolidate for it."""
+
     def __init__(
         self,
         *,
@@ -296,10 +299,7 @@ class _Run:
             self.sdk_session_id = message.session_id
             await self.on_sdk_session(message.session_id)
         if message.subtype == "error_max_turns":
-            return LoopResult(
-                outcome="error",
-                error=f"Stopped after {limits.max_iterations} model calls (the iteration limit) without a final answer.",
-            )
+            return limits.exhausted()
         if message.is_error or message.subtype != "success":
             detail = "; ".join(message.errors or []) or message.result or message.subtype
             return LoopResult(outcome="error", error=f"Claude Code: {detail}")
