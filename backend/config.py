@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, f
 from pydantic.fields import FieldInfo
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
+from backend.domain.errors import Invalid
 from backend.mcp.config import McpServerConfig
 
 CONFIG_FILE_NAME = "overseer.yaml"
@@ -25,7 +26,7 @@ _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 PolicyValue = Literal["always_allow", "ask", "deny"]
 
 
-class ConfigError(Exception):
+class ConfigError(Invalid):
     """The configuration cannot be used; the message says where and why."""
 
 

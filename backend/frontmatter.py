@@ -13,10 +13,12 @@ from typing import Any
 
 import yaml
 
+from backend.domain.errors import BadRequest
+
 FENCE = "---"
 
 
-class FrontMatterError(ValueError):
+class FrontMatterError(BadRequest):
     """A file whose front matter cannot be read; the message names the file and the fault."""
 
 

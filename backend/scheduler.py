@@ -20,10 +20,11 @@ from datetime import datetime
 from pathlib import Path
 from typing import Literal, Protocol
 
+from backend.domain.errors import BadRequest, NotFound
 from backend.domain.models import ACTIVE_STATUSES, Message, Session, SessionOrigin, utcnow
 from backend.domain.schedules import SKIPPED_STILL_ACTIVE, Schedule, ScheduleCreate, ScheduleUpdate
 from backend.scheduling import new_schedule, parsed_schedule_of, resumed_schedule, updated_schedule
-from backend.store.base import NotFound, Store
+from backend.store.base import Store
 
 log = logging.getLogger(__name__)
 
@@ -100,9 +101,9 @@ class Scheduler:
             try:
                 await self.store.get_session(session_id)
             except NotFound:
-                raise ValueError(f"no session {session_id!r} to send the prompt to") from None
+                raise BadRequest(f"no session {session_id!r} to send the prompt to") from None
         if workspace is not None and not Path(workspace).expanduser().is_dir():
-            raise ValueError(f"workspace {workspace} is not a directory")
+            raise BadRequest(f"workspace {workspace} is not a directory")
 
     async def pause(self, schedule_id: str) -> Schedule:
         """Stop firing the job (a run in progress goes on); pausing a paused job changes nothing."""

@@ -11,7 +11,8 @@ Three forms are accepted:
 
 Cron times are wall-clock times. Around a DST change they stay sane: a time the clocks skip
 runs at the moment after the jump, and a time that happens twice runs once, the first time.
-Bad input raises ValueError with a message meant for the person (or model) who wrote it.
+Bad input raises ScheduleError (a BadRequest) with a message meant for the person (or model) who
+wrote it.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from croniter import CroniterBadDateError, CroniterError, croniter
 
+from backend.domain.errors import BadRequest, Conflict
 from backend.domain.schedules import Schedule, ScheduleCreate, ScheduleKind, ScheduleUpdate
 
 MIN_INTERVAL = timedelta(minutes=1)
@@ -39,6 +41,10 @@ _UNITS: dict[str, int] = {
 _PART = re.compile(r"(\d*)\s*([a-z]+)")
 _ISO_START = re.compile(r"^\d{4}-\d{2}-\d{2}|^\d{8}T")
 FORMS = "a 5-field cron expression ('0 9 * * 1-5'), 'every 10m' (s/m/h/d), or an ISO time ('2026-05-01T09:00')"
+
+
+class ScheduleError(BadRequest):
+    """A schedule string, time zone or one-shot time that cannot be used; the message says why."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -84,7 +90,7 @@ def resolve_timezone(name: str | None) -> str:
     try:
         ZoneInfo(name)
     except (ZoneInfoNotFoundError, ValueError):
-        raise ValueError(f"unknown time zone {name!r}: use an IANA name such as 'Europe/Berlin' or 'UTC'") from None
+        raise ScheduleError(f"unknown time zone {name!r}: use an IANA name such as 'Europe/Berlin' or 'UTC'") from None
     return name
 
 
@@ -112,7 +118,7 @@ def default_timezone() -> str:
 
 
 def parse_schedule(text: str, timezone: str | None = None, *, now: datetime | None = None) -> ParsedSchedule:
-    """Parse and validate a schedule string; ValueError says exactly what is wrong.
+    """Parse and validate a schedule string; ScheduleError says exactly what is wrong.
 
     `now` (UTC) is needed to refuse a one-shot time that has already passed.
     """
@@ -120,7 +126,7 @@ def parse_schedule(text: str, timezone: str | None = None, *, now: datetime | No
     raw = " ".join(text.split())
     lowered = raw.lower()
     if not raw:
-        raise ValueError(f"the schedule is empty; use {FORMS}")
+        raise ScheduleError(f"the schedule is empty; use {FORMS}")
     if lowered.startswith("every ") or lowered == "every":
         return ParsedSchedule(kind="every", **_parse_every(lowered), timezone=zone_name)
     if lowered.startswith("at "):
@@ -128,7 +134,7 @@ def parse_schedule(text: str, timezone: str | None = None, *, now: datetime | No
     if _ISO_START.match(raw):
         at = _parse_iso(raw, ZoneInfo(zone_name))
         if now is not None and at <= now:
-            raise ValueError(f"the one-shot time {raw} ({zone_name}) is in the past")
+            raise ScheduleError(f"the one-shot time {raw} ({zone_name}) is in the past")
         return ParsedSchedule(kind="once", text=raw, timezone=zone_name, at=at)
     return ParsedSchedule(kind="cron", text=_check_cron(raw, ZoneInfo(zone_name)), timezone=zone_name)
 
@@ -136,23 +142,23 @@ def parse_schedule(text: str, timezone: str | None = None, *, now: datetime | No
 def _parse_every(text: str) -> dict[str, object]:
     spec = text[len("every") :].strip()
     if not spec:
-        raise ValueError("'every' needs an interval, e.g. 'every 10m', 'every 2h', 'every 1d'")
+        raise ScheduleError("'every' needs an interval, e.g. 'every 10m', 'every 2h', 'every 1d'")
     total, pos, parts = 0, 0, []
     for match in _PART.finditer(spec):
         if spec[pos : match.start()].strip():
             break
         count, unit = match.group(1), match.group(2)
         if unit not in _UNITS:
-            raise ValueError(f"unknown unit {unit!r} in {text!r}; use s, m, h or d")
+            raise ScheduleError(f"unknown unit {unit!r} in {text!r}; use s, m, h or d")
         amount = int(count) if count else 1
         total += amount * _UNITS[unit]
         parts.append(f"{amount}{unit[0]}")
         pos = match.end()
     if not parts or spec[pos:].strip():
-        raise ValueError(f"cannot read the interval in {text!r}; write it like 'every 10m' or 'every 1h30m'")
+        raise ScheduleError(f"cannot read the interval in {text!r}; write it like 'every 10m' or 'every 1h30m'")
     interval = timedelta(seconds=total)
     if interval < MIN_INTERVAL:
-        raise ValueError(f"the interval in {text!r} is under the minimum of 1 minute")
+        raise ScheduleError(f"the interval in {text!r} is under the minimum of 1 minute")
     return {"text": "every " + "".join(parts), "interval": interval}
 
 
@@ -160,7 +166,7 @@ def _parse_iso(text: str, zone: ZoneInfo) -> datetime:
     try:
         when = datetime.fromisoformat(text)
     except ValueError as exc:
-        raise ValueError(f"{text!r} is not a valid ISO 8601 time ({exc}); write it like 2026-05-01T09:00") from None
+        raise ScheduleError(f"{text!r} is not a valid ISO 8601 time ({exc}); write it like 2026-05-01T09:00") from None
     if when.tzinfo is None:
         when = when.replace(tzinfo=zone)
     return when.astimezone(UTC)
@@ -169,23 +175,23 @@ def _parse_iso(text: str, zone: ZoneInfo) -> datetime:
 def _check_cron(text: str, zone: ZoneInfo) -> str:
     if text.startswith("@"):
         if text.lower() not in CRON_MACROS:
-            raise ValueError(f"unknown cron macro {text!r}; use one of {', '.join(sorted(CRON_MACROS))}")
+            raise ScheduleError(f"unknown cron macro {text!r}; use one of {', '.join(sorted(CRON_MACROS))}")
         text = text.lower()
     else:
         fields = text.split(" ")
         if len(fields) != 5:
-            raise ValueError(
+            raise ScheduleError(
                 f"{text!r} is not a schedule: a cron expression has 5 fields "
                 f"(minute hour day-of-month month day-of-week), this has {len(fields)}; or use {FORMS}"
             )
     try:
         croniter(text, datetime(2000, 1, 1))
     except CroniterError as exc:
-        raise ValueError(f"invalid cron expression {text!r}: {exc}") from None
+        raise ScheduleError(f"invalid cron expression {text!r}: {exc}") from None
     try:
         _next_cron(text, zone, datetime.now(UTC))
     except CroniterBadDateError:
-        raise ValueError(f"the cron expression {text!r} never fires (no such date)") from None
+        raise ScheduleError(f"the cron expression {text!r} never fires (no such date)") from None
     return text
 
 
@@ -261,10 +267,10 @@ def updated_schedule(job: Schedule, body: ScheduleUpdate, *, now: datetime) -> S
 def resumed_schedule(job: Schedule, *, now: datetime) -> Schedule:
     """The job active again, next run counted from `now`; a one-shot whose time passed cannot resume."""
     if job.status == "done":
-        raise ValueError(f"schedule {job.id} has finished; give it a new schedule to run it again")
+        raise Conflict(f"schedule {job.id} has finished; give it a new schedule to run it again")
     next_run = parsed_schedule_of(job).next_after(now, anchor=job.anchor_at)
     if next_run is None:
-        raise ValueError(f"the one-shot time of schedule {job.id} has passed; give it a new time to resume it")
+        raise Conflict(f"the one-shot time of schedule {job.id} has passed; give it a new time to resume it")
     return job.model_copy(update={"status": "active", "next_run_at": next_run, "updated_at": now})
 
 

@@ -6,6 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from backend.domain.errors import Conflict
 from backend.domain.schedules import ScheduleCreate, ScheduleUpdate
 from backend.scheduling import (
     default_timezone,
@@ -147,7 +148,7 @@ def test_a_one_shot_whose_time_passed_while_paused_cannot_resume():
     job = new_schedule(ScheduleCreate(schedule="2026-03-02T09:00", prompt="p", timezone="UTC"), now=NOW)
     paused = job.model_copy(update={"status": "paused", "next_run_at": None})
     assert resumed_schedule(paused, now=NOW).next_run_at == utc(2026, 3, 2, 9, 0)
-    with pytest.raises(ValueError, match="has passed"):
+    with pytest.raises(Conflict, match="has passed"):
         resumed_schedule(paused, now=utc(2026, 3, 2, 10, 0))
 
 

@@ -17,15 +17,11 @@ from backend.api.routes import agents, approvals, login, modes, schedules, sessi
 from backend.api.routes import settings as settings_api
 from backend.api.routes import workflows as workflows_api
 from backend.api.ws import router as ws_router
-from backend.config import ConfigError, Settings
-from backend.domain.errors import Conflict, Forbidden, Invalid
+from backend.config import Settings
+from backend.domain.errors import BadRequest, Conflict, DomainError, Forbidden, Invalid, NotFound
 from backend.app.host import Host
-from backend.engine.runner import SessionBusy
 from backend.gateway.http import GatewayHttp, mcp_route
 from backend.mcp.config import HostApi
-from backend.permissions.approvals import ApprovalClosed, ApprovalNotFound
-from backend.permissions.rules import RuleError
-from backend.store.base import NotFound
 
 WEB_DIST = Path(__file__).resolve().parents[2] / "web" / "dist"
 
@@ -92,18 +88,16 @@ def _error(code: int, message: str) -> JSONResponse:
     return JSONResponse({"detail": message}, status_code=code)
 
 
-# Domain errors and the status they mean; the message is always the exception's own text.
-ERROR_STATUS: dict[type[Exception], int] = {
+# Each kind of domain error and the status it means; the message is always the exception's own
+# text. A subclass takes its kind's status (the most derived entry wins: Invalid before
+# BadRequest). Nothing else is mapped: any other exception, a bare ValueError included, is a bug
+# and a 500.
+ERROR_STATUS: dict[type[DomainError], int] = {
     NotFound: status.HTTP_404_NOT_FOUND,
-    Forbidden: status.HTTP_403_FORBIDDEN,
-    Invalid: status.HTTP_422_UNPROCESSABLE_CONTENT,
     Conflict: status.HTTP_409_CONFLICT,
-    ApprovalNotFound: status.HTTP_404_NOT_FOUND,
-    ApprovalClosed: status.HTTP_409_CONFLICT,
-    SessionBusy: status.HTTP_409_CONFLICT,
-    RuleError: status.HTTP_422_UNPROCESSABLE_CONTENT,
-    ConfigError: status.HTTP_422_UNPROCESSABLE_CONTENT,
-    ValueError: status.HTTP_400_BAD_REQUEST,
+    Forbidden: status.HTTP_403_FORBIDDEN,
+    BadRequest: status.HTTP_400_BAD_REQUEST,
+    Invalid: status.HTTP_422_UNPROCESSABLE_CONTENT,
 }
 
 
@@ -111,9 +105,7 @@ def _add_error_handlers(app: FastAPI) -> None:
     for exc_type, code in ERROR_STATUS.items():
 
         async def handler(_: Request, exc: Exception, code: int = code) -> JSONResponse:
-            # A KeyError's str() is its repr; every other exception's text is its message.
-            message = str(exc.args[0]) if isinstance(exc, KeyError) and exc.args else str(exc)
-            return _error(code, message)
+            return _error(code, str(exc))
 
         app.add_exception_handler(exc_type, handler)
 

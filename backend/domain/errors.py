@@ -1,4 +1,15 @@
-"""Domain errors: one base class, a few kinds. The API maps each kind to one HTTP status."""
+"""Domain errors: one base class, a few kinds. The API maps each kind to one HTTP status.
+
+Raise a kind (or a subclass of one) to refuse a request; its message is shown to whoever asked,
+so it names the fault. Anything else that escapes a request is a bug (a 500), including a bare
+`ValueError`: the table in `backend/api/app.py` has no entry for it on purpose.
+
+    NotFound    404  no such session, approval, schedule, mode, skill, workflow
+    Conflict    409  it exists, but its state does not allow this now
+    Forbidden   403  the caller's role does not allow this
+    BadRequest  400  the request cannot be carried out as asked
+    Invalid     422  what was sent does not validate (a BadRequest)
+"""
 
 from __future__ import annotations
 
@@ -15,12 +26,20 @@ class NotFound(DomainError, KeyError):
 
 
 class Conflict(DomainError):
-    """The thing exists but its state does not allow this now (answered, running, ...)."""
-
-
-class Invalid(DomainError, ValueError):
-    """The request itself is wrong (a malformed rule, a bad value)."""
+    """The thing exists but its state does not allow this now (answered, running, finished, ...)."""
 
 
 class Forbidden(DomainError):
     """The caller's role does not allow this."""
+
+
+class BadRequest(DomainError, ValueError):
+    """The request cannot be carried out as asked: an unknown command or mode, a workspace that
+    is not a directory, a schedule that does not parse, a built-in that cannot be deleted.
+
+    A ValueError too, so callers inside the host that catch bad input keep working.
+    """
+
+
+class Invalid(BadRequest):
+    """What was sent does not validate against its grammar or schema (a malformed rule, settings)."""

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
+from backend.domain.errors import BadRequest
 from backend.domain.models import Attachment, Session
 from backend.engine.context import ContextError, context_attachments, image_attachment
 from backend.engine.runner import SessionBusy, SessionRunner
@@ -68,7 +69,7 @@ class Chat:
         while match:
             name = match.group(1)
             if name not in known:
-                raise ValueError(
+                raise BadRequest(
                     f"/{name} is not a command or a skill. Commands: {', '.join('/' + c for c in COMMANDS)}; "
                     f"skills: {', '.join('/' + k for k in sorted(known)) or 'none'}"
                 )
@@ -82,7 +83,7 @@ class Chat:
         except OSError as exc:
             raise ContextError(f"a context path cannot be read: {exc}") from exc
         if not text and not attachments:
-            raise ValueError("the message is empty")
+            raise BadRequest("the message is empty")
         message = await self.runner.send(session_id, text, attachments=attachments)
         return ChatResult(idx=message.idx, attached_skills=[a.name for a in attachments if a.kind == "skill"])
 
@@ -91,7 +92,7 @@ class Chat:
         for name in dict.fromkeys(names):
             skill = self.runner.skills.get(name, workspace)
             if not skill.available:
-                raise ValueError(f"skill {name!r} cannot be attached: {skill.status}")
+                raise BadRequest(f"skill {name!r} cannot be attached: {skill.status}")
             text = attached_skills_section([skill])
             if attachments:  # the section's opening sentence, once per message
                 text = text.removeprefix(ATTACHED_PREAMBLE).lstrip("\n")

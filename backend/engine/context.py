@@ -12,6 +12,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from backend.domain.errors import BadRequest
 from backend.domain.models import Attachment, Message
 
 MAX_CONTEXT_FILE_BYTES = 512 * 1024
@@ -23,7 +24,7 @@ IMAGE_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp")
 SKIPPED_DIRS = frozenset({".git", "node_modules", "__pycache__", ".venv", "venv", ".mypy_cache", ".pytest_cache"})
 
 
-class ContextError(ValueError):
+class ContextError(BadRequest):
     """A context path, image or skill that cannot be attached; the message says which and why."""
 
 

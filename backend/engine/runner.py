@@ -14,6 +14,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from backend.domain.errors import BadRequest, Conflict
 from backend.domain.models import (
     ACTIVE_STATUSES,
     Approval,
@@ -45,7 +46,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
-class SessionBusy(RuntimeError):
+class SessionBusy(Conflict):
     """The session is still running."""
 
 
@@ -177,7 +178,7 @@ class SessionRunner:
         try:
             chosen = self.modes.get(mode)
         except NotFound as exc:  # a bad request, not a missing session
-            raise ValueError(str(exc)) from exc
+            raise BadRequest(str(exc)) from exc
         if workspace:
             root = Path(workspace).expanduser().resolve()
         elif chosen.default_folder:
@@ -186,7 +187,7 @@ class SessionRunner:
         else:
             root = self.default_workspace
         if not root.is_dir():
-            raise ValueError(f"workspace {root} is not a directory")
+            raise BadRequest(f"workspace {root} is not a directory")
         session = Session(
             id=uuid.uuid4().hex,
             title=title or (prompt or "New session").strip().splitlines()[0][:80],

@@ -22,11 +22,11 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator, model_validator
 
+from backend.domain.errors import BadRequest, NotFound
 from backend.domain.tools import ToolInfo
 from backend.frontmatter import parse_front_matter, render_front_matter
 from backend.permissions.policy import Policy, PolicyEngine, ToolCallView, is_read_only
 from backend.permissions.rules import RuleError, RuleSet, ToolSelector
-from backend.store.base import NotFound
 
 READ_ONLY = "read-only"
 """An entry of `tools` meaning any read-only tool: the file readers, or one annotated readOnlyHint
@@ -40,7 +40,7 @@ _NOWHERE = Path("/")
 FRONT_MATTER_KEYS = ("name", "description", "tools", "policies", "default_folder", "next_mode", "icon")
 
 
-class InvalidMode(ValueError):
+class InvalidMode(BadRequest):
     """A mode that cannot be used as written; the message names the file or field and the fault."""
 
 

@@ -70,7 +70,7 @@ class ModeRegistry:
     def save(self, name: str, body: ModeWrite) -> Mode:
         """Create or replace a person's mode file, after checking every field.
 
-        InvalidMode (a ValueError) names the field at fault: the name, a tool pattern, a policy,
+        InvalidMode (a BadRequest) names the field at fault: the name, a tool pattern, a policy,
         or a `next_mode` that names no mode.
         """
         check_name(name)

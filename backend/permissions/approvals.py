@@ -13,9 +13,10 @@ from collections.abc import Awaitable, Callable
 from datetime import datetime, timedelta
 from typing import Any, Protocol
 
+from backend.domain.errors import Conflict, NotFound
 from backend.domain.models import OVERSEER, Approval, ApprovalKind, DecidedBy, Decider, Decision, Event, utcnow
 from backend.domain.tools import ToolAnnotations
-from backend.store.base import NotFound, Store
+from backend.store.base import Store
 
 
 class Publisher(Protocol):
@@ -35,11 +36,11 @@ class ApprovalError(Exception):
     """An answer that cannot be applied."""
 
 
-class ApprovalNotFound(ApprovalError):
+class ApprovalNotFound(ApprovalError, NotFound):
     """No approval has that id."""
 
 
-class ApprovalClosed(ApprovalError):
+class ApprovalClosed(ApprovalError, Conflict):
     """The approval was already answered, expired or cancelled."""
 
 

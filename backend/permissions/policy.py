@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, Protocol, get_args
 
+from backend.domain.errors import Invalid
 from backend.domain.tools import ToolAnnotations, full_tool_name, split_tool_name
 from backend.permissions.path_match import is_inside
 from backend.permissions.rule_match import Hit, Subject, allowing_rules, match_deny_like
@@ -23,6 +24,10 @@ from backend.permissions.rules import (
 
 Policy = Literal["always_allow", "ask", "deny"]
 POLICIES: tuple[Policy, ...] = get_args(Policy)
+
+
+class PolicyError(Invalid):
+    """A per-tool policy whose key or value cannot be used."""
 
 # Tools of the other built-in servers, by what a person would want to see before they run.
 _QUIET_TOOLS = {
@@ -91,15 +96,15 @@ class _PolicyEntry:
 
     @classmethod
     def of(cls, key: str, policy: Policy, source: str) -> _PolicyEntry:
-        """Validate one `key: policy` pair; ValueError when either is unusable."""
+        """Validate one `key: policy` pair; PolicyError when either is unusable."""
         if policy not in POLICIES:
-            raise ValueError(f"policy for {key!r} must be one of {', '.join(POLICIES)}, got {policy!r}")
+            raise PolicyError(f"policy for {key!r} must be one of {', '.join(POLICIES)}, got {policy!r}")
         if key != "*" and not key.startswith("mcp__"):
-            raise ValueError(f"policy key {key!r} is not a tool name, server or glob")
+            raise PolicyError(f"policy key {key!r} is not a tool name, server or glob")
         try:
             selector = ToolSelector.parse(key)
         except RuleError as exc:
-            raise ValueError(f"policy key {key!r}: {exc}") from exc
+            raise PolicyError(f"policy key {key!r}: {exc}") from exc
         if selector.names is not None:
             rank = 3
         elif not selector.anchored:
@@ -133,7 +138,7 @@ class PolicyEngine:
 
         Reasons name a policy's source: `policies_source` if given, else "default" for a
         built-in value left as it is and "config" for anything else. Invalid keys or values
-        raise ValueError.
+        raise PolicyError.
         """
         self.rules = rules
         self.policies: dict[str, Policy] = dict(DEFAULT_POLICIES if policies is None else policies)

@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, get_args
 
+from backend.domain.errors import Invalid
 from backend.domain.tools import TOOL_PREFIX, full_tool_name, split_tool_name
 from backend.permissions.globbing import compile_star
 from backend.permissions.param_match import ParamPattern
@@ -56,7 +57,7 @@ _RULE = re.compile(r"^([^\s()]+)(?:\((.*)\))?$", re.DOTALL)
 _NAME_SEGMENT = re.compile(r"^[A-Za-z0-9_.*-]+$")
 
 
-class RuleError(ValueError):
+class RuleError(Invalid):
     """A rule string (or rule list) that cannot be used as written."""
 
 

@@ -21,6 +21,7 @@ from backend.skills.model import (
     SKILL_NAME,
     Skill,
     SkillRequires,
+    SkillError,
     SkillSource,
     UnknownSkill,
 )
@@ -71,17 +72,17 @@ class SkillCatalog:
     def save(self, name: str, content: str) -> Skill:
         """Write the whole SKILL.md text as the person's skill `name` (in the data dir).
 
-        The text is checked first and nothing is written when it fails (ValueError naming the
+        The text is checked first and nothing is written when it fails (SkillError naming the
         fault). A front matter without `name` gets one; a different `name` is refused.
         """
         check_skill_name(name)
         if len(content) > MAX_SKILL_CHARS:
-            raise ValueError(
+            raise SkillError(
                 f"SKILL.md of {name!r} is {len(content)} characters; the limit is {MAX_SKILL_CHARS}"
             )
         meta, _ = parse_front_matter(content, source=f"SKILL.md of {name!r}")
         if not meta:
-            raise ValueError(
+            raise SkillError(
                 f"SKILL.md of {name!r} needs a front matter: a '---' line, 'description: ...', and '---'"
             )
         skill_fields(meta, name)
@@ -95,7 +96,7 @@ class SkillCatalog:
     def delete(self, name: str) -> None:
         """Delete the person's skill `name` (its whole folder in the data dir).
 
-        Built-in skills cannot be deleted (ValueError); a name found nowhere is UnknownSkill.
+        Built-in skills cannot be deleted (SkillError); a name found nowhere is UnknownSkill.
         """
         # Only a folder the scan found is removed, so `name` cannot reach outside user_dir.
         for folder in _skill_folders(self.user_dir):
@@ -106,7 +107,7 @@ class SkillCatalog:
                     shutil.rmtree(folder)
                 return
         if any(folder.name == name for folder in _skill_folders(self.builtin_dir)):
-            raise ValueError(
+            raise SkillError(
                 f"skill {name!r} is built in and cannot be deleted; save one of the same name to override it"
             )
         raise UnknownSkill(name, [skill.name for skill in self.list()])
@@ -143,37 +144,37 @@ class SkillCatalog:
 
 
 def check_skill_name(name: str) -> None:
-    """Raise ValueError unless `name` is a skill name: lowercase letters, digits and '-'."""
+    """Raise SkillError unless `name` is a skill name: lowercase letters, digits and '-'."""
     if not SKILL_NAME.match(name):
-        raise ValueError(
+        raise SkillError(
             f"invalid skill name {name!r}: use 1-64 lowercase letters, digits or '-', "
             "starting with a letter or digit"
         )
 
 
 def skill_fields(meta: Mapping[str, Any], name: str) -> dict[str, Any]:
-    """The Skill fields a front matter gives, checked; ValueError naming the first fault."""
+    """The Skill fields a front matter gives, checked; SkillError naming the first fault."""
     if "name" in meta and meta["name"] != name:
-        raise ValueError(f"front matter name {meta['name']!r} differs from the folder name {name!r}")
+        raise SkillError(f"front matter name {meta['name']!r} differs from the folder name {name!r}")
     description = meta.get("description")
     if not isinstance(description, str) or not description.strip():
-        raise ValueError(
+        raise SkillError(
             "front matter needs a 'description': one line on what the skill does and when to use it"
         )
     always = meta.get("always", False)
-    # ValueError, not TypeError: a bad SKILL.md is bad input (a 400), whatever the fault.
+    # SkillError, not TypeError: a bad SKILL.md is bad input (a 400), whatever the fault.
     if not isinstance(always, bool):
-        raise ValueError(f"front matter 'always' must be true or false, got {always!r}")  # noqa: TRY004
+        raise SkillError(f"front matter 'always' must be true or false, got {always!r}")  # noqa: TRY004
     raw = meta.get("requires") or {}
     if not isinstance(raw, Mapping):
-        raise ValueError("front matter 'requires' must be a mapping of 'bins' and 'env'")  # noqa: TRY004
+        raise SkillError("front matter 'requires' must be a mapping of 'bins' and 'env'")  # noqa: TRY004
     try:
         requires = SkillRequires.model_validate(raw)
     except ValidationError as exc:
         problems = "; ".join(
             f"{'.'.join(str(p) for p in err['loc']) or 'requires'}: {err['msg']}" for err in exc.errors()
         )
-        raise ValueError(f"front matter 'requires' is invalid: {problems}") from None
+        raise SkillError(f"front matter 'requires' is invalid: {problems}") from None
     return {"description": description.strip(), "always": always, "requires": requires}
 
 
@@ -194,7 +195,7 @@ def _read_text(path: Path) -> str:
     with path.open("r", encoding="utf-8") as fh:
         text = fh.read(MAX_SKILL_CHARS + 1)
     if len(text) > MAX_SKILL_CHARS:
-        raise ValueError(f"{SKILL_FILE} is longer than {MAX_SKILL_CHARS} characters")
+        raise SkillError(f"{SKILL_FILE} is longer than {MAX_SKILL_CHARS} characters")
     return text
 
 

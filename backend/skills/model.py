@@ -18,7 +18,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, computed_field, field_validator
 
-from backend.store.base import NotFound
+from backend.domain.errors import BadRequest, NotFound
 
 SkillSource = Literal["workspace", "user", "builtin"]
 """Where a skill was found, highest precedence first: the workspace's `.overseer/skills/`,
@@ -93,6 +93,10 @@ class Skill(BaseModel):
         if self.error:
             return f"unavailable: {self.error}"
         return "unavailable: missing " + ", ".join(self.missing)
+
+
+class SkillError(BadRequest):
+    """A skill name or SKILL.md that cannot be used, or a skill that cannot be deleted; the message says why."""
 
 
 class UnknownSkill(NotFound):

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
 
+from backend.domain.errors import NotFound
 from backend.domain.models import (
     Approval,
     ApprovalStatus,
@@ -19,9 +20,7 @@ from backend.domain.models import (
 from backend.domain.schedules import Schedule
 from backend.domain.workflows import WorkflowRun
 
-
-class NotFound(LookupError):
-    """No row with that id."""
+__all__ = ["NotFound", "Store", "Written"]  # NotFound lives in backend.domain.errors; re-exported
 
 
 @dataclass(kw_only=True)

@@ -17,7 +17,7 @@ import yaml
 from pydantic import ValidationError
 
 from backend.paths import BUILTIN_WORKFLOWS_DIR
-from backend.store.base import NotFound
+from backend.domain.errors import BadRequest, NotFound
 from backend.domain.workflows import Workflow, WorkflowSource
 
 log = logging.getLogger(__name__)
@@ -28,7 +28,7 @@ NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$")
 SUFFIXES = (".yaml", ".yml")
 
 
-class WorkflowError(ValueError):
+class WorkflowError(BadRequest):
     """A definition that cannot be used; the message names the file and the fault."""
 
 

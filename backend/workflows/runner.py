@@ -15,11 +15,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from backend.domain.errors import BadRequest, NotFound
 from backend.domain.models import ACTIVE_STATUSES, Session, utcnow
 from backend.engine.events import EventBus
 from backend.engine.runner import SessionRunner
 from backend.permissions.approvals import ApprovalBroker
-from backend.store.base import NotFound, Store
+from backend.store.base import Store
 from backend.workflows.files import Modes, WorkflowError, WorkflowLibrary, check_mode, render_prompt
 from backend.workflows.gates import GATE_TIMEOUT, WorkflowGates
 from backend.domain.workflows import StepRun, StepRunStatus, Workflow, WorkflowRun, WorkflowRunStatus
@@ -64,7 +65,7 @@ class WorkflowRunner:
         return self.library.list(modes=self.modes)
 
     def definition(self, name: str) -> Workflow:
-        """One definition: UnknownWorkflow (a NotFound) or WorkflowError (a ValueError)."""
+        """One definition: UnknownWorkflow (a NotFound) or WorkflowError (a BadRequest)."""
         return self.library.get(name, modes=self.modes)
 
     # runs
@@ -73,7 +74,7 @@ class WorkflowRunner:
         """Start a run: its first step's session is created before this returns."""
         workflow = self.definition(name)
         if workspace is not None and not Path(workspace).expanduser().is_dir():
-            raise ValueError(f"workspace {workspace} is not a directory")
+            raise BadRequest(f"workspace {workspace} is not a directory")
         run = WorkflowRun(
             id=uuid.uuid4().hex,
             workflow=workflow.name,

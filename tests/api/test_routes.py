@@ -104,6 +104,7 @@ async def test_bad_input_gets_a_4xx_that_names_the_problem(api):
         ("post", "/api/sessions/missing/messages", {"content": "hi"}, 404, "missing"),
         ("post", "/api/sessions/missing/messages", {"content": ""}, 422, "content"),
         ("put", "/api/policies", {"policies": {"mcp__file__read_file": "sometimes"}}, 422, "policies"),
+        ("put", "/api/policies", {"policies": {"shell": "deny"}}, 422, "'shell'"),
         ("post", "/api/agents/invoke", {"prompt": "x", "fork": True}, 400, "parent_session_id"),
     ]
     for method, path, body, code, words in cases:

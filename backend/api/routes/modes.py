@@ -13,8 +13,8 @@ from fastapi import APIRouter
 from pydantic import BaseModel
 
 from backend.api.deps import Approver, HostDep, Viewer
+from backend.domain.errors import NotFound
 from backend.modes.model import Mode, ModeWrite
-from backend.store.base import NotFound
 
 router = APIRouter(prefix="/api/modes", tags=["modes"])
 

@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from backend.api.deps import Approver, HostDep, Viewer
 from backend.app.host import Host
+from backend.domain.errors import BadRequest
 from backend.skills.model import MAX_SKILL_CHARS, Skill
 
 router = APIRouter(prefix="/api/skills", tags=["skills"])
@@ -36,9 +37,9 @@ def _workspace(host: Host, workspace: str | None) -> Path:
         return host.settings.resolved_workspace
     path = Path(workspace).expanduser()
     if not path.is_absolute():
-        raise ValueError(f"workspace must be an absolute path, got {workspace!r}")
+        raise BadRequest(f"workspace must be an absolute path, got {workspace!r}")
     if not path.is_dir():
-        raise ValueError(f"workspace {workspace} does not exist or is not a directory")
+        raise BadRequest(f"workspace {workspace} does not exist or is not a directory")
     return path.resolve()
 
 
