@@ -18,7 +18,7 @@ from typing import Annotated, Any, Literal
 import anyio
 import mcp_types as wire
 from mcp.server.mcpserver import Context, MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import BaseModel, Field, ValidationError
 
@@ -43,7 +43,7 @@ from backend.gateway.views import (
     SessionList,
     SessionView,
 )
-from backend.permissions.approvals import ApprovalClosed, ApprovalNotFound
+from backend.permissions.approvals import ApprovalNotFound
 from backend.store.base import NotFound
 
 log = logging.getLogger(__name__)
@@ -104,7 +104,7 @@ class GatewayServer(MCPServer):
     ) -> wire.CallToolResult | wire.InputRequiredResult:
         exposed = self.gateway.exposed
         if exposed is None or context is None or not await exposed.knows(name):
-            return await super().call_tool(name, arguments, context)
+            return await self._call_own_tool(name, arguments, context)
         principal = require(self.gateway.caller, context, "approver")
         params = context.session.client_params
         client = params.client_info.name if params is not None else "an MCP client"
@@ -113,6 +113,21 @@ class GatewayServer(MCPServer):
             await context.report_progress(step, None, message)
 
         return await exposed.call(name, arguments, caller=principal, client=client, report=report)
+
+    async def _call_own_tool(
+        self, name: str, arguments: dict[str, Any], context: Context | None
+    ) -> wire.CallToolResult | wire.InputRequiredResult:
+        """One of our tools; a domain error it raises is a refusal the caller reads, not a crash.
+
+        The SDK hides the text of anything but a ToolError; this is the one place the gateway
+        turns a `DomainError` (no such session, already answered, an unknown mode, ...) into one.
+        """
+        try:
+            return await super().call_tool(name, arguments, context)
+        except UnexpectedToolError as exc:
+            if isinstance(exc.__cause__, DomainError):
+                raise ToolError(f"Error executing tool {name}: {exc.__cause__}") from exc.__cause__
+            raise
 
 
 def build_server(gateway: Gateway) -> GatewayServer:
@@ -255,8 +270,6 @@ def build_server(gateway: Gateway) -> GatewayServer:
             closed = await host.approvals.answer(id, answer, by=caller, via="mcp")
         except ApprovalNotFound:
             raise ToolError(f"no approval {id!r}; list_pending_approvals shows the open ones") from None
-        except (ApprovalClosed, DomainError) as exc:
-            raise ToolError(str(exc)) from None
         return ApprovalView.of(closed)
 
     return server

@@ -254,6 +254,8 @@ async def test_answer_approval_refuses_an_unknown_or_already_answered_approval(t
             second = await other.call_tool("answer_approval", {"id": approval_id, "decision": "allow_once"})
             unknown = await other.call_tool("answer_approval", {"id": "f" * 32, "decision": "allow_once"})
         assert (first.is_error, second.is_error, unknown.is_error) == (False, True, True)
+        # The refusal (an ApprovalClosed, a domain error) reaches the client with its reason.
+        assert f"approval {approval_id} is already denied" in second.content[0].text
         assert (await h.host.store.get_approval(approval_id)).status == "denied"
         assert not (h.workspace / "x.txt").exists()
 
