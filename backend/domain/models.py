@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, Field
 
@@ -27,6 +27,35 @@ DecisionKind = Literal["allow_once", "allow_session", "allow_always", "deny"]
 DecidedBy = Literal["rule", "policy", "user", "timeout", "hook", "stop"]
 ApprovalKind = Literal["tool", "mode_switch", "workflow_step"]
 """What an approval gates: a tool call, a plan's switch to its next mode, a workflow's next step."""
+
+EventType = Literal[
+    # a session's life
+    "session.created",  # data: the Session
+    "session.status",  # status, error
+    "session.mode",  # mode
+    "session.cleared",  # from: the first message idx the model sees after /new
+    "session.recovered",  # status, after a restart
+    # the conversation
+    "message",  # a persisted Message (user, assistant, tool)
+    "token",  # ephemeral: text of a streaming answer
+    "usage",  # tokens and cost of a model call
+    "model.retry",  # message: why the model call is retried
+    "error",  # message: why the run failed
+    "notice",  # command, text: what a chat command did
+    "memory.consolidated",  # upto, facts
+    # tools and approvals
+    "tool.started",
+    "tool.result",
+    "approval.requested",  # data: the Approval
+    "approval.resolved",  # id, status, decision, decided_by, decider
+    # workflows
+    "workflow.step",
+    "workflow.gate",
+    "workflow.finished",
+]
+"""Every kind of event there is: a closed set. The dashboard, the terminal and the gateway switch on
+these names, so a new kind is added here first (and `EventBus.publish` refuses any other)."""
+EVENT_TYPES: frozenset[str] = frozenset(get_args(EventType))
 
 PrincipalKind = Literal["token", "user", "api_key", "local", "system"]
 """How a decider proved who they are: the single-user token, a login, an API key, being the
@@ -236,7 +265,7 @@ class Event(BaseModel):
 
     session_id: str
     seq: int
-    type: str
+    type: EventType
     data: dict[str, Any] = Field(default_factory=dict)
     part: int = 0
     ephemeral: bool = False

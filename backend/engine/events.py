@@ -14,7 +14,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from backend.domain.models import Event
+from backend.domain.models import EVENT_TYPES, Event, EventType
 from backend.store.base import Store
 
 log = logging.getLogger(__name__)
@@ -77,8 +77,21 @@ class Subscription:
                 return
 
 
+class UnknownEventType(ValueError):
+    """An event type outside `EventType`: a bug in the publisher, never a client's fault."""
+
+
+def check_event_type(type_: str) -> None:
+    """Refuse a type that is not in the closed set, before anything is written or delivered."""
+    if type_ not in EVENT_TYPES:
+        raise UnknownEventType(
+            f"unknown event type {type_!r}: add it to EventType in backend/domain/models.py "
+            "(and teach the dashboard about it) before publishing it"
+        )
+
+
 class EventBus:
-    """Per-session event numbering, persistence and fan-out."""
+    """Per-session event numbering, persistence and fan-out; only the types of `EventType`."""
 
     def __init__(self, store: Store, *, delta_buffer: int = 2000) -> None:
         self._store = store
@@ -91,7 +104,7 @@ class EventBus:
     async def publish(
         self,
         session_id: str,
-        type_: str,
+        type_: EventType,
         data: dict[str, Any] | None = None,
         *,
         persist: Callable[[Event], Awaitable[Event]] | None = None,
@@ -100,7 +113,9 @@ class EventBus:
 
         `persist` writes the event together with other rows in one transaction (a store method
         that takes the event and returns it numbered); by default it is written alone.
+        An unknown type raises UnknownEventType and nothing is written.
         """
+        check_event_type(type_)
         async with self._lock:
             draft = Event(session_id=session_id, seq=0, type=type_, data=data or {})
             event = await (persist or self._store.append_event)(draft)
@@ -109,8 +124,9 @@ class EventBus:
             self._fan_out(event)
         return event
 
-    async def publish_delta(self, session_id: str, type_: str, data: dict[str, Any]) -> Event:
+    async def publish_delta(self, session_id: str, type_: EventType, data: dict[str, Any]) -> Event:
         """An ephemeral event (token delta): buffered in memory, never persisted."""
+        check_event_type(type_)
         async with self._lock:
             if session_id not in self._last_seq:
                 self._last_seq[session_id] = await self._store.last_seq(session_id)

@@ -14,7 +14,17 @@ from datetime import datetime, timedelta
 from typing import Any, Protocol
 
 from backend.domain.errors import Conflict, NotFound
-from backend.domain.models import OVERSEER, Approval, ApprovalKind, DecidedBy, Decider, Decision, Event, utcnow
+from backend.domain.models import (
+    OVERSEER,
+    Approval,
+    ApprovalKind,
+    DecidedBy,
+    Decider,
+    Decision,
+    Event,
+    EventType,
+    utcnow,
+)
 from backend.domain.tools import ToolAnnotations
 from backend.store.base import Store
 
@@ -25,7 +35,7 @@ class Publisher(Protocol):
     async def publish(
         self,
         session_id: str,
-        type_: str,
+        type_: EventType,
         data: dict[str, Any] | None = None,
         *,
         persist: Callable[[Event], Awaitable[Event]] | None = None,

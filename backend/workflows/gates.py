@@ -11,7 +11,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
-from backend.domain.models import Approval
+from backend.domain.models import Approval, EventType
 from backend.permissions.approvals import ApprovalBroker
 from backend.domain.workflows import WorkflowRun
 
@@ -26,7 +26,7 @@ class RunEvents(Protocol):
     """Publishes a workflow event about step `index` of `run` on a session's stream."""
 
     async def __call__(
-        self, session_id: str, type_: str, run: WorkflowRun, index: int, **data: Any
+        self, session_id: str, type_: EventType, run: WorkflowRun, index: int, **data: Any
     ) -> None: ...
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from backend.domain.errors import BadRequest, NotFound
-from backend.domain.models import ACTIVE_STATUSES, Session, utcnow
+from backend.domain.models import ACTIVE_STATUSES, EventType, Session, utcnow
 from backend.engine.events import EventBus
 from backend.engine.runner import SessionRunner
 from backend.permissions.approvals import ApprovalBroker
@@ -353,7 +353,7 @@ class WorkflowRunner:
                 )
         return run
 
-    async def _event(self, session_id: str, type_: str, run: WorkflowRun, index: int, **data: Any) -> None:
+    async def _event(self, session_id: str, type_: EventType, run: WorkflowRun, index: int, **data: Any) -> None:
         step = run.steps[index]
         await self.bus.publish(
             session_id,

@@ -1,11 +1,18 @@
-"""The event bus: numbering, fan-out, replay after a reconnect."""
+"""The event bus: numbering, fan-out, replay after a reconnect, and its closed set of types."""
 
 from __future__ import annotations
 
+import ast
+from pathlib import Path
+from typing import get_args
+
 import pytest
 
-from backend.engine.events import EventBus
+from backend.domain.models import EVENT_TYPES, Event, EventType
+from backend.engine.events import EventBus, UnknownEventType
 from backend.store import SqliteStore
+
+BACKEND = Path(__file__).resolve().parents[2] / "backend"
 
 
 @pytest.fixture
@@ -16,9 +23,9 @@ async def bus(tmp_path):
 
 async def test_subscriber_receives_events_in_seq_order_for_its_session_only(bus):
     sub = bus.subscribe("a")
-    await bus.publish("b", "x")
+    await bus.publish("b", "notice")
     for i in range(3):
-        await bus.publish("a", "x", {"i": i})
+        await bus.publish("a", "notice", {"i": i})
     got = [await sub.get(timeout=1) for _ in range(3)]
     assert [e.seq for e in got] == [1, 2, 3]
     assert {e.session_id for e in got} == {"a"}
@@ -26,9 +33,9 @@ async def test_subscriber_receives_events_in_seq_order_for_its_session_only(bus)
 
 async def test_reconnecting_client_gets_exactly_what_it_missed(bus):
     for i in range(5):
-        await bus.publish("a", "x", {"i": i})
+        await bus.publish("a", "notice", {"i": i})
     missed, sub = await bus.subscribe_from("a", since=3)
-    await bus.publish("a", "x", {"i": 5})
+    await bus.publish("a", "notice", {"i": 5})
     assert [e.seq for e in missed] == [4, 5]
     assert (await sub.get(timeout=1)).seq == 6
 
@@ -45,7 +52,45 @@ async def test_token_deltas_are_not_persisted_but_replayed_from_memory(bus, tmp_
 async def test_slow_subscriber_is_cut_off_instead_of_blocking_publishers(bus):
     sub = bus.subscribe("a", maxsize=2)
     for _ in range(5):
-        await bus.publish("a", "x")
+        await bus.publish("a", "notice")
     assert sub.overflowed
     assert [e.seq for e in sub.drain()] == [1, 2]
     assert [e.seq for e in await bus.replay("a", since=0)] == [1, 2, 3, 4, 5]
+
+
+async def test_an_event_type_outside_the_closed_set_is_refused_and_nothing_is_written_or_delivered(bus):
+    sub = bus.subscribe("a")
+    with pytest.raises(UnknownEventType, match="'tool.finished'"):
+        await bus.publish("a", "tool.finished", {"id": "c1"})  # type: ignore[arg-type]
+    with pytest.raises(UnknownEventType, match="'tokens'"):
+        await bus.publish_delta("a", "tokens", {"text": "he"})  # type: ignore[arg-type]
+    assert await bus.replay("a") == []
+    assert sub.drain() == []
+    assert (await bus.publish("a", "notice")).seq == 1  # nothing was numbered for the refused ones
+
+
+def test_an_event_of_an_unknown_type_cannot_even_be_built():
+    with pytest.raises(ValueError, match="type"):
+        Event(session_id="a", seq=1, type="tool.finished")  # type: ignore[arg-type]
+
+
+def _published_types() -> dict[str, list[str]]:
+    """Every literal event type the backend passes to publish / publish_delta / a workflow's _event."""
+    found: dict[str, list[str]] = {}
+    for path in sorted(BACKEND.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.Call) or len(node.args) < 2:
+                continue
+            func = node.func
+            name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+            kind = node.args[1]
+            if name in ("publish", "publish_delta", "_event") and isinstance(kind, ast.Constant):
+                found.setdefault(kind.value, []).append(f"{path.relative_to(BACKEND.parent)}:{node.lineno}")
+    return found
+
+
+def test_the_closed_set_is_exactly_what_the_backend_publishes():
+    assert frozenset(get_args(EventType)) == EVENT_TYPES
+    published = _published_types()
+    assert set(published) - EVENT_TYPES == set(), {t: published[t] for t in set(published) - EVENT_TYPES}
+    assert EVENT_TYPES - set(published) == set(), "types in EventType that nothing publishes: remove them"

@@ -64,7 +64,7 @@ async def test_children_are_listed_by_parent_through_an_index_and_filter_by_stat
 async def test_events_get_gapless_seq_under_concurrent_appends(store):
     await store.create_session(session())
     events = await asyncio.gather(
-        *(store.append_event(Event(session_id="s1", seq=0, type="t", data={"i": i})) for i in range(50))
+        *(store.append_event(Event(session_id="s1", seq=0, type="notice", data={"i": i})) for i in range(50))
     )
     assert sorted(e.seq for e in events) == list(range(1, 51))
     assert [e.seq for e in await store.list_events("s1", since=45)] == [46, 47, 48, 49, 50]
@@ -73,9 +73,9 @@ async def test_events_get_gapless_seq_under_concurrent_appends(store):
 async def test_seq_continues_after_reopening(tmp_path):
     async with SqliteStore(tmp_path / "o.db") as s:
         for _ in range(3):
-            await s.append_event(Event(session_id="s1", seq=0, type="t"))
+            await s.append_event(Event(session_id="s1", seq=0, type="notice"))
     async with SqliteStore(tmp_path / "o.db") as s:
-        assert (await s.append_event(Event(session_id="s1", seq=0, type="t"))).seq == 4
+        assert (await s.append_event(Event(session_id="s1", seq=0, type="notice"))).seq == 4
 
 
 async def test_a_failed_finish_writes_neither_the_record_nor_the_message(store):
