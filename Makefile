@@ -37,7 +37,9 @@ run: install web
 run-cli: install
 	$(BIN)/overseer run
 
+# The import contracts (pyproject.toml) first: a layering violation fails in seconds.
 test: install web
+	$(BIN)/lint-imports --no-cache --no-logo
 	$(BIN)/python -m pytest -q
 
 bench: install web
