@@ -1,6 +1,7 @@
 """ApprovalBroker: persisted approval requests and the futures that wait on them.
 
-The store is the truth; futures are only how a waiting tool call learns of an answer quickly.
+The store is the truth; futures are only how a waiting tool call learns of an answer quickly
+(an answer another process writes to the store reaches them through the `ApprovalWatch`).
 That is why approvals survive a restart: after one, waiting again on a stored approval picks up
 either the answer already given or a fresh future.
 """
@@ -26,6 +27,7 @@ from backend.domain.models import (
     utcnow,
 )
 from backend.domain.tools import ToolAnnotations
+from backend.permissions.approval_watch import ApprovalWatch
 from backend.store.base import Store
 
 
@@ -65,6 +67,7 @@ class ApprovalBroker:
         self._bus = bus
         self.timeout = timeout
         self._waiters: dict[str, asyncio.Future[None]] = {}
+        self.watch = ApprovalWatch(store, self._waiters)
         self._lock = asyncio.Lock()
 
     async def open(
@@ -115,7 +118,8 @@ class ApprovalBroker:
                 return await self._close(approval, "expired", self._timeout_decision(approval), "timeout")
             waiter = self._waiters.setdefault(approval_id, asyncio.get_running_loop().create_future())
             try:
-                await asyncio.wait_for(asyncio.shield(waiter), timeout=remaining)
+                with self.watch.watching(approval_id):  # hears answers given in another process
+                    await asyncio.wait_for(asyncio.shield(waiter), timeout=remaining)
             except TimeoutError:
                 pass
             finally:

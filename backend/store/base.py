@@ -64,6 +64,15 @@ class Store(Protocol):
     async def list_approvals(
         self, *, status: ApprovalStatus | None = None, session_id: str | None = None
     ) -> list[Approval]: ...
+    async def approval_statuses(self, approval_ids: Iterable[str]) -> dict[str, ApprovalStatus]:
+        """The current status of each listed approval that exists, in one read."""
+        ...
+    async def data_version(self) -> int:
+        """A number that changes whenever another connection (another process) commits.
+
+        Cheap enough to ask every tenth of a second while something waits on another process.
+        """
+        ...
 
     async def add_audit(self, entry: AuditEntry) -> AuditEntry: ...
     async def record_decision(

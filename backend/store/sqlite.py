@@ -1,8 +1,9 @@
 """SQLite (WAL) implementation of the Store.
 
-Every write is one unit of work on the connection's own thread (see `sqlite_thread`), and one
-lock keeps writes serial, which is what gives events their gapless per-session seq without
-asking the database for the maximum each time.
+Every write is one unit of work on the connection's own thread (see `sqlite_thread`). Several
+processes may share the file (`overseer serve` and `overseer mcp` on one data dir), so nothing
+the database numbers is cached here: a message's idx and an event's seq are read from the
+database inside the write transaction, whose BEGIN IMMEDIATE serialises writers across processes.
 """
 
 from __future__ import annotations
@@ -40,8 +41,6 @@ class SqliteStore(SqliteScheduleStore, SqliteWorkflowStore):
         self.path = Path(path)
         self.db = SqliteThread(self.path)
         self._lock = asyncio.Lock()
-        self._seq: dict[str, int] = {}
-        self._msg_idx: dict[str, int] = {}
 
     async def open(self) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -137,19 +136,10 @@ class SqliteStore(SqliteScheduleStore, SqliteWorkflowStore):
 
         async with self._lock:
             cursor = await self.db.transaction(delete)
-        self._seq.pop(session_id, None)
-        self._msg_idx.pop(session_id, None)
         if cursor.rowcount == 0:
             raise NotFound(f"no session {session_id!r}")
 
     # messages and tool calls
-
-    async def _next_idx(self, session_id: str) -> int:
-        if session_id not in self._msg_idx:
-            rows = await self._fetch_all("SELECT COALESCE(MAX(idx), -1) FROM messages WHERE session_id = ?", (session_id,))
-            self._msg_idx[session_id] = int(rows[0][0])
-        self._msg_idx[session_id] += 1
-        return self._msg_idx[session_id]
 
     async def _unit(
         self,
@@ -160,46 +150,42 @@ class SqliteStore(SqliteScheduleStore, SqliteWorkflowStore):
     ) -> Written:
         """Write statements plus an optional message and event as one transaction, in one hop.
 
-        Message idx and event seq are assigned here, under the write lock, so both stay gapless.
+        Message idx and event seq are the session's next numbers in the database, read inside the
+        transaction, so they stay gapless and distinct whichever process writes.
         """
-        async with self._lock:
-            writes = list(statements)
+
+        def work(conn: sqlite3.Connection) -> Written:
+            row_ids = [conn.execute(sql, params).lastrowid for sql, params in statements]
             stored_message = stored_event = None
             if message is not None:
-                stored_message = message.model_copy(update={"idx": await self._next_idx(message.session_id)})
-                writes.append(
-                    (
+                (idx,) = conn.execute(
+                    "SELECT COALESCE(MAX(idx), -1) + 1 FROM messages WHERE session_id = ?",
+                    (message.session_id,),
+                ).fetchone()
+                stored_message = message.model_copy(update={"idx": idx})
+                row_ids.append(
+                    conn.execute(
                         "INSERT INTO messages (session_id, idx, data) VALUES (?, ?, ?)",
-                        (stored_message.session_id, stored_message.idx, stored_message.model_dump_json()),
-                    )
+                        (stored_message.session_id, idx, stored_message.model_dump_json()),
+                    ).lastrowid
                 )
             if event is not None:
-                stored_event = event.model_copy(update={"seq": await self.last_seq(event.session_id) + 1})
-                writes.append(
-                    (
+                (seq,) = conn.execute(
+                    "SELECT COALESCE(MAX(seq), 0) + 1 FROM events WHERE session_id = ?", (event.session_id,)
+                ).fetchone()
+                stored_event = event.model_copy(update={"seq": seq})
+                row_ids.append(
+                    conn.execute(
                         "INSERT INTO events (session_id, seq, type, data) VALUES (?, ?, ?, ?)",
-                        (stored_event.session_id, stored_event.seq, stored_event.type, stored_event.model_dump_json()),
-                    )
+                        (stored_event.session_id, seq, stored_event.type, stored_event.model_dump_json()),
+                    ).lastrowid
                 )
+            return Written(message=stored_message, event=stored_event, row_id=row_ids[0] if row_ids else None)
 
-            def work(conn: sqlite3.Connection) -> int | None:
-                first = conn.execute(*writes[0]).lastrowid
-                for sql, params in writes[1:]:
-                    conn.execute(sql, params)
-                return first
-
-            try:
-                if len(writes) == 1:
-                    row_id = (await self.db.execute(*writes[0])).lastrowid
-                else:
-                    row_id = await self.db.transaction(work)
-            except BaseException:
-                if message is not None:
-                    self._msg_idx.pop(message.session_id, None)
-                raise
-            if stored_event is not None:
-                self._seq[stored_event.session_id] = stored_event.seq
-        return Written(message=stored_message, event=stored_event, row_id=row_id)
+        async with self._lock:
+            if message is None and event is None and len(statements) == 1:
+                return Written(row_id=(await self.db.execute(*statements[0])).lastrowid)
+            return await self.db.transaction(work)
 
     async def add_message(self, message: Message) -> Message:
         written = await self._unit(message=message)
@@ -264,6 +250,23 @@ class SqliteStore(SqliteScheduleStore, SqliteWorkflowStore):
             raise NotFound(f"no approval {approval_id!r}")
         return Approval.model_validate_json(rows[0][0])
 
+    async def approval_statuses(self, approval_ids: Iterable[str]) -> dict[str, ApprovalStatus]:
+        """The current status of each listed approval that exists, in one read."""
+        wanted = list(approval_ids)
+        if not wanted:
+            return {}
+        marks = ",".join("?" * len(wanted))
+        rows = await self._fetch_all(f"SELECT id, status FROM approvals WHERE id IN ({marks})", tuple(wanted))
+        return {r[0]: r[1] for r in rows}
+
+    async def data_version(self) -> int:
+        """Changes whenever another connection (another process) commits to the file; one cheap read.
+
+        SQLite's `PRAGMA data_version` is per connection and ignores this connection's own commits.
+        """
+        rows = await self._fetch_all("PRAGMA data_version")
+        return int(rows[0][0])
+
     async def list_approvals(
         self, *, status: ApprovalStatus | None = None, session_id: str | None = None
     ) -> list[Approval]:
@@ -305,10 +308,8 @@ class SqliteStore(SqliteScheduleStore, SqliteWorkflowStore):
     # events
 
     async def last_seq(self, session_id: str) -> int:
-        if session_id not in self._seq:
-            rows = await self._fetch_all("SELECT COALESCE(MAX(seq), 0) FROM events WHERE session_id = ?", (session_id,))
-            self._seq[session_id] = int(rows[0][0])
-        return self._seq[session_id]
+        rows = await self._fetch_all("SELECT COALESCE(MAX(seq), 0) FROM events WHERE session_id = ?", (session_id,))
+        return int(rows[0][0])
 
     async def append_event(self, event: Event) -> Event:
         written = await self._unit(event=event)

@@ -78,15 +78,47 @@ async def test_seq_continues_after_reopening(tmp_path):
         assert (await s.append_event(Event(session_id="s1", seq=0, type="notice"))).seq == 4
 
 
+async def test_two_stores_on_one_file_number_interleaved_writes_gaplessly(tmp_path):
+    # Two stores on one file stand for two processes (`overseer serve` and `overseer mcp`).
+    async with SqliteStore(tmp_path / "o.db") as here, SqliteStore(tmp_path / "o.db") as there:
+        for i in range(6):
+            writer = (here, there)[i % 2]
+            await writer.append_event(Event(session_id="s1", seq=0, type="notice", data={"i": i}))
+            await writer.add_message(Message(session_id="s1", role="user", content=str(i)))
+        assert [e.seq for e in await here.list_events("s1")] == list(range(1, 7))
+        assert [m.idx for m in await there.list_messages("s1")] == list(range(6))
+        assert await here.last_seq("s1") == await there.last_seq("s1") == 6
+
+
+async def test_two_stores_on_one_file_number_concurrent_writes_gaplessly(tmp_path):
+    async with SqliteStore(tmp_path / "o.db") as here, SqliteStore(tmp_path / "o.db") as there:
+        written = await asyncio.gather(
+            *(
+                writer.finish_tool_call(
+                    ToolCallRecord(id=f"c{i}", session_id="s1", name="t", status="done"),
+                    Message(session_id="s1", role="tool", content=str(i), tool_call_id=f"c{i}"),
+                    event=Event(session_id="s1", seq=0, type="tool.result"),
+                )
+                for i in range(40)
+                for writer in [(here, there)[i % 2]]
+            )
+        )
+        assert sorted(w.event.seq for w in written) == list(range(1, 41))
+        assert sorted(w.message.idx for w in written) == list(range(40))
+        assert [e.seq for e in await there.list_events("s1")] == list(range(1, 41))
+
+
 async def test_a_failed_finish_writes_neither_the_record_nor_the_message(store):
     record = ToolCallRecord(id="c1", session_id="s1", name="t", status="running")
     await store.save_tool_call(record)
     await store.add_message(Message(session_id="s1", role="user", content="hi"))
     record.status = "done"
     clash = Message(session_id="s1", role="tool", content="ok", tool_call_id="c1")
-    store._msg_idx["s1"] = -1  # the next message would reuse idx 0: the insert must fail
+    # The last write of the unit (its event) fails, after the record and the message were written.
+    await store.db.execute("CREATE TRIGGER refuse BEFORE INSERT ON events BEGIN SELECT RAISE(ABORT, 'no'); END")
     with pytest.raises(sqlite3.IntegrityError):
         await store.finish_tool_call(record, clash, event=Event(session_id="s1", seq=0, type="tool.result"))
+    await store.db.execute("DROP TRIGGER refuse")
     assert [r.status for r in await store.list_tool_calls("s1")] == ["running"]
     assert [m.content for m in await store.list_messages("s1")] == ["hi"]
     assert await store.list_events("s1") == []
