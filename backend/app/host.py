@@ -14,6 +14,7 @@ from typing import Any
 
 from backend.app.approvals import ApprovalService
 from backend.app.policy import PolicyService
+from backend.app.sessions import SessionService
 from backend.config import Settings
 from backend.domain.models import Session
 from backend.domain.tools import ToolInfo
@@ -119,6 +120,13 @@ class Host:
             default_engine=settings.default_engine,
         )
         self.chat = Chat(self.runner)
+        self.sessions = SessionService(
+            store=self.store,
+            runner=self.runner,
+            chat=self.chat,
+            broker=self.broker,
+            max_agent_depth=settings.max_agent_depth,
+        )
         self.scheduler = Scheduler(self.store, self.runner, catch_up=settings.cron_catch_up)
         self.workflows = WorkflowRunner(
             store=self.store,

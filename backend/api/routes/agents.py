@@ -6,7 +6,6 @@ from fastapi import APIRouter
 
 from backend.api.deps import Approver, HostDep
 from backend.api.schemas import InvokeRequest, InvokeResponse
-from backend.engine.invoke import invoke_agent
 
 router = APIRouter(prefix="/api/agents", tags=["agents"])
 
@@ -14,8 +13,7 @@ router = APIRouter(prefix="/api/agents", tags=["agents"])
 @router.post("/invoke")
 async def invoke(body: InvokeRequest, host: HostDep, _: Approver) -> InvokeResponse:
     """Runs until the session ends (approvals inside it wait for a person as usual)."""
-    result = await invoke_agent(
-        host,
+    result = await host.sessions.invoke(
         prompt=body.prompt,
         mode=body.mode,
         model=body.model,

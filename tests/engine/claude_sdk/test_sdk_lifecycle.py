@@ -14,7 +14,6 @@ from backend.domain.models import Decision, Session
 from backend.engine.claude_sdk.recovery import RESTART_NOTE
 from backend.engine.events import Subscription
 from backend.app.host import Host
-from backend.engine.invoke import invoke_agent
 from backend.mcp.pool import McpPool
 from backend.testing import ModelRequest, Reply, ScriptedModelServer, ScriptedToolCall
 from backend.testing.harness import scripted_host, scripted_settings
@@ -123,7 +122,9 @@ async def test_a_fork_starts_from_the_parent_s_sdk_session_and_gets_its_own(tmp_
     async with scripted_host(tmp_path, script, pool=pool, **SDK) as h:
         parent = await h.run("remember the code word heron", timeout=60)
         assert parent.status == "completed", parent.error
-        result = await invoke_agent(h.host, prompt="what was the code word?", parent_session_id=parent.id, fork=True, timeout=60)
+        result = await h.host.sessions.invoke(
+            prompt="what was the code word?", parent_session_id=parent.id, fork=True, timeout=60
+        )
         assert result.status == "completed" and result.response == "It was heron."
         child = await h.host.store.get_session(result.session_id)
         assert child.engine == "claude-sdk"

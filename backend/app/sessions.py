@@ -1,0 +1,264 @@
+"""SessionService: what every transport does to sessions, written once.
+
+REST, the WebSocket, the MCP gateway, the terminal and the invoke_agent server create, message,
+invoke, stop and delete sessions here, read a session's last answer here, and find a session's
+sub-agents here (by a store query on `parent_id`, never by scanning every session).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from backend.domain.errors import BadRequest
+from backend.domain.models import ACTIVE_STATUSES, EngineName, Session, SessionOrigin
+from backend.engine.chat import Chat, ChatInput, ChatResult
+from backend.engine.runner import SessionBusy, SessionRunner
+from backend.modes.model import UnknownMode
+from backend.permissions.approvals import ApprovalBroker
+from backend.store.base import Store
+
+DELETED = "The session it was asked in was deleted."
+"""What whoever waits on an approval of a deleted session is told."""
+
+
+class DepthLimitExceeded(BadRequest):
+    """A sub-agent would nest deeper than `max_agent_depth`."""
+
+
+@dataclass(kw_only=True)
+class Created:
+    """A new session as stored after its first message, and what that message did (if there was one)."""
+
+    session: Session
+    first: ChatResult | None = None
+
+
+@dataclass(kw_only=True)
+class InvokeResult:
+    """What a caller of an agent gets back."""
+
+    session_id: str
+    response: str
+    status: str
+    cost_usd: float
+    input_tokens: int
+    output_tokens: int
+
+
+def title_of(text: str | None) -> str | None:
+    """A session's title from its first message: the first line, at most 80 characters."""
+    lines = (text or "").strip().splitlines()
+    return lines[0][:80] if lines else None
+
+
+class SessionService:
+    """Creates, messages, invokes, stops and deletes sessions; reads answers and families."""
+
+    def __init__(
+        self, *, store: Store, runner: SessionRunner, chat: Chat, broker: ApprovalBroker, max_agent_depth: int
+    ) -> None:
+        self.store = store
+        self.runner = runner
+        self.chat = chat
+        self.broker = broker
+        self.max_agent_depth = max_agent_depth
+
+    async def create(
+        self,
+        *,
+        first: ChatInput | None = None,
+        title: str | None = None,
+        mode: str = "agent",
+        model: str | None = None,
+        engine: EngineName | None = None,
+        workspace: str | Path | None = None,
+        instructions: str = "",
+        origin: SessionOrigin = "user",
+    ) -> Created:
+        """Create a session; with `first` (chat input: commands and `/skill` work) it starts at once.
+
+        A refused first message (unknown skill, unreadable context path, ...) raises, and leaves
+        no empty session behind.
+        """
+        session = await self.runner.create(
+            title=title or (title_of(first.text) if first else None),
+            mode=mode,
+            model=model,
+            engine=engine,
+            workspace=workspace,
+            instructions=instructions,
+            origin=origin,
+        )
+        if first is None:
+            return Created(session=session)
+        try:
+            result = await self.chat.submit(session.id, first)
+        except Exception:
+            await self.store.delete_session(session.id)
+            raise
+        return Created(session=await self.store.get_session(session.id), first=result)
+
+    async def submit(self, session_id: str, chat_input: ChatInput) -> ChatResult:
+        """Send a message (with skills, context paths, images) or run a chat command."""
+        return await self.chat.submit(session_id, chat_input)
+
+    async def start(
+        self,
+        *,
+        prompt: str,
+        mode: str = "agent",
+        model: str | None = None,
+        engine: EngineName | None = None,
+        parent_session_id: str | None = None,
+        fork: bool = False,
+        workspace: str | None = None,
+        origin: SessionOrigin | None = None,
+    ) -> Session:
+        """Create a session working on `prompt` (optionally a fork of its parent's history); do not wait.
+
+        A child of `parent_session_id` is nested under it, works in its workspace with its model
+        and engine unless told otherwise, and may not nest deeper than `max_agent_depth`.
+        A fork of a claude-sdk parent also forks the parent's SDK session.
+        """
+        if fork and not parent_session_id:
+            raise BadRequest("fork needs parent_session_id")
+        parent = await self.store.get_session(parent_session_id) if parent_session_id else None
+        if parent is not None:
+            await self._check_depth(parent)
+        session = await self.runner.create(
+            title=title_of(prompt) or "invoke",
+            mode=mode,
+            model=model or (parent.model if parent else None),
+            engine=engine or (parent.engine if parent else None),
+            workspace=workspace or (parent.workspace if parent else None),
+            parent_id=parent_session_id,
+            origin=origin or ("agent" if parent else "api"),
+            sdk_session_id=(
+                parent.sdk_session_id
+                if fork and parent and (engine or parent.engine) == "claude-sdk"
+                else None
+            ),
+        )
+        if fork and parent is not None:
+            # The child starts from a copy of the parent's finished turns; a half-done tool round
+            # (a call without its result) would be an invalid transcript, so it is left out.
+            history = await self.store.list_messages(parent.id)
+            answered = {m.tool_call_id for m in history if m.role == "tool"}
+            for message in history:
+                if message.role == "assistant" and any(c.id not in answered for c in message.tool_calls):
+                    break
+                await self.store.add_message(message.model_copy(update={"session_id": session.id}))
+        await self.runner.send(session.id, prompt)
+        return session
+
+    async def follow_up(
+        self, session_id: str, prompt: str, *, mode: str | None = None, engine: EngineName | None = None
+    ) -> Session:
+        """Send `prompt` to a session that has finished (in `mode`, if given); do not wait.
+
+        Raises NotFound (no such session), SessionBusy while it still runs, BadRequest for another
+        engine or an unknown mode.
+        """
+        session = await self.store.get_session(session_id)
+        if session.status in ACTIVE_STATUSES or self.runner.is_running(session_id):
+            raise SessionBusy(f"session {session_id} is still {session.status}; wait for it or stop it first")
+        if engine and engine != session.engine:
+            raise BadRequest(f"session {session_id} runs on {session.engine}; a session keeps its engine")
+        if mode and mode != session.mode:
+            try:
+                await self.runner.set_mode(session_id, mode)
+            except UnknownMode as exc:  # a bad request, not a missing session
+                raise BadRequest(str(exc)) from exc
+        await self.runner.send(session_id, prompt)
+        return session
+
+    async def invoke(
+        self,
+        *,
+        prompt: str,
+        mode: str = "agent",
+        model: str | None = None,
+        engine: EngineName | None = None,
+        parent_session_id: str | None = None,
+        fork: bool = False,
+        workspace: str | None = None,
+        timeout: float | None = None,
+        origin: SessionOrigin | None = None,
+    ) -> InvokeResult:
+        """Create a session (see `start`), run it to its end (bounded by `timeout`), return its answer."""
+        session = await self.start(
+            prompt=prompt,
+            mode=mode,
+            model=model,
+            engine=engine,
+            parent_session_id=parent_session_id,
+            fork=fork,
+            workspace=workspace,
+            origin=origin,
+        )
+        done = await self.runner.wait(session.id, timeout=timeout)
+        return InvokeResult(
+            session_id=done.id,
+            response=(
+                await self.last_answer(done.id)
+                if done.status == "completed"
+                else (done.error or f"the session ended {done.status}")
+            ),
+            status=done.status,
+            cost_usd=done.usage.cost_usd,
+            input_tokens=done.usage.input_tokens,
+            output_tokens=done.usage.output_tokens,
+        )
+
+    async def stop(self, session_id: str, *, timeout: float = 10) -> Session:
+        """Stop a session's run and its sub-agents' runs (NotFound for no such session)."""
+        await self.store.get_session(session_id)
+        return await self.runner.stop(session_id, timeout=timeout)
+
+    async def delete(self, session_id: str) -> None:
+        """Withdraw what is asked in the session, stop it, and delete it with its transcript."""
+        await self.store.get_session(session_id)
+        # Gates on the session (a workflow's next step) are withdrawn, so whoever waits on them learns why.
+        for approval in await self.broker.pending(session_id=session_id):
+            await self.broker.cancel(approval.id, DELETED)
+        await self.runner.stop(session_id)
+        await self.store.delete_session(session_id)
+
+    async def last_answer(self, session_id: str) -> str:
+        """The session's last assistant text ("" when the agent has not answered in words)."""
+        for message in reversed(await self.store.list_messages(session_id)):
+            if message.role == "assistant" and message.content:
+                return message.content
+        return ""
+
+    async def children(self, session_id: str) -> list[Session]:
+        """The sessions nested directly under `session_id`, oldest first."""
+        return await self.store.list_children(session_id)
+
+    async def family(self, root_id: str) -> set[str]:
+        """The ids of `root_id` and every session nested under it, however deep."""
+        family = {root_id}
+        todo = [root_id]
+        while todo:
+            for child in await self.store.list_children(todo.pop()):
+                if child.id not in family:
+                    family.add(child.id)
+                    todo.append(child.id)
+        return family
+
+    async def _check_depth(self, parent: Session) -> None:
+        depth = 0
+        current: Session | None = parent
+        seen: set[str] = set()
+        while current is not None and current.parent_id and current.id not in seen:
+            seen.add(current.id)
+            depth += 1
+            current = await self.store.get_session(current.parent_id)
+        limit = self.max_agent_depth
+        if depth + 1 > limit:
+            raise DepthLimitExceeded(
+                f"sub-agent depth limit reached: session {parent.id} is already {depth} level(s) deep and "
+                f"max_agent_depth is {limit}; do this work in the current session instead of invoking "
+                "another agent"
+            )
