@@ -61,19 +61,16 @@ class TerminalUI:
         A refused input (unknown mode, skill or path) raises before any session is left behind.
         """
         sub = self.host.bus.subscribe(None)
-        title = chat.text.strip().splitlines()[0][:80] if chat.text.strip() else None
-        session = await self.host.runner.create(title=title, **session_args)
         try:
-            result = await self.host.chat.submit(session.id, chat)
+            created = await self.host.sessions.create(first=chat, **session_args)
         except Exception:
             self.host.bus.unsubscribe(sub)
-            await self.host.store.delete_session(session.id)
             raise
-        if result.command is not None:
+        if created.first is not None and created.first.command is not None:
             self.host.bus.unsubscribe(sub)
-            self.line(result.detail)
+            self.line(created.first.detail)
             return 0
-        return await self._follow(sub, session.id)
+        return await self._follow(sub, created.session.id)
 
     async def resume(self, session_id: str | None = None) -> int:
         """Recover what a previous process left running and follow one session to its end."""

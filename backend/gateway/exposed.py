@@ -137,11 +137,11 @@ class ExposedTools:
             found = self._sessions.get(key)
             if found is None:
                 mode = self.host.modes.get("agent")
-                session = await self.host.runner.create(
+                created = await self.host.sessions.create(
                     title=f"Tools called from {client} ({caller.name})", origin="mcp"
                 )
                 found = GateSession(
-                    session_id=session.id,
+                    session_id=created.session.id,
                     workspace=self.host.settings.resolved_workspace,
                     mode=mode.name,
                     mode_policies=dict(mode.policies),

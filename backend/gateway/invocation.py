@@ -16,9 +16,9 @@ import anyio
 import mcp_types as wire
 from mcp.server.mcpserver.exceptions import ToolError
 
-from backend.domain.models import ACTIVE_STATUSES, Approval, EngineName, Event, Session
-from backend.engine.events import Subscription
 from backend.app.host import Host
+from backend.domain.models import Approval, EngineName, Event, Session
+from backend.engine.events import Subscription
 from backend.gateway.elicitation import PushAsker
 from backend.store.base import NotFound
 
@@ -44,27 +44,17 @@ class Outcome:
 async def start_invocation(
     host: Host, *, prompt: str, mode: str | None, session_id: str | None, engine: EngineName | None
 ) -> Session:
-    """A new session of origin "mcp" working on `prompt`, or `prompt` sent to an idle session."""
+    """A new session of origin "mcp" working on `prompt`, or `prompt` sent to an idle session.
+
+    A refusal (still running, another engine, an unknown mode) is a DomainError, which the
+    server turns into the tool's error result.
+    """
     if session_id:
         try:
-            session = await host.store.get_session(session_id)
+            return await host.sessions.follow_up(session_id, prompt, mode=mode, engine=engine)
         except NotFound:
             raise ToolError(f"no session {session_id!r}; list_sessions shows the ones there are") from None
-        if session.status in ACTIVE_STATUSES or host.runner.is_running(session_id):
-            raise ToolError(f"session {session_id} is still {session.status}; wait for it or stop it first")
-        if engine and engine != session.engine:
-            raise ToolError(f"session {session_id} runs on {session.engine}; a session keeps its engine")
-        if mode and mode != session.mode:
-            await host.runner.set_mode(session_id, mode)
-        await host.runner.send(session_id, prompt)
-        return session
-    title = prompt.strip().splitlines()[0][:80] if prompt.strip() else "invoke"
-    try:
-        session = await host.runner.create(title=title, mode=mode or "agent", engine=engine, origin="mcp")
-    except ValueError as exc:  # an unknown mode or a bad workspace
-        raise ToolError(str(exc)) from exc
-    await host.runner.send(session.id, prompt)
-    return session
+    return await host.sessions.start(prompt=prompt, mode=mode or "agent", engine=engine, origin="mcp")
 
 
 async def final_result(host: Host, session: Session) -> wire.CallToolResult:
@@ -87,10 +77,7 @@ async def final_result(host: Host, session: Session) -> wire.CallToolResult:
 async def _answer_of(host: Host, session: Session) -> str:
     if session.status != "completed":
         return session.error or f"The session ended {session.status}."
-    for message in reversed(await host.store.list_messages(session.id)):
-        if message.role == "assistant" and message.content:
-            return message.content
-    return "(the agent finished without a text answer)"
+    return await host.sessions.last_answer(session.id) or "(the agent finished without a text answer)"
 
 
 class Watch:
@@ -105,16 +92,7 @@ class Watch:
 
     async def load_family(self) -> None:
         """Sub-agents already stored (a continued round): descendants of the root."""
-        children: dict[str, list[str]] = {}
-        for session in await self.host.store.list_sessions(limit=10_000):
-            if session.parent_id:
-                children.setdefault(session.parent_id, []).append(session.id)
-        todo = [self.root_id]
-        while todo:
-            for child in children.get(todo.pop(), []):
-                if child not in self.family:
-                    self.family.add(child)
-                    todo.append(child)
+        self.family |= await self.host.sessions.family(self.root_id)
 
     async def pending_tool_approvals(self) -> list[Approval]:
         return [

@@ -204,7 +204,7 @@ def build_server(gateway: Gateway) -> GatewayServer:
             if root_id is not None and not gateway.closing and not host.closing:
                 # The client cancelled: nobody waits for this run any more.
                 with anyio.CancelScope(shield=True):
-                    await host.runner.stop(root_id, timeout=STOP_TIMEOUT)
+                    await host.sessions.stop(root_id, timeout=STOP_TIMEOUT)
             raise
         finally:
             host.bus.unsubscribe(sub)

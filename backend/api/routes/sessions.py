@@ -15,21 +15,16 @@ router = APIRouter(prefix="/api/sessions", tags=["sessions"])
 @router.post("", status_code=status.HTTP_201_CREATED)
 async def create_session(body: CreateSession, host: HostDep, _: Approver) -> Session:
     """Create a session; with a prompt it starts working at once (commands and `/skill` work too)."""
-    session = await host.runner.create(
-        title=body.title or _title_of(body.prompt),
+    created = await host.sessions.create(
+        first=body.chat_input(body.prompt) if body.prompt else None,
+        title=body.title,
         mode=body.mode,
         model=body.model,
         engine=body.engine,
         workspace=body.workspace,
         instructions=body.instructions,
     )
-    if body.prompt:
-        try:
-            await host.chat.submit(session.id, body.chat_input(body.prompt))
-        except Exception:
-            await host.store.delete_session(session.id)  # a refused first message leaves no empty session
-            raise
-    return await host.store.get_session(session.id)
+    return created.session
 
 
 @router.get("")
@@ -69,27 +64,16 @@ async def session_events(
 @router.post("/{session_id}/messages", status_code=status.HTTP_202_ACCEPTED)
 async def send_message(session_id: str, body: SendMessage, host: HostDep, _: Approver) -> ChatResult:
     """Send a message (with skills, context paths, images) or run a chat command (`/new`, `/help`, `/mode`)."""
-    return await host.chat.submit(session_id, body.chat_input(body.content))
+    return await host.sessions.submit(session_id, body.chat_input(body.content))
 
 
 @router.post("/{session_id}/stop")
 async def stop_session(session_id: str, host: HostDep, _: Approver) -> Session:
-    await host.store.get_session(session_id)
-    return await host.runner.stop(session_id)
+    return await host.sessions.stop(session_id)
 
 
 @router.delete("/{session_id}", status_code=status.HTTP_204_NO_CONTENT)
 async def delete_session(session_id: str, host: HostDep, _: Approver) -> Response:
-    await host.store.get_session(session_id)
-    # Gates on the session (a workflow's next step) are withdrawn, so whoever waits on them learns why.
-    for approval in await host.broker.pending(session_id=session_id):
-        await host.broker.cancel(approval.id, "The session it was asked in was deleted.")
-    await host.runner.stop(session_id)
-    await host.store.delete_session(session_id)
+    """Withdraw the approvals asked in the session, stop it, delete it."""
+    await host.sessions.delete(session_id)
     return Response(status_code=status.HTTP_204_NO_CONTENT)
-
-
-
-def _title_of(prompt: str | None) -> str | None:
-    lines = (prompt or "").strip().splitlines()
-    return lines[0][:80] if lines else None
