@@ -8,7 +8,7 @@ from typing import Any
 
 from playwright.sync_api import Locator, Page, Request
 
-from backend.domain.models import Approval, AuditEntry, Session, ToolCallRecord
+from backend.domain.models import ACTIVE_STATUSES, Approval, AuditEntry, Session, ToolCallRecord
 from backend.mcp.config import McpServerConfig
 from backend.testing import Reply, ScriptedToolCall
 from backend.testing.web import WebHarness
@@ -49,6 +49,14 @@ def approvals(h: WebHarness, *, status: str | None = None) -> list[Approval]:
 
 def approval(h: WebHarness, approval_id: str) -> Approval:
     return h.call(h.host.store.get_approval(approval_id))
+
+
+def assert_still_waiting(h: WebHarness, approval_id: str) -> None:
+    """The request is pending with no decision recorded, and its session is still going."""
+    waiting = approval(h, approval_id)
+    assert waiting.status == "pending"
+    assert waiting.decision is None and waiting.decided_by is None
+    assert h.call(h.host.store.get_session(waiting.session_id)).status in ACTIVE_STATUSES
 
 
 def tool_calls(h: WebHarness, session_id: str) -> dict[str, ToolCallRecord]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import re
 
+import pytest
 from playwright.sync_api import expect
 
 from backend.testing import Reply, ScriptedToolCall
@@ -22,6 +23,7 @@ from .dashboard import (
     DecisionRequests,
     approval,
     approvals,
+    assert_still_waiting,
     calls,
     card,
     decided,
@@ -258,3 +260,76 @@ def test_edit_arguments_validates_the_json_and_allows_the_edited_call(serve, new
     assert wait_session(h, session.id).status == "completed"
     ran = tool_calls(h, session.id)[SHELL]
     assert ran.arguments == {"command": "echo final"} and "final" in (ran.result or "")
+
+
+# Issue 12: no key that closes something may decide anything. Each panel of the card is opened,
+# then closed with Esc twice over: once from where opening it put the focus, once from the card
+# itself. A last Esc with nothing open must do nothing either. Allow once then runs the call: the
+# page sends requests in order, so an Esc that had decided would show up as the first request.
+CARD_PANELS = {
+    "raw-json": ("arg-raw", lambda page: card(page).get_by_test_id("raw-toggle").click()),
+    "always-allow-preview": ("always-panel", lambda page: page.keyboard.press("a")),
+    "deny-reason-box": ("deny-reason", lambda page: page.keyboard.press("r")),
+    "edit-arguments-form": ("edit-arguments", lambda page: page.keyboard.press("e")),
+}
+
+
+@pytest.mark.parametrize("panel", CARD_PANELS)
+def test_escape_closes_an_open_panel_wherever_the_focus_is_and_never_decides(serve, new_page, panel):
+    h = serve([calls(shell("npm test --silent")), Reply(text="Tests ran.")])
+    page = new_page(h)
+    session = start_session(h)
+    expect(card(page)).to_be_visible()
+    (pending,) = approvals(h, status="pending")
+    posts = DecisionRequests(page)
+    shown, open_panel = CARD_PANELS[panel]
+
+    open_panel(page)
+    expect(card(page).get_by_test_id(shown)).to_be_visible()
+    page.keyboard.press("Escape")
+    expect(card(page).get_by_test_id(shown)).to_have_count(0)
+    expect(card(page).get_by_test_id("approval-actions")).to_be_visible()
+
+    open_panel(page)
+    expect(card(page).get_by_test_id(shown)).to_be_visible()
+    card(page).get_by_test_id("approval-title").click()  # the focus leaves the panel for the card
+    expect(card(page)).to_be_focused()
+    page.keyboard.press("Escape")
+    expect(card(page).get_by_test_id(shown)).to_have_count(0)
+    expect(card(page).get_by_test_id("approval-actions")).to_be_visible()
+
+    page.keyboard.press("Escape")
+    expect(page.get_by_test_id("queue-position")).to_have_text("1 of 1")
+    assert_still_waiting(h, pending.id)
+
+    card(page).get_by_test_id("approve-once").click()
+    expect(decided(page, pending.id)).to_contain_text("allowed once")
+    assert [p["body"]["decision"] for p in posts.sent] == ["allow_once"]
+    assert approval(h, pending.id).decision.kind == "allow_once"
+    assert h.host.policies.permissions.allow == []
+    assert wait_session(h, session.id).status == "completed"
+
+
+def test_escape_with_nothing_open_leaves_the_request_waiting_and_no_hint_says_it_denies(serve, new_page):
+    h = serve([calls(shell("make deploy")), Reply(text="Deployed.")])
+    page = new_page(h)
+    session = start_session(h)
+    expect(card(page)).to_be_focused()
+    (pending,) = approvals(h, status="pending")
+    posts = DecisionRequests(page)
+
+    page.keyboard.press("Escape")
+    expect(card(page).get_by_test_id("deny")).to_be_enabled()  # no decision is on its way
+    card(page).get_by_test_id("deny").focus()  # nor with the focus on Deny itself
+    page.keyboard.press("Escape")
+
+    expect(page.get_by_test_id("queue-position")).to_have_text("1 of 1")
+    assert_still_waiting(h, pending.id)
+    expect(card(page).get_by_test_id("deny")).to_have_attribute("aria-keyshortcuts", "N")
+    expect(page.get_by_test_id("shortcut-help")).to_contain_text(re.compile(r"N\s*deny"))
+    expect(page.get_by_test_id("shortcut-help")).not_to_contain_text(re.compile(r"Esc\s*deny"))
+
+    card(page).get_by_test_id("approve-once").click()
+    expect(decided(page, pending.id)).to_contain_text("allowed once")
+    assert [p["body"]["decision"] for p in posts.sent] == ["allow_once"]
+    assert wait_session(h, session.id).status == "completed"

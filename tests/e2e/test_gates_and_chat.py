@@ -3,11 +3,21 @@ edit, allow), chat commands with their notices, and a `/skill` attached from the
 
 from __future__ import annotations
 
+import pytest
 from playwright.sync_api import expect
 
 from backend.testing import Reply
 
-from .dashboard import DecisionRequests, approvals, card, screenshot, start_session, wait_session
+from .dashboard import (
+    DecisionRequests,
+    approval,
+    approvals,
+    assert_still_waiting,
+    card,
+    screenshot,
+    start_session,
+    wait_session,
+)
 
 PLAN = "## Plan\n1. Write `notes.txt` with the summary.\n2. Run the tests."
 EDITED = "## Plan\n1. Write `NOTES.md` instead, with a heading.\n2. Run the tests."
@@ -144,3 +154,49 @@ def test_denying_a_plan_with_feedback_sends_it_back_and_the_revised_plan_asks_ag
     assert denied.status == "denied" and denied.decision.message == "Write it in German"
     assert pending.status == "pending" and pending.kind == "mode_switch"
     assert "Write it in German" in h.model.requests[-1].last_prompt()
+
+
+# Issue 12 on a gate: a plan denied without a reason stops the agent, so Esc must only close.
+GATE_PANELS = {
+    "edit-the-plan": ("gate-edit-text", "e"),
+    "deny-with-feedback": ("gate-reason", "r"),
+}
+
+
+@pytest.mark.parametrize("panel", GATE_PANELS)
+def test_escape_closes_a_gate_panel_wherever_the_focus_is_and_never_denies_the_plan(serve, new_page, panel):
+    h = serve([Reply(text=PLAN), Reply(text="Done as planned.")])
+    session = start_session(h, prompt="Summarise the repo", mode="plan")
+    page = new_page(h, path=f"#/s/{session.id}")
+    gate = card(page)
+    expect(gate).to_have_attribute("data-kind", "mode_switch")
+    (pending,) = approvals(h, status="pending")
+    posts = DecisionRequests(page)
+    shown, key = GATE_PANELS[panel]
+
+    page.keyboard.press(key)
+    expect(gate.get_by_test_id(shown)).to_be_focused()
+    page.keyboard.press("Escape")
+    expect(gate.get_by_test_id(shown)).to_have_count(0)
+    expect(gate.get_by_test_id("approval-actions")).to_be_visible()
+
+    page.keyboard.press(key)
+    expect(gate.get_by_test_id(shown)).to_be_focused()
+    gate.get_by_test_id("approval-title").click()  # the focus leaves the panel for the card
+    expect(gate).to_be_focused()
+    page.keyboard.press("Escape")
+    expect(gate.get_by_test_id(shown)).to_have_count(0)
+    expect(gate.get_by_test_id("approval-actions")).to_be_visible()
+
+    page.keyboard.press("Escape")  # nothing open now: still nothing to decide
+    expect(gate.get_by_test_id("gate-approve")).to_be_visible()
+    assert_still_waiting(h, pending.id)
+    expect(page.get_by_test_id("session-mode")).to_have_attribute("data-mode", "plan")
+    expect(gate.get_by_test_id("gate-deny")).to_have_attribute("aria-keyshortcuts", "N")
+
+    # Requests leave the page in order: had an Esc denied the plan, its POST would come first.
+    gate.get_by_test_id("gate-approve").click()
+    expect(page.get_by_test_id("session-mode")).to_have_attribute("data-mode", "agent")
+    assert [p["body"]["decision"] for p in posts.sent] == ["allow_once"]
+    assert approval(h, pending.id).decision.kind == "allow_once"
+    assert wait_session(h, session.id).status == "completed"

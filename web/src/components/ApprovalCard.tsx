@@ -4,7 +4,7 @@
 
 import { useEffect, useRef, useState, type KeyboardEvent as ReactKeyboardEvent } from "react";
 import { formatAge, formatClock, splitToolName, toolTitle } from "../format";
-import { isTypingTarget, useNow } from "../hooks";
+import { isTypingTarget, useCardKeys, useNow } from "../hooks";
 import { sessionHref } from "../router";
 import { decide, useAppState } from "../store";
 import type { Approval, Session, ToolAnnotations } from "../types";
@@ -108,6 +108,7 @@ export function CardMeta(props: {
 export function ApprovalCard({ approval, position, total, shortcuts }: CardProps) {
   const { sessions, submitting, errors } = useAppState();
   const [mode, setMode] = useState<Mode>("buttons");
+  const [raw, setRaw] = useState(false);
   const [rules, setRules] = useState<string[]>(approval.suggested_rules);
   const [reason, setReason] = useState("");
   const [edited, setEdited] = useState(() => JSON.stringify(approval.arguments, null, 2));
@@ -149,32 +150,24 @@ export function ApprovalCard({ approval, position, total, shortcuts }: CardProps
     if (editedArgs) void decide(approval, { decision: "allow_once", updated_arguments: editedArgs });
   };
 
-  // Global shortcuts, only in the buttons view and never while typing.
-  const handlers = useRef({ allowOnce, allowSession, deny, openAlways });
-  handlers.current = { allowOnce, allowSession, deny, openAlways };
-  useEffect(() => {
-    if (!shortcuts || mode !== "buttons") return;
-    const onKey = (event: KeyboardEvent) => {
-      // A held key must not run through the queue: one press, one decision.
-      if (event.defaultPrevented || event.repeat || event.ctrlKey || event.metaKey || event.altKey) return;
-      if (isTypingTarget(event.target)) return;
-      const target = event.target as HTMLElement | null;
-      const onControl = Boolean(target?.closest("button, a, summary, [role=button]"));
-      const key = event.key.length === 1 ? event.key.toLowerCase() : event.key;
-      let act: (() => void) | null = null;
-      if (key === "y" || (key === "Enter" && !onControl)) act = handlers.current.allowOnce;
-      else if (key === "s") act = handlers.current.allowSession;
-      else if (key === "a") act = canAlways ? handlers.current.openAlways : null;
-      else if (key === "n" || key === "Escape") act = handlers.current.deny;
-      else if (key === "r") act = () => setMode("reason");
-      else if (key === "e") act = () => setMode("edit");
-      if (!act) return;
-      event.preventDefault();
-      if (!busy) act();
-    };
-    window.addEventListener("keydown", onKey);
-    return () => window.removeEventListener("keydown", onKey);
-  }, [shortcuts, mode, busy, canAlways]);
+  // Shortcuts decide only from the buttons view. Esc only closes: a panel, then the raw JSON.
+  const close = () => {
+    if (mode !== "buttons") setMode("buttons");
+    else if (raw) setRaw(false);
+    else return false;
+    return true;
+  };
+  const shortcut = (key: string, onControl: boolean): (() => void) | null => {
+    if (mode !== "buttons") return null;
+    if (key === "y" || (key === "Enter" && !onControl)) return allowOnce;
+    if (key === "s") return allowSession;
+    if (key === "a") return canAlways ? openAlways : null;
+    if (key === "n") return deny;
+    if (key === "r") return () => setMode("reason");
+    if (key === "e") return () => setMode("edit");
+    return null;
+  };
+  useCardKeys(shortcuts, { close, shortcut, busy });
 
   // A new focused card takes the keyboard focus unless the person is typing somewhere.
   useEffect(() => {
@@ -244,7 +237,7 @@ export function ApprovalCard({ approval, position, total, shortcuts }: CardProps
       )}
 
       <section className="card-args" aria-label="Arguments">
-        <ArgumentsView name={approval.tool_name} args={approval.arguments} />
+        <ArgumentsView name={approval.tool_name} args={approval.arguments} raw={raw} onRawChange={setRaw} />
       </section>
 
       {mode === "always" && (
@@ -355,7 +348,7 @@ export function ApprovalCard({ approval, position, total, shortcuts }: CardProps
           >
             Always allow… <kbd>A</kbd>
           </button>
-          <button type="button" className="btn" data-testid="deny" aria-keyshortcuts="N Escape" disabled={busy} onClick={deny}>
+          <button type="button" className="btn" data-testid="deny" aria-keyshortcuts="N" disabled={busy} onClick={deny}>
             Deny <kbd>N</kbd>
           </button>
           <button type="button" className="btn" data-testid="deny-with-reason" aria-keyshortcuts="R" disabled={busy} onClick={() => setMode("reason")}>

@@ -138,8 +138,18 @@ const SHELL_TOOLS = new Set(["exec", "bash", "Bash", "shell", "run_command"]);
 const WRITE_TOOLS = new Set(["write_file", "Write"]);
 const EDIT_TOOLS = new Set(["edit_file", "Edit"]);
 
-export function ArgumentsView({ name, args }: { name: string; args: Record<string, unknown> }) {
-  const [raw, setRaw] = useState(false);
+interface ArgumentsViewProps {
+  name: string;
+  args: Record<string, unknown>;
+  /** Whether the raw JSON shows, for a parent that closes it (the approval card's Esc). */
+  raw?: boolean;
+  onRawChange?: (raw: boolean) => void;
+}
+
+export function ArgumentsView({ name, args, raw: rawProp, onRawChange }: ArgumentsViewProps) {
+  const [rawState, setRawState] = useState(false);
+  const raw = rawProp ?? rawState;
+  const setRaw = onRawChange ?? setRawState;
   const tool = splitToolName(name).tool;
   let body: ReactNode;
 

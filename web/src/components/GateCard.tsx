@@ -6,7 +6,7 @@
 
 import { useEffect, useRef, useState, type KeyboardEvent as ReactKeyboardEvent } from "react";
 import { approvalTitle } from "../format";
-import { isTypingTarget, useNow } from "../hooks";
+import { isTypingTarget, useCardKeys, useNow } from "../hooks";
 import { decide, useAppState } from "../store";
 import type { Approval } from "../types";
 import { CardMeta } from "./ApprovalCard";
@@ -44,27 +44,22 @@ export function GateCard({ approval, position, total, shortcuts }: GateCardProps
   };
   const sendReason = () => void decide(approval, { decision: "deny", message: reason.trim() || undefined });
 
-  const handlers = useRef({ approve, deny });
-  handlers.current = { approve, deny };
-  useEffect(() => {
-    if (!shortcuts || panel !== "buttons") return;
-    const onKey = (event: KeyboardEvent) => {
-      if (event.defaultPrevented || event.repeat || event.ctrlKey || event.metaKey || event.altKey) return;
-      if (isTypingTarget(event.target)) return;
-      const onControl = Boolean((event.target as HTMLElement | null)?.closest("button, a, summary, [role=button]"));
-      const key = event.key.length === 1 ? event.key.toLowerCase() : event.key;
-      let act: (() => void) | null = null;
-      if (key === "y" || (key === "Enter" && !onControl)) act = handlers.current.approve;
-      else if (key === "n" || key === "Escape") act = handlers.current.deny;
-      else if (key === "r") act = () => setPanel("reason");
-      else if (key === "e") act = () => setPanel("edit");
-      if (!act) return;
-      event.preventDefault();
-      if (!busy) act();
-    };
-    window.addEventListener("keydown", onKey);
-    return () => window.removeEventListener("keydown", onKey);
-  }, [shortcuts, panel, busy]);
+  // Shortcuts decide only from the buttons view. Esc only closes the open panel: denying a plan
+  // stops the agent, so no closing key may do it.
+  const close = () => {
+    if (panel === "buttons") return false;
+    setPanel("buttons");
+    return true;
+  };
+  const shortcut = (key: string, onControl: boolean): (() => void) | null => {
+    if (panel !== "buttons") return null;
+    if (key === "y" || (key === "Enter" && !onControl)) return approve;
+    if (key === "n") return deny;
+    if (key === "r") return () => setPanel("reason");
+    if (key === "e") return () => setPanel("edit");
+    return null;
+  };
+  useCardKeys(shortcuts, { close, shortcut, busy });
 
   // Same focus rules as a tool card: a new focused card takes the focus unless the person is typing.
   useEffect(() => {
@@ -186,7 +181,7 @@ export function GateCard({ approval, position, total, shortcuts }: GateCardProps
           <button type="button" className="btn" data-testid="gate-deny-with-reason" aria-keyshortcuts="R" disabled={busy} onClick={() => setPanel("reason")}>
             {isPlan ? "Deny with feedback" : "Deny with reason"} <kbd>R</kbd>
           </button>
-          <button type="button" className="btn" data-testid="gate-deny" aria-keyshortcuts="N Escape" disabled={busy} onClick={deny}>
+          <button type="button" className="btn" data-testid="gate-deny" aria-keyshortcuts="N" disabled={busy} onClick={deny}>
             Deny <kbd>N</kbd>
           </button>
         </div>

@@ -16,10 +16,10 @@ export function Inbox() {
         decided={decidedList(state)}
         emptyText={state.loaded ? "Nothing is waiting for you. New requests from any session appear here." : "Loading…"}
       />
-      <p className="muted shortcut-help">
+      <p className="muted shortcut-help" data-testid="shortcut-help">
         Keys on the focused request: <kbd>Y</kbd>/<kbd>Enter</kbd> allow once, <kbd>S</kbd> for the session,{" "}
-        <kbd>A</kbd> always…, <kbd>N</kbd>/<kbd>Esc</kbd> deny, <kbd>R</kbd> deny with a reason, <kbd>E</kbd> edit the
-        arguments.
+        <kbd>A</kbd> always…, <kbd>N</kbd> deny, <kbd>R</kbd> deny with a reason, <kbd>E</kbd> edit the arguments.{" "}
+        <kbd>Esc</kbd> closes what is open and never decides.
       </p>
     </main>
   );
