@@ -14,12 +14,12 @@ from mcp.server.auth.provider import AccessToken
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
 
-from backend.auth import ROLE_RANK, Principal, PrincipalKind, Role
+from backend.auth import ROLE_RANK, Principal, PrincipalKind, Role, local_principal
 
 CallerOf = Callable[[Context], Principal | None]
 """How a transport names the caller of one request; None when nobody authenticated."""
 
-LOCAL_ADMIN = Principal(name="local", role="admin", kind="token")
+LOCAL_ADMIN = local_principal()
 
 
 def local_caller(_: Context) -> Principal:
