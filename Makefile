@@ -9,7 +9,7 @@ CHROMIUM ?= /usr/bin/chromium
 export LITELLM_LOCAL_MODEL_COST_MAP := True
 export CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC := 1
 
-.PHONY: install web chromium run run-cli test bench clean
+.PHONY: install web chromium run run-cli test bench soak clean
 
 # The browser tool server drives Debian's Chromium, so installing includes it.
 install: $(STAMP) chromium
@@ -50,3 +50,7 @@ bench: install web
 
 clean:
 	rm -rf $(VENV) build *.egg-info web/dist web/node_modules
+
+# The stateful property test of the approval core, longer: OVERSEER_SOAK_EXAMPLES=20000 make soak
+soak: install
+	OVERSEER_SOAK_EXAMPLES=$${OVERSEER_SOAK_EXAMPLES:-5000} $(BIN)/python -m pytest -q -p no:cacheprovider tests/permissions/test_core_properties.py
