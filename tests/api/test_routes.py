@@ -89,6 +89,28 @@ async def test_an_approval_is_listed_answered_once_and_a_second_answer_is_409(ap
     assert (api.host.settings.resolved_workspace / "notes.txt").read_text() == "x"
 
 
+async def test_an_answer_records_the_api_key_that_gave_it_and_a_broad_rule_from_an_approver_is_403(api):
+    api.model.push(write(), Reply(text="done"))
+    key = api.app.state.auth.create_api_key("ci-bot", role="approver")
+    as_key = {"X-API-Key": key}
+    session_id = (await api.client.post("/api/sessions", json={"prompt": "write"})).json()["id"]
+    approval = await _pending_approval(api)
+    broad = await api.anonymous.post(
+        f"/api/approvals/{approval['id']}", json={"decision": "allow_always", "rules": ["mcp__file"]}, headers=as_key
+    )
+    assert broad.status_code == 403 and "mcp__file" in broad.json()["detail"]
+    bad = await api.anonymous.post(
+        f"/api/approvals/{approval['id']}", json={"decision": "allow_session", "rules": ["(("]}, headers=as_key
+    )
+    assert bad.status_code == 422
+    answer = await api.anonymous.post(f"/api/approvals/{approval['id']}", json={"decision": "allow_once"}, headers=as_key)
+    assert answer.status_code == 200
+    assert answer.json()["decider"] == {"name": "ci-bot", "kind": "api_key", "role": "approver", "via": "rest"}
+    await api.host.runner.wait(session_id, timeout=30)
+    audit = (await api.client.get("/api/audit", params={"session_id": session_id})).json()["items"]
+    assert [(a["decision"], a["decider"]["name"]) for a in audit] == [("allow", "ci-bot")]
+
+
 async def test_answering_an_unknown_approval_is_404(api):
     response = await api.client.post("/api/approvals/nope", json={"decision": "allow_once"})
     assert response.status_code == 404
