@@ -37,10 +37,14 @@ run: install web
 run-cli: install
 	$(BIN)/overseer run
 
+# Two pytest workers, a whole test file each (a module shares one pool of tool servers); files go
+# out in collection order, which keeps the browser tests last in each worker (see tests/conftest.py).
+PYTEST_WORKERS ?= 2
+
 # The import contracts (pyproject.toml) first: a layering violation fails in seconds.
 test: install web
 	$(BIN)/lint-imports --no-cache --no-logo
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n $(PYTEST_WORKERS) --dist loadfile --no-loadscope-reorder
 
 bench: install web
 	$(BIN)/python bench/tool_call_overhead.py

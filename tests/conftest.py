@@ -67,8 +67,22 @@ def _no_real_network():
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Browser tests last: Playwright's sync API keeps an event loop running in the main thread
-    while its browser is open, and async tests cannot start their own loop after that."""
+    while its browser is open, and async tests cannot start their own loop after that.
+
+    Under pytest-xdist each worker runs what it is sent in the order it is sent, and the scheduler
+    sends tests in this order, unless `--dist loadfile` (or loadscope, loadgroup) reorders files
+    by size: `make test` passes `--no-loadscope-reorder`, and `pytest_configure` insists on it.
+    """
     items.sort(key=lambda item: item.nodeid.startswith("tests/e2e/"))
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    dist = getattr(config.option, "dist", "no")
+    if dist in ("loadscope", "loadfile", "loadgroup") and getattr(config.option, "loadscopereorder", False):
+        raise pytest.UsageError(
+            f"--dist {dist} reorders test files by size, which would run async tests after a worker's "
+            "browser tests: add --no-loadscope-reorder (as `make test` does)"
+        )
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")

@@ -10,6 +10,7 @@ from backend.cli import main
 from backend.domain.models import Approval, utcnow
 from backend.terminal import TerminalUI
 from backend.testing import Reply, ScriptedModelServer, ScriptedToolCall
+from backend.testing.harness import only_servers_env
 
 
 @pytest.fixture
@@ -18,6 +19,8 @@ def workspace(tmp_path, monkeypatch):
     ws.mkdir()
     monkeypatch.setenv("OVERSEER_DATA_DIR", str(tmp_path / "data"))
     monkeypatch.setenv("OVERSEER_WORKSPACE", str(ws))
+    for name, value in only_servers_env("file", "shell").items():  # the servers the scripts call
+        monkeypatch.setenv(name, value)
     monkeypatch.chdir(tmp_path)
     return ws
 
@@ -142,7 +145,9 @@ async def test_terminal_treats_a_closed_stdin_as_deny():
     assert (await ui.ask(approval())).kind == "deny"
 
 
-def test_run_in_the_terminal_can_invoke_a_sub_agent_and_answers_its_approval(workspace, model, capsys):
+def test_run_in_the_terminal_can_invoke_a_sub_agent_and_answers_its_approval(workspace, model, monkeypatch, capsys):
+    for name, value in only_servers_env("file", "shell", "invoke_agent").items():
+        monkeypatch.setenv(name, value)
     model.push(
         Reply(tool_calls=[ScriptedToolCall(name="mcp__invoke_agent__invoke_agent", arguments={"prompt": "write notes"})]),
         write_call(),

@@ -11,6 +11,7 @@ import pytest
 
 from backend.store import SqliteStore
 from backend.testing import ModelRequest, Reply, ScriptedModelServer, ScriptedToolCall
+from backend.testing.harness import only_servers_env
 from backend.testing.process import OverseerProcess
 
 
@@ -26,6 +27,7 @@ def env(tmp_path):
         "OVERSEER_MODEL": "openai/scripted",
         "OVERSEER_API_BASE": model.openai_base,
         "OVERSEER_API_KEY": "scripted",
+        **only_servers_env("shell"),  # the one server the script calls
     }
     yield values, workspace, tmp_path / "data", model
     model.stop()

@@ -6,6 +6,7 @@ stdio servers. The model is reached over HTTP through LiteLLM, as a real provide
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -17,6 +18,7 @@ from backend.config import Settings
 from backend.domain.models import Approval, Decision, Session
 from backend.engine.events import Subscription
 from backend.app.host import Host
+from backend.mcp.config import BUILTIN_SERVERS, McpServerConfig
 from backend.mcp.pool import McpPool
 from backend.testing.model_server import ScriptedModelServer
 from backend.testing.script import Script
@@ -55,6 +57,21 @@ class Harness:
     async def answer(self, approval: Approval, decision: Decision, *, by: Principal = TEST_PERSON) -> Approval:
         """Answer as a person would, through the approval door (as an admin unless `by` says)."""
         return await self.host.approvals.answer(approval.id, decision, by=by, via="rest")
+
+
+def only_servers(*names: str) -> dict[str, McpServerConfig]:
+    """`mcp_servers` entries that switch off every built-in server but `names`.
+
+    Each built-in server is a process that imports the MCP SDK (about two seconds of CPU); a test
+    that drives a whole host starts only the servers its script calls.
+    """
+    return {name: McpServerConfig(command="off", disabled=True) for name in BUILTIN_SERVERS if name not in names}
+
+
+def only_servers_env(*names: str) -> dict[str, str]:
+    """The same for an `overseer` process or `main()`: its environment's OVERSEER_MCP_SERVERS."""
+    entries = {name: config.model_dump(include={"command", "disabled"}) for name, config in only_servers(*names).items()}
+    return {"OVERSEER_MCP_SERVERS": json.dumps(entries)}
 
 
 def scripted_settings(root: Path, server: ScriptedModelServer, **overrides: Any) -> Settings:

@@ -1,11 +1,15 @@
-"""An API client on the ASGI app, with the engine started and a scripted model behind it."""
+"""An API client on the ASGI app, with the engine started and a scripted model behind it.
+
+The host uses the suite's shared file + shell `pool` (tests/conftest.py), so a module using `api`
+runs its tests on the module-wide event loop: `pytestmark = pytest.mark.asyncio(loop_scope="module")`.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 import httpx
-import pytest
+import pytest_asyncio
 
 from backend.api.app import create_app
 from backend.app.host import Host
@@ -22,11 +26,11 @@ class Api:
     app: object
 
 
-@pytest.fixture
-async def api(tmp_path):
+@pytest_asyncio.fixture(loop_scope="module")
+async def api(tmp_path, pool):
     with ScriptedModelServer() as model:
         settings = scripted_settings(tmp_path, model)
-        host = Host(settings)
+        host = Host(settings, pool=pool)
         app = create_app(settings, host=host)
         await host.start()
         transport = httpx.ASGITransport(app=app)

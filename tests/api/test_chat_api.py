@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import base64
 
+import pytest
+
 from backend.testing import Reply
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")  # the shared pool's loop (conftest.py)
 
 PNG = base64.b64encode(b"\x89PNG\r\n\x1a\n" + b"\x00" * 8).decode()
 

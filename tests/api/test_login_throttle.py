@@ -50,6 +50,7 @@ def test_a_success_clears_the_address_s_failures() -> None:
     throttle.check("10.0.0.1", "carol")
 
 
+@pytest.mark.asyncio(loop_scope="module")  # the shared pool's loop (conftest.py)
 async def test_the_login_route_answers_429_with_retry_after_once_the_limit_is_reached(api) -> None:
     token = api.app.state.auth.token
     for _ in range(5):

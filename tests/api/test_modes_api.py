@@ -6,6 +6,8 @@ import pytest
 
 from backend.modes.registry import BUILTIN_ORDER
 
+pytestmark = pytest.mark.asyncio(loop_scope="module")  # the shared pool's loop (conftest.py)
+
 TRIAGE = {
     "description": "Sorts issues",
     "tools": ["mcp__github", "read-only"],

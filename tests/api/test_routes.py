@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import pytest
 import yaml
 
 from backend.testing import Reply, ScriptedToolCall
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")  # the shared pool's loop (conftest.py)
 
 PUBLIC = {"/api/health", "/api/auth/login", "/login"}
 

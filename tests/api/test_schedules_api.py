@@ -4,7 +4,11 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
+import pytest
+
 from backend.testing import Reply
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")  # the shared pool's loop (conftest.py)
 
 IN_A_YEAR = (datetime.now(UTC) + timedelta(days=365)).strftime("%Y-%m-%dT09:00")
 

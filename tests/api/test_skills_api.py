@@ -4,6 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")  # the shared pool's loop (conftest.py)
+
 SKILL = "---\ndescription: Take notes in Markdown.\n---\nWrite notes as bullet points.\n"
 
 

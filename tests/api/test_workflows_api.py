@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import pytest
+
 from backend.domain.models import Approval
 from backend.testing import Reply
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")  # the shared pool's loop (conftest.py)
 
 PLAN = "## Plan\n1. Write hello.txt"
 

@@ -10,12 +10,13 @@ from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed
 
 from backend.testing import Reply, ScriptedToolCall
+from backend.testing.harness import only_servers
 from backend.testing.web import serve_scripted
 
 
 @pytest.fixture
 def server(tmp_path):
-    with serve_scripted(tmp_path) as harness:
+    with serve_scripted(tmp_path, mcp_servers=only_servers("file")) as harness:
         yield harness
 
 

@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from backend.testing.harness import only_servers
 from backend.testing.web import WebHarness, serve_scripted
 from mcp_servers.browser.sessions import LAUNCH_ARGS
 
@@ -57,15 +58,21 @@ def browser() -> Iterator[Browser]:
         browser.close()
 
 
+DEFAULT_SERVERS = ("file", "shell")
+"""The built-in servers a test's server starts unless it names others: the ones the scripts call."""
+
+
 @pytest.fixture
 def serve(tmp_path: Path) -> Iterator[Callable[..., WebHarness]]:
-    """`serve(script, **settings)`: a running server for this test, stopped at teardown."""
+    """`serve(script, servers=("file", "shell"), **settings)`: a running server for this test,
+    stopped at teardown, with only the built-in tool servers named (and any in `mcp_servers`)."""
     with ExitStack() as stack:
         count = 0
 
-        def start(script: Any = None, **settings: Any) -> WebHarness:
+        def start(script: Any = None, *, servers: tuple[str, ...] = DEFAULT_SERVERS, **settings: Any) -> WebHarness:
             nonlocal count
             count += 1
+            settings["mcp_servers"] = only_servers(*servers) | settings.get("mcp_servers", {})
             return stack.enter_context(serve_scripted(tmp_path / f"server{count}", script, **settings))
 
         yield start

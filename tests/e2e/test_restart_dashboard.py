@@ -13,6 +13,7 @@ from playwright.sync_api import Browser, expect
 from websockets.sync.client import ClientConnection, connect
 
 from backend.testing import ModelRequest, Reply, ScriptedModelServer, ScriptedToolCall
+from backend.testing.harness import only_servers_env
 from backend.testing.process import OverseerProcess
 
 TOKEN = "restart-test-token"
@@ -65,6 +66,7 @@ def test_a_pending_approval_survives_a_server_kill_and_is_answered_from_the_dash
             "OVERSEER_API_KEY": "scripted",
             "OVERSEER_PORT": url.rsplit(":", 1)[1],
             "OVERSEER_TOKEN": TOKEN,
+            **only_servers_env("shell"),  # the one server the script calls
         }
         api = httpx.Client(base_url=url, headers={"Authorization": f"Bearer {TOKEN}"}, timeout=10)
         first = serve(env)

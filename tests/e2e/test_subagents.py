@@ -23,7 +23,8 @@ def test_a_sub_agent_request_shows_in_the_parent_and_the_inbox_with_a_breadcrumb
             Reply(tool_calls=[ScriptedToolCall(name=WRITE, arguments={"path": "notes.txt", "content": "hi"})]),
             Reply(text="notes written"),
             parent_finishes,
-        ]
+        ],
+        servers=("file", "shell", "invoke_agent"),
     )
     inbox = new_page(h)
     parent = start_session(h, "Delegate the notes")

@@ -1,4 +1,4 @@
-"""The agent loop against the scripted model server, real LiteLLM and real MCP servers."""
+"""The agent loop against the scripted model server, real LiteLLM and real MCP servers (the shared pool)."""
 
 from __future__ import annotations
 
@@ -6,6 +6,9 @@ import pytest
 
 from backend.testing import ModelRequest, Reply, ScriptedToolCall
 from backend.testing.harness import scripted_host
+
+# The shared file + shell pool (tests/conftest.py) runs on the module's event loop.
+pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 ALLOW_SHELL = {"policies": {"mcp__shell__exec": "always_allow"}}
 
@@ -22,7 +25,7 @@ def rendezvous(mine: str, theirs: str) -> str:
     )
 
 
-async def test_tool_calls_made_together_run_concurrently(tmp_path):
+async def test_tool_calls_made_together_run_concurrently(tmp_path, pool):
     script = [
         Reply(
             tool_calls=[
@@ -32,7 +35,7 @@ async def test_tool_calls_made_together_run_concurrently(tmp_path):
         ),
         Reply(text="both met"),
     ]
-    async with scripted_host(tmp_path, script, **ALLOW_SHELL) as h:
+    async with scripted_host(tmp_path, script, **ALLOW_SHELL, pool=pool) as h:
         session = await h.run("meet")
         assert session.status == "completed"
         results = h.model.requests[-1].tool_results()
@@ -40,37 +43,37 @@ async def test_tool_calls_made_together_run_concurrently(tmp_path):
         h.model.assert_all_used()
 
 
-async def test_iteration_limit_ends_the_session_with_a_clear_error(tmp_path):
+async def test_iteration_limit_ends_the_session_with_a_clear_error(tmp_path, pool):
     def forever(request: ModelRequest) -> Reply:
         return Reply(tool_calls=[call("mcp__file__list_dir", {"path": "."})])
 
-    async with scripted_host(tmp_path, forever, max_iterations=3) as h:
+    async with scripted_host(tmp_path, forever, max_iterations=3, pool=pool) as h:
         session = await h.run("loop forever")
         assert session.status == "error"
         assert "iteration limit" in (session.error or "")
         assert len(h.model.requests) == 3
 
 
-async def test_near_json_arguments_are_repaired_and_the_tool_runs(tmp_path):
+async def test_near_json_arguments_are_repaired_and_the_tool_runs(tmp_path, pool):
     script = [Reply(tool_calls=[call("mcp__file__list_dir", '{"path": "."')]), Reply(text="listed")]
-    async with scripted_host(tmp_path, script) as h:
+    async with scripted_host(tmp_path, script, pool=pool) as h:
         (h.workspace / "hello.txt").write_text("hi")
         session = await h.run("list")
         assert session.status == "completed"
         assert "hello.txt" in h.model.requests[-1].tool_results()[0].text
 
 
-async def test_unrepairable_arguments_come_back_to_the_model_as_a_clear_error(tmp_path):
+async def test_unrepairable_arguments_come_back_to_the_model_as_a_clear_error(tmp_path, pool):
     script = [Reply(tool_calls=[call("mcp__file__list_dir", "<<not json>>")]), Reply(text="sorry")]
-    async with scripted_host(tmp_path, script) as h:
+    async with scripted_host(tmp_path, script, pool=pool) as h:
         session = await h.run("list")
         assert session.status == "completed"
         text = h.model.requests[-1].tool_results()[0].text
         assert "not a JSON object" in text and "different approach" in text
 
 
-async def test_a_model_500_is_retried_and_the_session_completes(tmp_path):
-    async with scripted_host(tmp_path, [Reply(status=500), Reply(text="recovered")]) as h:
+async def test_a_model_500_is_retried_and_the_session_completes(tmp_path, pool):
+    async with scripted_host(tmp_path, [Reply(status=500), Reply(text="recovered")], pool=pool) as h:
         session = await h.run("hello")
         assert session.status == "completed"
         events = await h.host.store.list_events(session.id)
@@ -79,55 +82,55 @@ async def test_a_model_500_is_retried_and_the_session_completes(tmp_path):
         assert messages[-1].content == "recovered"
 
 
-async def test_the_fallback_model_answers_when_the_primary_keeps_failing(tmp_path):
+async def test_the_fallback_model_answers_when_the_primary_keeps_failing(tmp_path, pool):
     def primary_down(request: ModelRequest) -> Reply:
         return Reply(status=503) if request.model == "scripted" else Reply(text=f"from {request.model}")
 
-    async with scripted_host(tmp_path, primary_down, model_retries=1, fallback_models=["openai/backup"]) as h:
+    async with scripted_host(tmp_path, primary_down, model_retries=1, fallback_models=["openai/backup"], pool=pool) as h:
         session = await h.run("hello")
         assert session.status == "completed"
         assert (await h.host.store.list_messages(session.id))[-1].content == "from backup"
         assert [r.model for r in h.model.requests] == ["scripted", "scripted", "backup"]
 
 
-async def test_a_model_that_keeps_failing_ends_in_error_with_a_clear_message(tmp_path):
-    async with scripted_host(tmp_path, lambda r: Reply(status=500), model_retries=1) as h:
+async def test_a_model_that_keeps_failing_ends_in_error_with_a_clear_message(tmp_path, pool):
+    async with scripted_host(tmp_path, lambda r: Reply(status=500), model_retries=1, pool=pool) as h:
         session = await h.run("hello")
         assert session.status == "error"
         assert "could not answer" in (session.error or "") and "500" in (session.error or "")
 
 
-async def test_an_unknown_model_costs_nothing_but_its_tokens_are_counted(tmp_path):
-    async with scripted_host(tmp_path, [Reply(text="hi", usage=(100, 20))]) as h:
+async def test_an_unknown_model_costs_nothing_but_its_tokens_are_counted(tmp_path, pool):
+    async with scripted_host(tmp_path, [Reply(text="hi", usage=(100, 20))], pool=pool) as h:
         session = await h.run("hello")
         assert (session.usage.input_tokens, session.usage.output_tokens) == (100, 20)
         assert session.usage.cost_usd == 0
 
 
-async def test_a_known_model_is_priced_from_the_cost_map(tmp_path):
-    async with scripted_host(tmp_path, [Reply(text="hi", usage=(1000, 100))], model="openai/gpt-4o") as h:
+async def test_a_known_model_is_priced_from_the_cost_map(tmp_path, pool):
+    async with scripted_host(tmp_path, [Reply(text="hi", usage=(1000, 100))], model="openai/gpt-4o", pool=pool) as h:
         session = await h.run("hello")
         assert session.usage.cost_usd == pytest.approx(1000 * 2.5e-6 + 100 * 1e-5)
 
 
-async def test_an_error_result_carries_a_hint_to_change_approach(tmp_path):
+async def test_an_error_result_carries_a_hint_to_change_approach(tmp_path, pool):
     script = [Reply(tool_calls=[call("mcp__file__read_file", {"path": "missing.txt"})]), Reply(text="ok")]
-    async with scripted_host(tmp_path, script) as h:
+    async with scripted_host(tmp_path, script, pool=pool) as h:
         await h.run("read")
         assert "different approach" in h.model.requests[-1].tool_results()[0].text
 
 
-async def test_an_unknown_tool_is_an_error_result_listing_the_real_ones(tmp_path):
+async def test_an_unknown_tool_is_an_error_result_listing_the_real_ones(tmp_path, pool):
     script = [Reply(tool_calls=[call("mcp__nope__x", {})]), Reply(text="ok")]
-    async with scripted_host(tmp_path, script) as h:
+    async with scripted_host(tmp_path, script, pool=pool) as h:
         session = await h.run("x")
         assert session.status == "completed"
         text = h.model.requests[-1].tool_results()[0].text
         assert "Unknown tool 'mcp__nope__x'" in text and "mcp__file__read_file" in text
 
 
-async def test_tokens_stream_as_ephemeral_deltas_and_the_message_is_persisted(tmp_path):
-    async with scripted_host(tmp_path, [Reply(text="a fairly long streamed answer")]) as h:
+async def test_tokens_stream_as_ephemeral_deltas_and_the_message_is_persisted(tmp_path, pool):
+    async with scripted_host(tmp_path, [Reply(text="a fairly long streamed answer")], pool=pool) as h:
         session = await h.run("hello")
         seen = h.events.drain()
         deltas = [e for e in seen if e.type == "token"]
@@ -136,8 +139,8 @@ async def test_tokens_stream_as_ephemeral_deltas_and_the_message_is_persisted(tm
         assert not any(e.type == "token" for e in await h.host.store.list_events(session.id))
 
 
-async def test_the_model_is_offered_every_pooled_tool_by_full_name(tmp_path):
-    async with scripted_host(tmp_path, [Reply(text="hi")]) as h:
+async def test_the_model_is_offered_every_pooled_tool_by_full_name(tmp_path, pool):
+    async with scripted_host(tmp_path, [Reply(text="hi")], pool=pool) as h:
         await h.run("hello")
         names = set(h.model.requests[0].tool_names)
         assert {"mcp__file__read_file", "mcp__file__write_file", "mcp__shell__exec"} <= names

@@ -31,7 +31,7 @@ from backend.app.host import Host
 from backend.mcp.config import HostApi
 from backend.mcp.pool import McpPool
 from backend.testing import Reply, ScriptedModelServer, ScriptedToolCall
-from backend.testing.harness import scripted_settings
+from backend.testing.harness import only_servers_env, scripted_settings
 from backend.testing.process import REPO
 from backend.testing.script import ModelRequest, Script
 
@@ -170,7 +170,8 @@ def stdio_params(args: list[str], env: dict[str, str]) -> StdioServerParameters:
 
 
 def embedded_env(root: Path, model: ScriptedModelServer) -> dict[str, str]:
-    """Environment of an `overseer mcp` child: its own data dir and workspace, the scripted model."""
+    """Environment of an `overseer mcp` child: its own data dir and workspace, the scripted model,
+    and of the built-in tool servers only the two the scripts call."""
     workspace = root / "workspace"
     workspace.mkdir(parents=True, exist_ok=True)
     keep = {
@@ -184,6 +185,7 @@ def embedded_env(root: Path, model: ScriptedModelServer) -> dict[str, str]:
         "OVERSEER_API_KEY": "scripted",
         "OVERSEER_RETRY_BACKOFF": "0.01",
         "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+        **only_servers_env("file", "shell"),
     }
 
 

@@ -45,7 +45,9 @@ async def test_claude_code_calls_invoke_agent_through_overseer_mcp_and_gets_the_
             data_dir=tmp_path / "data",
             env={
                 k: overseer[k]
-                for k in ("OVERSEER_WORKSPACE", "OVERSEER_MODEL", "OVERSEER_API_BASE", "OVERSEER_API_KEY")
+                for k in (
+                    "OVERSEER_WORKSPACE", "OVERSEER_MODEL", "OVERSEER_API_BASE", "OVERSEER_API_KEY", "OVERSEER_MCP_SERVERS"
+                )
             },
         )
         (tmp_path / "mcp.json").write_text(json.dumps(config))

@@ -28,6 +28,9 @@ from backend.store.sqlite import SqliteStore
 from backend.testing import Reply, ScriptedModelServer
 from backend.testing.process import REPO
 
+# The bridge tests' hosts share the file + shell pool (tests/conftest.py), on the module's loop.
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
 
 async def test_over_stdio_an_approval_is_answered_with_answer_approval_and_the_answer_returns(tmp_path):
     with ScriptedModelServer([write_file(), Reply(text="wrote x.txt")]) as model:
@@ -131,11 +134,11 @@ async def test_over_stdio_an_exposed_shell_call_waits_for_an_approval_then_runs(
 
 
 @pytest.mark.parametrize("mode", ["legacy", "auto"])
-async def test_through_the_bridge_an_elicitation_answers_the_hosts_approval(tmp_path, mode):
+async def test_through_the_bridge_an_elicitation_answers_the_hosts_approval(tmp_path, mode, pool):
     async def allow(context, params):
         return accept("allow_once")
 
-    async with served_app(tmp_path, [write_file(), Reply(text="written")]) as served:
+    async with served_app(tmp_path, [write_file(), Reply(text="written")], pool=pool) as served:
         env = embedded_env(tmp_path / "client", served.model) | {"OVERSEER_TOKEN": served.token}
         params = stdio_params(["mcp", "--host-url", served.url], env)
         async with Client(params, mode=mode, elicitation_callback=allow) as client:
@@ -147,8 +150,8 @@ async def test_through_the_bridge_an_elicitation_answers_the_hosts_approval(tmp_
     assert (served.workspace / "x.txt").read_text() == "hi"
 
 
-async def test_through_the_bridge_cancelling_invoke_agent_stops_the_hosts_session(tmp_path):
-    async with served_app(tmp_path, [write_file()]) as served:
+async def test_through_the_bridge_cancelling_invoke_agent_stops_the_hosts_session(tmp_path, pool):
+    async with served_app(tmp_path, [write_file()], pool=pool) as served:
         progress = ProgressLog()
         env = embedded_env(tmp_path / "client", served.model) | {"OVERSEER_TOKEN": served.token}
         async with Client(stdio_params(["mcp", "--host-url", served.url], env), mode="auto") as client:
@@ -164,8 +167,8 @@ async def test_through_the_bridge_cancelling_invoke_agent_stops_the_hosts_sessio
         assert (await served.host.store.get_approval(approval_id)).status == "cancelled"
 
 
-async def test_the_bridge_refuses_to_start_with_a_wrong_token_and_says_why(tmp_path):
-    async with served_app(tmp_path) as served:
+async def test_the_bridge_refuses_to_start_with_a_wrong_token_and_says_why(tmp_path, pool):
+    async with served_app(tmp_path, pool=pool) as served:
         env = embedded_env(tmp_path / "client", served.model) | {"OVERSEER_TOKEN": "wrong"}
         proc = await asyncio.create_subprocess_exec(
             sys.executable, "-m", "backend.cli", "mcp", "--host-url", served.url,

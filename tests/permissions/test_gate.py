@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 
+import pytest
 import yaml
 
 from backend.domain.models import Decision
@@ -12,14 +13,17 @@ from backend.permissions.hooks import Block, HookChain, ToolHooks
 from backend.testing import Reply, ScriptedToolCall
 from backend.testing.harness import scripted_host
 
+# The shared file + shell pool (tests/conftest.py) runs on the module's event loop.
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
 
 def write(path: str, content: str = "hello\n", id: str | None = None) -> ScriptedToolCall:
     return ScriptedToolCall(name="mcp__file__write_file", arguments={"path": path, "content": content}, id=id)
 
 
-async def test_denied_tool_never_reaches_the_server(tmp_path):
+async def test_denied_tool_never_reaches_the_server(tmp_path, pool):
     script = [Reply(tool_calls=[write("notes.txt")]), Reply(text="ok")]
-    async with scripted_host(tmp_path, script, permissions={"deny": ["Edit(notes.txt)"]}) as h:
+    async with scripted_host(tmp_path, script, permissions={"deny": ["Edit(notes.txt)"]}, pool=pool) as h:
         session = await h.run("write")
         assert session.status == "completed"
         assert not (h.workspace / "notes.txt").exists()
@@ -29,9 +33,9 @@ async def test_denied_tool_never_reaches_the_server(tmp_path):
         assert "Edit(notes.txt)" in entry.detail
 
 
-async def test_ask_pauses_the_session_until_allow_once_then_the_tool_runs(tmp_path):
+async def test_ask_pauses_the_session_until_allow_once_then_the_tool_runs(tmp_path, pool):
     script = [Reply(tool_calls=[write("notes.txt")]), Reply(text="written")]
-    async with scripted_host(tmp_path, script) as h:
+    async with scripted_host(tmp_path, script, pool=pool) as h:
         session = await h.start("write")
         approval = await h.next_approval()
         assert approval.tool_name == "mcp__file__write_file"
@@ -49,9 +53,9 @@ async def test_ask_pauses_the_session_until_allow_once_then_the_tool_runs(tmp_pa
         assert record.status == "done" and record.decision == "allow_once (user)"
 
 
-async def test_deny_with_a_message_reaches_the_model(tmp_path):
+async def test_deny_with_a_message_reaches_the_model(tmp_path, pool):
     script = [Reply(tool_calls=[write("notes.txt")]), Reply(text="ok")]
-    async with scripted_host(tmp_path, script) as h:
+    async with scripted_host(tmp_path, script, pool=pool) as h:
         session = await h.start("write")
         await h.answer(await h.next_approval(), Decision(kind="deny", message="use staging"))
         await h.host.runner.wait(session.id, timeout=30)
@@ -60,9 +64,9 @@ async def test_deny_with_a_message_reaches_the_model(tmp_path):
         assert not (h.workspace / "notes.txt").exists()
 
 
-async def test_edited_arguments_run_instead_of_the_original(tmp_path):
+async def test_edited_arguments_run_instead_of_the_original(tmp_path, pool):
     script = [Reply(tool_calls=[write("notes.txt")]), Reply(text="ok")]
-    async with scripted_host(tmp_path, script) as h:
+    async with scripted_host(tmp_path, script, pool=pool) as h:
         session = await h.start("write")
         edited = {"path": "other.txt", "content": "edited\n"}
         await h.answer(await h.next_approval(), Decision(kind="allow_once", updated_arguments=edited))
@@ -73,9 +77,9 @@ async def test_edited_arguments_run_instead_of_the_original(tmp_path):
         assert record.arguments == edited
 
 
-async def test_edited_arguments_that_hit_a_deny_rule_are_denied(tmp_path):
+async def test_edited_arguments_that_hit_a_deny_rule_are_denied(tmp_path, pool):
     script = [Reply(tool_calls=[write("notes.txt")]), Reply(text="ok")]
-    async with scripted_host(tmp_path, script, permissions={"deny": ["Edit(secret.txt)"]}) as h:
+    async with scripted_host(tmp_path, script, permissions={"deny": ["Edit(secret.txt)"]}, pool=pool) as h:
         session = await h.start("write")
         edited = {"path": "secret.txt", "content": "x"}
         await h.answer(await h.next_approval(), Decision(kind="allow_once", updated_arguments=edited))
@@ -84,7 +88,7 @@ async def test_edited_arguments_that_hit_a_deny_rule_are_denied(tmp_path):
         assert "Denied" in h.model.requests[-1].tool_results()[0].text
 
 
-async def test_allow_for_session_stops_asking_for_that_call_in_that_session_only(tmp_path):
+async def test_allow_for_session_stops_asking_for_that_call_in_that_session_only(tmp_path, pool):
     script = [
         Reply(tool_calls=[write("notes.txt", "1\n")]),
         Reply(tool_calls=[write("notes.txt", "2\n")]),
@@ -92,7 +96,7 @@ async def test_allow_for_session_stops_asking_for_that_call_in_that_session_only
         Reply(tool_calls=[write("notes.txt", "3\n")]),
         Reply(text="done again"),
     ]
-    async with scripted_host(tmp_path, script) as h:
+    async with scripted_host(tmp_path, script, pool=pool) as h:
         first = await h.start("write twice")
         await h.answer(await h.next_approval(), Decision(kind="allow_session"))
         done = await h.host.runner.wait(first.id, timeout=30)
@@ -106,9 +110,9 @@ async def test_allow_for_session_stops_asking_for_that_call_in_that_session_only
         await h.host.runner.wait(second.id, timeout=30)
 
 
-async def test_allow_for_session_also_answers_other_pending_approvals_it_covers(tmp_path):
+async def test_allow_for_session_also_answers_other_pending_approvals_it_covers(tmp_path, pool):
     script = [Reply(tool_calls=[write("a.txt", id="c1"), write("b.txt", id="c2")]), Reply(text="done")]
-    async with scripted_host(tmp_path, script) as h:
+    async with scripted_host(tmp_path, script, pool=pool) as h:
         session = await h.start("write both")
         first, second = await h.next_approval(), await h.next_approval()
         await h.answer(first, Decision(kind="allow_session"))
@@ -118,14 +122,14 @@ async def test_allow_for_session_also_answers_other_pending_approvals_it_covers(
         assert (await h.host.store.get_approval(second.id)).decided_by == "rule"
 
 
-async def test_always_allow_writes_the_rule_to_the_config_file_and_applies_it(tmp_path):
+async def test_always_allow_writes_the_rule_to_the_config_file_and_applies_it(tmp_path, pool):
     script = [
         Reply(tool_calls=[ScriptedToolCall(name="mcp__shell__exec", arguments={"command": "git status"})]),
         Reply(text="ok"),
         Reply(tool_calls=[ScriptedToolCall(name="mcp__shell__exec", arguments={"command": "git status --short"})]),
         Reply(text="ok again"),
     ]
-    async with scripted_host(tmp_path, script) as h:
+    async with scripted_host(tmp_path, script, pool=pool) as h:
         session = await h.start("status")
         approval = await h.next_approval()
         assert approval.suggested_rules == ["mcp__shell__exec(git status *)"]
@@ -138,9 +142,9 @@ async def test_always_allow_writes_the_rule_to_the_config_file_and_applies_it(tm
         assert len(await h.host.store.list_approvals()) == 1
 
 
-async def test_an_unanswered_approval_times_out_to_deny(tmp_path):
+async def test_an_unanswered_approval_times_out_to_deny(tmp_path, pool):
     script = [Reply(tool_calls=[write("notes.txt")]), Reply(text="ok")]
-    async with scripted_host(tmp_path, script, approval_timeout=0.2) as h:
+    async with scripted_host(tmp_path, script, approval_timeout=0.2, pool=pool) as h:
         session = await h.run("write")
         assert session.status == "completed"
         assert "timed out" in h.model.requests[-1].tool_results()[0].text
@@ -150,9 +154,9 @@ async def test_an_unanswered_approval_times_out_to_deny(tmp_path):
         assert (entry.decision, entry.decided_by) == ("deny", "timeout")
 
 
-async def test_stopping_while_waiting_leaves_no_half_recorded_call(tmp_path):
+async def test_stopping_while_waiting_leaves_no_half_recorded_call(tmp_path, pool):
     script = [Reply(tool_calls=[write("notes.txt")]), Reply(text="never")]
-    async with scripted_host(tmp_path, script) as h:
+    async with scripted_host(tmp_path, script, pool=pool) as h:
         session = await h.start("write")
         approval = await h.next_approval()
         stopped = await h.host.runner.stop(session.id)
@@ -165,9 +169,9 @@ async def test_stopping_while_waiting_leaves_no_half_recorded_call(tmp_path):
         assert not (h.workspace / "notes.txt").exists()
 
 
-async def test_stopping_a_running_tool_records_it_as_stopped(tmp_path):
+async def test_stopping_a_running_tool_records_it_as_stopped(tmp_path, pool):
     script = [Reply(tool_calls=[ScriptedToolCall(name="mcp__shell__exec", arguments={"command": "sleep 20"})])]
-    async with scripted_host(tmp_path, script, policies={"mcp__shell__exec": "always_allow"}) as h:
+    async with scripted_host(tmp_path, script, policies={"mcp__shell__exec": "always_allow"}, pool=pool) as h:
         session = await h.start("sleep")
         await h.next_event("tool.started")
         assert (await h.host.runner.stop(session.id)).status == "stopped"
@@ -175,13 +179,13 @@ async def test_stopping_a_running_tool_records_it_as_stopped(tmp_path):
         assert record.status == "stopped"
 
 
-async def test_a_before_tool_hook_can_block_but_never_approve(tmp_path):
+async def test_a_before_tool_hook_can_block_but_never_approve(tmp_path, pool):
     class NoNotes(ToolHooks):
         async def before_tool(self, *, session_id, call):
             return Block(message="notes are frozen") if call.arguments.get("path") == "notes.txt" else None
 
     script = [Reply(tool_calls=[write("notes.txt")]), Reply(text="ok")]
-    async with scripted_host(tmp_path, script) as h:
+    async with scripted_host(tmp_path, script, pool=pool) as h:
         h.host.gate.hooks = HookChain([NoNotes()])
         await h.run("write")
         assert "notes are frozen" in h.model.requests[-1].tool_results()[0].text
@@ -189,12 +193,12 @@ async def test_a_before_tool_hook_can_block_but_never_approve(tmp_path):
         assert entry.decided_by == "hook"
 
 
-async def test_every_tool_that_ran_has_an_allow_audit_row_written_before_it_started(tmp_path):
+async def test_every_tool_that_ran_has_an_allow_audit_row_written_before_it_started(tmp_path, pool):
     script = [
         Reply(tool_calls=[ScriptedToolCall(name="mcp__file__list_dir", arguments={"path": "."}, id=f"c{i}") for i in range(3)]),
         Reply(text="ok"),
     ]
-    async with scripted_host(tmp_path, script) as h:
+    async with scripted_host(tmp_path, script, pool=pool) as h:
         session = await h.run("list")
         records = await h.host.store.list_tool_calls(session.id)
         audit = {e.tool_call_id: e for e in await h.host.store.list_audit()}
@@ -204,9 +208,9 @@ async def test_every_tool_that_ran_has_an_allow_audit_row_written_before_it_star
             assert audit[record.id].created_at <= record.started_at
 
 
-async def test_concurrent_answers_to_one_approval_run_the_tool_once(tmp_path):
+async def test_concurrent_answers_to_one_approval_run_the_tool_once(tmp_path, pool):
     script = [Reply(tool_calls=[write("notes.txt")]), Reply(text="ok")]
-    async with scripted_host(tmp_path, script) as h:
+    async with scripted_host(tmp_path, script, pool=pool) as h:
         session = await h.start("write")
         approval = await h.next_approval()
         results = await asyncio.gather(
