@@ -304,7 +304,7 @@ async def test_a_client_cancelling_once_the_server_is_shutting_down_leaves_the_a
                         lambda: client.call_tool("invoke_agent", {"prompt": "w"}, progress_callback=progress)
                     )
                     approval_id = await progress.approval()
-                    served.host.begin_shutdown()  # what OverseerServer.shutdown does before anything else
+                    served.host.begin_shutdown()  # what OverseerServer does the moment it is asked to exit
                     tg.cancel_scope.cancel()
         await served.stop()  # waits for every MCP handler, including the cancelled one, to end
     store = SqliteStore(served.data_dir / "overseer.db")

@@ -1,0 +1,56 @@
+"""OverseerServer: the host hears of a shutdown before any stream or connection closes."""
+
+from __future__ import annotations
+
+import signal
+from dataclasses import dataclass
+from types import SimpleNamespace
+
+import sse_starlette  # noqa: F401  # patches uvicorn's exit handler, as it does under the MCP transport
+import uvicorn
+
+from backend.api.server import OverseerServer
+
+
+@dataclass
+class RecordingHost:
+    told: int = 0
+
+    def begin_shutdown(self) -> None:
+        self.told += 1
+
+
+def server_with(host: RecordingHost) -> OverseerServer:
+    app = SimpleNamespace(state=SimpleNamespace(host=host))
+    return OverseerServer(uvicorn.Config(app))  # type: ignore[arg-type]
+
+
+def test_a_new_server_has_not_told_the_host_anything():
+    host = RecordingHost()
+    server = server_with(host)
+    assert server.should_exit is False
+    assert host.told == 0
+
+
+def test_asking_the_server_to_exit_tells_the_host_at_once():
+    # sse-starlette ends every SSE stream when it sees should_exit, before uvicorn's shutdown():
+    # the host must already know, or a client giving up on its stream reads as a person cancelling.
+    host = RecordingHost()
+    server = server_with(host)
+    server.should_exit = True
+    assert host.told == 1
+    assert server.should_exit is True
+
+
+def test_a_signal_tells_the_host_before_the_server_sees_it():
+    host = RecordingHost()
+    server = server_with(host)
+    server.handle_exit(signal.SIGTERM, None)
+    assert host.told == 1
+    assert server.should_exit is True
+
+
+def test_an_app_without_a_host_still_exits():
+    server = OverseerServer(uvicorn.Config(SimpleNamespace()))  # type: ignore[arg-type]
+    server.should_exit = True
+    assert server.should_exit is True
