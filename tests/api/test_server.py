@@ -6,8 +6,8 @@ import signal
 from dataclasses import dataclass
 from types import SimpleNamespace
 
-import sse_starlette  # noqa: F401  # patches uvicorn's exit handler, as it does under the MCP transport
 import uvicorn
+from sse_starlette.sse import AppStatus  # patches uvicorn's exit handler, as it does under the MCP transport
 
 from backend.api.server import OverseerServer
 
@@ -42,12 +42,16 @@ def test_asking_the_server_to_exit_tells_the_host_at_once():
     assert server.should_exit is True
 
 
-def test_a_signal_tells_the_host_before_the_server_sees_it():
+def test_a_signal_tells_the_host_before_the_server_sees_it(monkeypatch):
+    # sse-starlette's handler also sets its process-wide flag, which would end every later SSE
+    # stream in this process; monkeypatch puts it back after the test.
+    monkeypatch.setattr(AppStatus, "should_exit", False)
     host = RecordingHost()
     server = server_with(host)
     server.handle_exit(signal.SIGTERM, None)
     assert host.told == 1
     assert server.should_exit is True
+    assert AppStatus.should_exit is True  # the patched handler ran, as it does in `overseer serve`
 
 
 def test_an_app_without_a_host_still_exits():
