@@ -12,7 +12,16 @@ import anyio
 import httpx
 import mcp_types as wire
 import pytest
-from gateway_testkit import BOUND, HeldReply, ProgressLog, accept, served_app, session_status, write_file
+from gateway_testkit import (
+    BOUND,
+    HeldReply,
+    ProgressLog,
+    ServedApp,
+    accept,
+    served_app,
+    session_status,
+    write_file,
+)
 
 from backend.domain.models import Decision
 from backend.store.sqlite import SqliteStore
@@ -281,15 +290,7 @@ async def test_shutting_the_server_down_leaves_an_invoked_session_waiting_for_re
                 tg.start_soon(invoke)
                 approval_id = await progress.approval()
                 await served.stop()
-    store = SqliteStore(served.data_dir / "overseer.db")
-    await store.open()
-    try:
-        approval = await store.get_approval(approval_id)
-        session = await store.get_session(approval.session_id)
-    finally:
-        await store.close()
-    assert approval.status == "pending"
-    assert session.status in ("running", "waiting_approval")
+    await assert_left_for_recovery(served, approval_id)
 
 
 async def test_a_client_cancelling_once_the_server_is_shutting_down_leaves_the_approval_pending(tmp_path, pool):
@@ -307,15 +308,7 @@ async def test_a_client_cancelling_once_the_server_is_shutting_down_leaves_the_a
                     served.host.begin_shutdown()  # what OverseerServer does the moment it is asked to exit
                     tg.cancel_scope.cancel()
         await served.stop()  # waits for every MCP handler, including the cancelled one, to end
-    store = SqliteStore(served.data_dir / "overseer.db")
-    await store.open()
-    try:
-        approval = await store.get_approval(approval_id)
-        session = await store.get_session(approval.session_id)
-    finally:
-        await store.close()
-    assert approval.status == "pending"
-    assert session.status in ("running", "waiting_approval")
+    await assert_left_for_recovery(served, approval_id)
 
 
 async def test_a_sub_agents_approval_is_put_to_the_client_that_invoked_its_parent(tmp_path):
@@ -344,3 +337,16 @@ async def test_a_sub_agents_approval_is_put_to_the_client_that_invoked_its_paren
     assert child.parent_id == result.structured_content["session_id"]
     assert len(asked) == 1 and approval.session_id in asked[0]
     assert (served.workspace / "x.txt").read_text() == "hi"
+
+
+async def assert_left_for_recovery(served: ServedApp, approval_id: str) -> None:
+    """After the server is gone: the approval still pending, its session still active, as stored."""
+    store = SqliteStore(served.data_dir / "overseer.db")
+    await store.open()
+    try:
+        approval = await store.get_approval(approval_id)
+        session = await store.get_session(approval.session_id)
+    finally:
+        await store.close()
+    assert approval.status == "pending"
+    assert session.status in ("running", "waiting_approval")
