@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from functools import partial
 from pathlib import Path
 from types import TracebackType
@@ -157,12 +157,14 @@ class McpPool:
         session_id: str,
         timeout: float | None = None,
         call_id: str | None = None,
+        redact: Callable[[ToolResult], ToolResult] | None = None,
     ) -> ToolResult:
         """Run the tool `mcp__<server>__<tool>` for a session and return its (capped) result.
 
         Failures the model should read (the tool failed, timed out, its server crashed or is
         down) are `is_error` results. An unknown tool raises `ToolNotFound`; a call before
-        `start()` raises `McpPoolError`. `call_id` names the spill file of a cut result.
+        `start()` raises `McpPoolError`. `call_id` names the spill file of a cut result;
+        `redact` rewrites the result first, so a spill file never holds what it removed.
         """
         if self._task is None:
             raise McpPoolError("the MCP pool has not been started")
@@ -179,6 +181,8 @@ class McpPool:
         meta = cast(RequestParamsMeta, {WORKSPACE_META_KEY: str(workspace), SESSION_META_KEY: session_id})
         raw = await runner.call(tool, arguments, meta=meta, timeout=timeout, full_name=name)
         result = raw if isinstance(raw, ToolResult) else to_tool_result(raw)
+        if redact is not None:
+            result = redact(result)
         if len(result.text.encode()) > self._spill_limit:
             # Writing megabytes is blocking I/O: keep it off the event loop.
             result = await anyio.to_thread.run_sync(

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -35,6 +36,7 @@ from backend.permissions.hooks import ToolHooks
 from backend.permissions.narrow import narrow_rules_for
 from backend.permissions.policy import Evaluation, FixedPolicy, Policy, PolicyEngine, PolicySource, ToolCallView
 from backend.permissions.rules import RuleSet
+from backend.permissions.search_results import Redactor, search_redactor
 from backend.store.base import Store, Written
 
 INTERRUPTED = (
@@ -52,8 +54,17 @@ class ToolRunner(Protocol):
     def tools(self) -> list[ToolInfo]: ...
 
     async def call(
-        self, name: str, arguments: dict[str, Any], *, workspace: Path, session_id: str, timeout: float | None = None
-    ) -> ToolResult: ...
+        self,
+        name: str,
+        arguments: dict[str, Any],
+        *,
+        workspace: Path,
+        session_id: str,
+        timeout: float | None = None,
+        redact: Redactor | None = None,
+    ) -> ToolResult:
+        """Run a tool; `redact` rewrites its result before anything stores or spills it."""
+        ...
 
 
 class SessionSink(Protocol):
@@ -361,8 +372,13 @@ class ToolGate:
             persist=lambda event: _event_of(self.store.record_decision(allow, record, event=event)),
         )
         try:
+            hidden = partial(self.policy.hides, workspace=session.workspace)
             result = await self.tools.call(
-                record.name, view.arguments, workspace=session.workspace, session_id=session.session_id
+                record.name,
+                view.arguments,
+                workspace=session.workspace,
+                session_id=session.session_id,
+                redact=search_redactor(record.name, view.arguments, hidden),
             )
         except Exception as exc:  # a fault in the pool itself: the model still gets a result
             replaced = await self.hooks.on_tool_error(session_id=session.session_id, call=view, error=exc)

@@ -9,6 +9,8 @@ from typing import Literal
 
 import pathspec
 
+from mcp_servers._shared.home import TildeError, expand_home
+
 Anchor = Literal["absolute", "home", "workspace", "anywhere"]
 
 # A child name no pattern a person writes can mean: probing `dir/<it>` asks whether a pattern
@@ -105,9 +107,13 @@ def path_candidates(argument: object, workspace: Path) -> list[str] | None:
     if not isinstance(argument, str) or not argument or "\x00" in argument:
         return None
     readings = [argument]
-    if argument == "~" or argument.startswith("~/"):
-        # Whether a tool expands `~` is the tool's business; check both readings.
-        readings.append(str(Path.home()) + argument[1:])
+    if argument.startswith("~"):
+        # Whether a tool expands `~` is the tool's business; check both readings. The file
+        # server expands it exactly so; a `~user` path it refuses, and so do rules (fail closed).
+        try:
+            readings.append(expand_home(argument))
+        except TildeError:
+            return None
     found: list[str] = []
     for reading in readings:
         joined = os.path.join(str(workspace), reading)

@@ -26,6 +26,10 @@ Policy = Literal["always_allow", "ask", "deny"]
 POLICIES: tuple[Policy, ...] = get_args(Policy)
 
 
+READ_PROBE = full_tool_name("file", "read_file")
+"""The tool a listed path is judged as: showing a file's name or lines is reading it."""
+
+
 class PolicyError(Invalid):
     """A per-tool policy whose key or value cannot be used."""
 
@@ -209,6 +213,17 @@ class PolicyEngine:
             reason = f"read-only tool of trusted server {server}: auto-allowed"
             return Evaluation(verdict="allow", reason=reason, source="read_only_auto_allow")
         return Evaluation(verdict="ask", reason="no rule or policy matched: ask")
+
+    def hides(self, path: str, workspace: Path) -> bool:
+        """Whether a deny rule forbids reading `path`, so that no search or listing may show it."""
+        subject = Subject(READ_PROBE, {"path": path}, workspace)
+        denies = self.rules.rules("deny")
+        carve_outs = [r for r in denies if r.carve_out]
+        return any(
+            match_deny_like(rule, subject, carve_outs).state in ("match", "malformed")
+            for rule in denies
+            if not rule.carve_out
+        )
 
     def policy_for(self, name: str, mode_policies: Mapping[str, Policy] | None = None) -> Policy | None:
         """The policy that applies to a tool (mode policies first), or None."""

@@ -17,6 +17,8 @@ from typing import Any
 
 from mcp.server.mcpserver.exceptions import ToolError
 
+from mcp_servers._shared.home import TildeError, expand_home
+
 WORKSPACE_META_KEY = "overseer/workspace"
 SESSION_META_KEY = "overseer/session_id"
 
@@ -102,26 +104,31 @@ def is_inside(root: Path, candidate: Path) -> bool:
 
 
 def display_path(root: Path, path: Path) -> str:
-    """`path` relative to the workspace root, as the model should write it back ("." for the root)."""
+    """`path` relative to the workspace root, as the model should write it back ("." for the root).
+
+    Line breaks in a name are shown escaped: results are one path (or hit) a line, and a name
+    that started a new line could pass a hidden file's line off as another file's.
+    """
     try:
-        rel = path.relative_to(root)
+        shown = path.relative_to(root).as_posix() or "."
     except ValueError:
-        return str(path)
-    return rel.as_posix() or "."
+        shown = str(path)
+    return one_line(shown)
+
+
+def one_line(name: str) -> str:
+    """A file name with its line breaks escaped, so it fills exactly one line of a result."""
+    return name.replace("\n", "\\n").replace("\r", "\\r")
 
 
 def _resolve_user_path(root: Path, user_path: str) -> Path:
     """`user_path` (NUL refused, `~` expanded) joined to `root` and resolved, symlinks included."""
     if "\x00" in user_path:
         raise ToolError(f"path {user_path!r} contains a NUL byte")
-    raw = user_path or "."
-    if raw.startswith("~"):
-        expanded = os.path.expanduser(raw)
-        if expanded == raw:
-            raise ToolError(
-                f"path '{user_path}' starts with '~' that cannot be expanded; use a relative path"
-            )
-        raw = expanded
+    try:
+        raw = expand_home(user_path or ".")
+    except TildeError as exc:
+        raise ToolError(str(exc)) from None
     return _resolve(root / raw, shown=user_path)
 
 

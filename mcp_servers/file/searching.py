@@ -10,14 +10,14 @@ from mcp.server.mcpserver.exceptions import ToolError
 
 from mcp_servers._shared.limits import GLOB_MAX_RESULTS, GREP_MAX_MATCHES, LIST_DIR_MAX_ENTRIES, cut_line
 from mcp_servers._shared.textfiles import SNIFF_BYTES, looks_binary
-from mcp_servers._shared.workspace import display_path, is_inside
+from mcp_servers._shared.workspace import display_path, is_inside, one_line
 from mcp_servers.file.walking import check_pattern, compile_glob, walk
 
 
 def list_entries(folder: Path, shown: str) -> str:
     """The folder's entries, sorted, one a line, folders with a trailing `/`."""
     require_dir(folder, shown)
-    names = sorted(entry.name + ("/" if entry.is_dir() else "") for entry in folder.iterdir())
+    names = sorted(one_line(entry.name) + ("/" if entry.is_dir() else "") for entry in folder.iterdir())
     if not names:
         return f"(empty directory {shown})"
     lines = names[:LIST_DIR_MAX_ENTRIES]

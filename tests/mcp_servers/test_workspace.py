@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import getpass
 from pathlib import Path
 
 import pytest
@@ -70,6 +71,15 @@ def test_tilde_of_unknown_user_is_refused_rather_than_taken_literally(workspace:
         confine(workspace, "~no_such_user_overseer/x")
 
 
+def test_tilde_of_a_real_user_is_refused_even_when_it_leads_into_the_workspace(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # `~root/...` meant the secret to the server and a harmless relative name to the rules.
+    monkeypatch.setenv("HOME", str(workspace))
+    with pytest.raises(ToolError, match="another user's home"):
+        confine(workspace, f"~{getpass.getuser()}/a.txt")
+
+
 def test_symlink_loop_is_refused(workspace: Path) -> None:
     (workspace / "loop_a").symlink_to(workspace / "loop_b")
     (workspace / "loop_b").symlink_to(workspace / "loop_a")
@@ -114,6 +124,11 @@ def test_is_inside_follows_symlinks(workspace: Path, outside: Path) -> None:
     (workspace / "out").symlink_to(outside)
     assert is_inside(workspace, workspace / "a.txt")
     assert not is_inside(workspace, workspace / "out" / "secret.txt")
+
+
+def test_display_path_shows_a_line_break_in_a_name_escaped(workspace: Path) -> None:
+    # Results are a path a line: a name must not start a line of its own.
+    assert display_path(workspace, workspace / "a\nsecrets" / "k:1:x") == "a\\nsecrets/k:1:x"
 
 
 def test_display_path_is_relative_to_the_root(workspace: Path) -> None:

@@ -84,7 +84,14 @@ class RecordingTools:
         return [self._info]
 
     async def call(
-        self, name: str, arguments: dict[str, Any], *, workspace: Path, session_id: str, timeout: float | None = None
+        self,
+        name: str,
+        arguments: dict[str, Any],
+        *,
+        workspace: Path,
+        session_id: str,
+        timeout: float | None = None,
+        redact: Any = None,
     ) -> ToolResult:
         call_id = CURRENT_CALL.get()
         assert call_id is not None and self.store is not None, "a tool ran outside a call the test started"

@@ -244,7 +244,7 @@ class RecordingTools:
     def tools(self):
         return list(self._tools.values())
 
-    async def call(self, name, arguments, *, workspace, session_id, timeout=None):
+    async def call(self, name, arguments, *, workspace, session_id, timeout=None, redact=None):
         from backend.domain.tools import ToolResult
 
         self.ran.append((name, arguments))

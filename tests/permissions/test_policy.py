@@ -53,6 +53,13 @@ def test_deny_beats_allow_whatever_the_order_or_specificity():
     assert (result.verdict, result.rule, result.source) == ("deny", "Bash(git *)", "user")
 
 
+def test_a_tilde_user_path_is_denied_by_a_path_deny_rule_it_might_reach():
+    # `~root/repo/secrets/key` was a harmless relative name to the rules, the secret to the server.
+    result = decide(call(READ, path="~root/repo/secrets/key"), allow=["Read(**)"], deny=["Read(./secrets/**)"])
+    assert (result.verdict, result.rule) == ("deny", "Read(./secrets/**)")
+    assert "fails closed" in result.reason
+
+
 def test_ask_rule_beats_a_more_specific_allow_rule():
     result = decide(shell("npm publish"), allow=["Bash(npm publish)"], ask=["Bash(npm *)"])
     assert (result.verdict, result.rule) == ("ask", "Bash(npm *)")
