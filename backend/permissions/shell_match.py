@@ -6,7 +6,6 @@ import re
 import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 
 from backend.permissions.globbing import star_regex
 from backend.permissions.shell_parse import Word, fallback_commands, parse_shell
@@ -21,6 +20,7 @@ from backend.permissions.shell_wrappers import (
     strip_git_globals,
     strip_wrapper,
 )
+from mcp_servers._shared.home import TildeError, expand_home
 
 MAX_ALLOW_LENGTH = 10_000
 """Longer commands are never approved by an allow rule."""
@@ -246,11 +246,10 @@ def _write_path(target: Word) -> str | None:
     text = target.text
     if target.dynamic or target.ambiguous or any(ch in text for ch in "*?["):
         return None  # expanded only when the command runs
-    if text == "~" or text.startswith("~/"):
-        return str(Path.home()) + text[1:]
-    if text.startswith("~"):
-        return None  # ~user/...
-    return text
+    try:
+        return expand_home(text)  # as bash reads `~` and `~/`
+    except TildeError:
+        return None  # ~user/...: fails closed
 
 
 def _allow_blocker(command: str) -> str | None:
