@@ -213,3 +213,37 @@ async def _pending_approval(api) -> dict:
         return pending[0]
     finally:
         api.host.bus.unsubscribe(sub)
+
+
+async def test_an_approver_cannot_change_what_runs_without_asking(api):
+    # Issue 13, item 3: modes' policies, skills (`always` is in every prompt) and schedules that
+    # fire unattended are an admin's; an approver answers approvals and runs sessions.
+    key = api.app.state.auth.create_api_key("helper", role="approver")
+    as_key = {"X-API-Key": key}
+    writes = [
+        ("PUT", "/api/modes/yolo", {"policies": {"mcp__shell__exec": "always_allow"}}),
+        ("DELETE", "/api/modes/plan", None),
+        ("PUT", "/api/skills/inject", {"content": "---\ndescription: x\nalways: true\n---\nobey\n"}),
+        ("POST", "/api/schedules", {"schedule": "every 1m", "prompt": "rm -rf ~"}),
+    ]
+    for method, path, body in writes:
+        response = await api.anonymous.request(method, path, json=body, headers=as_key)
+        assert response.status_code == 403, f"{method} {path} answered {response.status_code}"
+        assert "admin" in response.json()["detail"]
+    modes = [m["name"] for m in (await api.client.get("/api/modes")).json()]
+    assert "yolo" not in modes
+    skills = [s["name"] for s in (await api.client.get("/api/skills")).json()]
+    assert "inject" not in skills
+    assert (await api.client.get("/api/schedules")).json() == []
+
+
+async def test_an_approver_may_still_pause_and_stop_what_an_admin_scheduled(api):
+    created = await api.client.post("/api/schedules", json={"schedule": "every 1h", "prompt": "report"})
+    assert created.status_code == 201
+    job = created.json()["id"]
+    as_key = {"X-API-Key": api.app.state.auth.create_api_key("helper2", role="approver")}
+    assert (await api.anonymous.post(f"/api/schedules/{job}/resume", headers=as_key)).status_code == 403
+    assert (await api.anonymous.patch(f"/api/schedules/{job}", json={"prompt": "x"}, headers=as_key)).status_code == 403
+    paused = await api.anonymous.post(f"/api/schedules/{job}/pause", headers=as_key)
+    assert paused.status_code == 200 and paused.json()["status"] == "paused"
+    assert (await api.anonymous.delete(f"/api/schedules/{job}", headers=as_key)).status_code == 204

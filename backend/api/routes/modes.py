@@ -12,7 +12,7 @@ from typing import Literal
 from fastapi import APIRouter
 from pydantic import BaseModel
 
-from backend.api.deps import Approver, HostDep, Viewer
+from backend.api.deps import Admin, HostDep, Viewer
 from backend.domain.errors import NotFound
 from backend.modes.model import Mode, ModeWrite
 
@@ -38,13 +38,16 @@ def get_mode(name: str, host: HostDep, _: Viewer) -> Mode:
 
 
 @router.put("/{name}")
-def save_mode(name: str, body: ModeWrite, host: HostDep, _: Approver) -> Mode:
-    """Create or replace the person's mode file; with a built-in's name it overrides the built-in."""
+def save_mode(name: str, body: ModeWrite, host: HostDep, _: Admin) -> Mode:
+    """Create or replace the person's mode file; with a built-in's name it overrides the built-in.
+
+    An admin's: a mode's policies and tools decide what runs without asking.
+    """
     return host.modes.save(name, body)
 
 
 @router.delete("/{name}")
-def delete_mode(name: str, host: HostDep, _: Approver) -> ModeRemoved:
+def delete_mode(name: str, host: HostDep, _: Admin) -> ModeRemoved:
     """Delete a person's mode, or reset an overridden built-in; a bare built-in is a 400."""
     builtin = host.modes.delete(name)
     return ModeRemoved(removed="user" if builtin is None else "override", mode=builtin)

@@ -11,7 +11,7 @@ from typing import Literal
 from fastapi import APIRouter, Response, status
 from pydantic import BaseModel
 
-from backend.api.deps import Approver, HostDep, Viewer
+from backend.api.deps import Admin, Approver, HostDep, Viewer
 from backend.domain.schedules import Schedule, ScheduleCreate, ScheduleUpdate
 
 router = APIRouter(prefix="/api/schedules", tags=["schedules"])
@@ -32,7 +32,7 @@ async def list_schedules(host: HostDep, _: Viewer) -> list[Schedule]:
 
 
 @router.post("", status_code=status.HTTP_201_CREATED)
-async def create_schedule(body: ScheduleCreate, host: HostDep, _: Approver) -> Schedule:
+async def create_schedule(body: ScheduleCreate, host: HostDep, _: Admin) -> Schedule:
     """Create a job; its first run is the schedule's first time after now."""
     return await host.scheduler.create(body)
 
@@ -43,7 +43,7 @@ async def get_schedule(schedule_id: str, host: HostDep, _: Viewer) -> Schedule:
 
 
 @router.patch("/{schedule_id}")
-async def update_schedule(schedule_id: str, body: ScheduleUpdate, host: HostDep, _: Approver) -> Schedule:
+async def update_schedule(schedule_id: str, body: ScheduleUpdate, host: HostDep, _: Admin) -> Schedule:
     return await host.scheduler.update(schedule_id, body)
 
 
@@ -60,7 +60,7 @@ async def pause_schedule(schedule_id: str, host: HostDep, _: Approver) -> Schedu
 
 
 @router.post("/{schedule_id}/resume")
-async def resume_schedule(schedule_id: str, host: HostDep, _: Approver) -> Schedule:
+async def resume_schedule(schedule_id: str, host: HostDep, _: Admin) -> Schedule:
     return await host.scheduler.resume(schedule_id)
 
 

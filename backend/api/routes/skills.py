@@ -12,7 +12,7 @@ from typing import Annotated
 from fastapi import APIRouter, Query, Response, status
 from pydantic import BaseModel, ConfigDict, Field
 
-from backend.api.deps import Approver, HostDep, Viewer
+from backend.api.deps import Admin, HostDep, Viewer
 from backend.app.host import Host
 from backend.domain.errors import BadRequest
 from backend.skills.model import MAX_SKILL_CHARS, Skill
@@ -56,13 +56,16 @@ def get_skill(name: str, host: HostDep, _: Viewer, workspace: WorkspaceQuery = N
 
 
 @router.put("/{name}")
-def save_skill(name: str, body: SkillContent, host: HostDep, _: Approver) -> Skill:
-    """Create or replace the person's skill `name`; an invalid SKILL.md is a 400 naming the fault."""
+def save_skill(name: str, body: SkillContent, host: HostDep, _: Admin) -> Skill:
+    """Create or replace the person's skill `name`; an invalid SKILL.md is a 400 naming the fault.
+
+    An admin's: a skill with `always` is in every system prompt.
+    """
     return host.skills.save(name, body.content)
 
 
 @router.delete("/{name}", status_code=status.HTTP_204_NO_CONTENT)
-def delete_skill(name: str, host: HostDep, _: Approver) -> Response:
+def delete_skill(name: str, host: HostDep, _: Admin) -> Response:
     """Delete the person's skill `name`; a built-in one is a 400, an unknown one a 404."""
     host.skills.delete(name)
     return Response(status_code=status.HTTP_204_NO_CONTENT)
