@@ -11,6 +11,10 @@ from backend.app.host import Host
 
 COOKIE_NAME = "overseer_session"
 
+MAX_STORED_INT = 2**63 - 1
+"""The largest integer the store can compare with (SQLite's and Postgres' BIGINT): every integer a
+client sends (offsets, seq numbers) is bounded by it, or the driver raises OverflowError, a 500."""
+
 
 def get_host(request: Request) -> Host:
     return request.app.state.host

@@ -15,7 +15,7 @@ from urllib.parse import urlsplit
 from fastapi import APIRouter, WebSocket, WebSocketDisconnect
 from pydantic import ValidationError
 
-from backend.api.deps import credential_of
+from backend.api.deps import MAX_STORED_INT, credential_of
 from backend.api.schemas import AnswerApproval
 from backend.engine.events import Subscription
 from backend.domain.errors import DomainError
@@ -97,13 +97,13 @@ class _Connection:
         bus = self.host.bus
         if session_id is None:
             if since is not None and not (
-                isinstance(since, dict) and all(isinstance(v, int) and v >= 0 for v in since.values())
+                isinstance(since, dict) and all(_is_seq(v) for v in since.values())
             ):
                 await self.send({"type": "error", "message": "since must map session ids to seq numbers"})
                 return
             missed, sub = await bus.subscribe_all_from(since or {})
         elif isinstance(session_id, str):
-            if since is not None and not (isinstance(since, int) and since >= 0):
+            if since is not None and not _is_seq(since):
                 await self.send({"type": "error", "message": "since must be a seq number"})
                 return
             missed, sub = await bus.subscribe_from(session_id, since or 0)
@@ -146,3 +146,8 @@ class _Connection:
             await self.send({"type": "error", "id": approval_id, "message": str(exc)})
         else:
             await self.send({"type": "answered", "id": approval_id})
+
+
+def _is_seq(value: Any) -> bool:
+    """A seq number the store can compare with (a bool is not one, though Python says int)."""
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_STORED_INT

@@ -247,3 +247,15 @@ async def test_an_approver_may_still_pause_and_stop_what_an_admin_scheduled(api)
     paused = await api.anonymous.post(f"/api/schedules/{job}/pause", headers=as_key)
     assert paused.status_code == 200 and paused.json()["status"] == "paused"
     assert (await api.anonymous.delete(f"/api/schedules/{job}", headers=as_key)).status_code == 204
+
+
+async def test_an_integer_beyond_what_the_store_holds_is_a_422_not_a_500(api):
+    # 2**63 raised OverflowError in the SQLite driver (issue 13, item 11).
+    api.model.push(Reply(text="hello"))
+    session_id = (await api.client.post("/api/sessions", json={"prompt": "hi"})).json()["id"]
+    await api.host.runner.wait(session_id, timeout=30)
+    for path, name in ((f"/api/sessions/{session_id}/events", "since"), ("/api/audit", "offset")):
+        too_big = await api.client.get(path, params={name: 2**63})
+        assert too_big.status_code == 422, f"{path} answered {too_big.status_code}"
+        largest = await api.client.get(path, params={name: 2**63 - 1})
+        assert largest.status_code == 200, f"{path} answered {largest.status_code}"

@@ -95,3 +95,17 @@ async def test_an_approval_can_be_answered_over_the_socket(server):
     done = server.call(server.host.runner.wait(session.id, timeout=30))
     assert done.status == "completed"
     assert (server.workspace / "a.txt").read_text() == "1"
+
+
+async def test_a_seq_number_beyond_what_the_store_holds_is_an_error_message_not_a_crash(server):
+    # 2**63 made the driver raise OverflowError (issue 13, item 11); the socket stays usable.
+    server.model.push(Reply(text="done"))
+    session = server.call(server.host.runner.create(prompt="hello"))
+    server.call(server.host.runner.wait(session.id, timeout=30))
+    async with connect(ws_url(server)) as ws:
+        await ws.send(json.dumps({"type": "subscribe", "session_id": session.id, "since": 2**63}))
+        assert (await next_of(ws, "error"))["message"] == "since must be a seq number"
+        await ws.send(json.dumps({"type": "subscribe", "session_id": None, "since": {session.id: 2**63}}))
+        assert (await next_of(ws, "error"))["message"] == "since must map session ids to seq numbers"
+        await ws.send(json.dumps({"type": "subscribe", "session_id": session.id, "since": 2**63 - 1}))
+        assert (await next_of(ws, "subscribed"))["replayed"] == 0

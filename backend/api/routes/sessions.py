@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Query, Response, status
 
-from backend.api.deps import Approver, HostDep, Viewer
+from backend.api.deps import MAX_STORED_INT, Approver, HostDep, Viewer
 from backend.api.schemas import CreateSession, SendMessage, SessionDetail
 from backend.domain.models import Event, Session, SessionStatus
 from backend.engine.chat import ChatResult
@@ -50,7 +50,7 @@ async def session_events(
     session_id: str,
     host: HostDep,
     _: Viewer,
-    since: int = Query(0, ge=0),
+    since: int = Query(0, ge=0, le=MAX_STORED_INT),
     types: str | None = Query(None, max_length=2000, description="comma-separated event types to keep"),
 ) -> list[Event]:
     await host.store.get_session(session_id)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Query
 
-from backend.api.deps import Admin, HostDep, Viewer
+from backend.api.deps import MAX_STORED_INT, Admin, HostDep, Viewer
 from backend.api.schemas import AuditPage, PoliciesBody, ServerView, ToolView
 from backend.config import PermissionsConfig
 
@@ -61,7 +61,7 @@ async def audit(
     host: HostDep,
     _: Viewer,
     limit: int = Query(50, ge=1, le=500),
-    offset: int = Query(0, ge=0),
+    offset: int = Query(0, ge=0, le=MAX_STORED_INT),
     session_id: str | None = None,
 ) -> AuditPage:
     items = await host.store.list_audit(limit=limit, offset=offset, session_id=session_id)
