@@ -19,6 +19,7 @@ from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, Settings
 
 from backend.domain.errors import Invalid
 from backend.mcp.config import McpServerConfig
+from backend.paths import private_dir, private_opener
 
 CONFIG_FILE_NAME = "overseer.yaml"
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
@@ -202,9 +203,10 @@ def update_config_file(path: Path, change: Callable[[dict[str, Any]], None]) -> 
     """
     data: dict[str, Any] = (yaml.safe_load(path.read_text(encoding="utf-8")) or {}) if path.is_file() else {}
     change(data)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    private_dir(path.parent)
     tmp = path.with_suffix(".yaml.tmp")
-    tmp.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+    with open(tmp, "w", encoding="utf-8", opener=private_opener) as out:  # it may hold API keys
+        out.write(yaml.safe_dump(data, sort_keys=False))
     os.replace(tmp, path)
 
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import stat
 
 import pytest
 
@@ -101,6 +103,19 @@ def test_servers_lists_the_built_in_servers_and_their_tools(workspace, capsys):
     listed = {s["name"]: s for s in json.loads(capsys.readouterr().out)}
     assert listed["file"]["state"] == listed["shell"]["state"] == "ready"
     assert "mcp__shell__exec" in [t["name"] for t in listed["shell"]["tools"]]
+
+
+def test_the_first_command_to_run_makes_the_data_dir_and_its_logs_owner_only(workspace, tmp_path, capsys):
+    # `overseer servers` before anything else used to leave the data dir 0755 and logs 0644.
+    old_umask = os.umask(0o022)
+    try:
+        assert main(["servers", "--json"]) == 0
+    finally:
+        os.umask(old_umask)
+    data = tmp_path / "data"
+    assert stat.S_IMODE(data.stat().st_mode) == stat.S_IMODE((data / "logs").stat().st_mode) == 0o700
+    logs = list((data / "logs").iterdir())
+    assert logs and all(stat.S_IMODE(p.stat().st_mode) == 0o600 for p in logs)
 
 
 def test_a_broken_config_is_a_clear_error_and_exit_2(workspace, tmp_path, capsys):

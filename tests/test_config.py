@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import stat
+
 import pytest
 import yaml
 
@@ -69,6 +71,14 @@ def test_always_allow_rules_are_appended_without_expanding_secrets(in_tmp):
     data = yaml.safe_load(path.read_text())
     assert data["api_key"] == "${SECRET}"
     assert data["permissions"]["allow"] == ["Bash(ls *)", "mcp__shell__exec(npm test *)"]
+
+
+def test_a_config_file_overseer_writes_is_owner_only(in_tmp):
+    # It may hold API keys; Settings' always-allow writes it, possibly into a new data dir.
+    path = in_tmp / "data" / "overseer.yaml"
+    append_allow_rules(path, ["Bash(ls *)"])
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
 
 
 def test_a_user_with_a_plain_password_stops_the_start(in_tmp):

@@ -28,6 +28,7 @@ from backend.mcp.config import HostApi, McpServerConfig, builtin_servers
 from backend.mcp.pool import McpPool
 from backend.modes.registry import ModeRegistry
 from backend.paths import BUILTIN_MODES_DIR, BUILTIN_SKILLS_DIR
+from backend.paths import private_dir
 from backend.permissions.approvals import ApprovalBroker
 from backend.permissions.gate import ToolGate
 from backend.permissions.hooks import HookChain
@@ -143,7 +144,7 @@ class Host:
 
     async def start(self, *, recover: bool = True) -> None:
         """Open the store, start MCP servers in the background, resume interrupted sessions."""
-        self.data_dir.mkdir(parents=True, exist_ok=True)
+        private_dir(self.data_dir)
         await self.store.open()
         if self._owns_pool:
             await self.pool.start()

@@ -26,6 +26,7 @@ from backend.mcp.errors import McpPoolError, ToolNotFound
 from backend.mcp.results import DEFAULT_SPILL_LIMIT, cap_result, to_tool_result
 from backend.mcp.server import ServerRunner, ServerState, ServerStatus
 from backend.mcp.transport import EXIT_GRACE, KILL_GRACE
+from backend.paths import private_dir
 
 __all__ = ["SESSION_META_KEY", "WORKSPACE_META_KEY", "McpPool", "ServerState", "ServerStatus"]
 
@@ -73,7 +74,7 @@ class McpPool:
         """
         if self._task is not None:
             raise McpPoolError("the MCP pool has already been started")
-        self._log_dir.mkdir(parents=True, exist_ok=True)
+        private_dir(self._log_dir)
         for runner in self._runners.values():
             runner.prepare()
         # A plain asyncio task, not a task group of the caller's: start() must return while

@@ -27,6 +27,7 @@ from backend.mcp.catalog import list_tools
 from backend.mcp.config import McpServerConfig
 from backend.mcp.errors import McpPoolError, ToolNotFound
 from backend.mcp.transport import StdioProcessTransport, log_tail
+from backend.paths import private_opener
 
 logger = logging.getLogger(__name__)
 
@@ -188,7 +189,7 @@ class ServerRunner:
         self._set("starting", error=self.error if self.state == "starting" else None)
         self.pid = None
         # A local append-open, once per start: not worth a worker thread.
-        with open(self.log_path, "ab", buffering=0) as log:  # noqa: ASYNC230
+        with open(self.log_path, "ab", buffering=0, opener=private_opener) as log:  # noqa: ASYNC230
             log_start = log.tell()
             command = shlex.join([self.config.command, *self.config.args])
             log.write(f"--- {datetime.now().isoformat(timespec='seconds')} starting: {command}\n".encode())

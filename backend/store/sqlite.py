@@ -23,6 +23,7 @@ from backend.domain.models import (
     Session,
     ToolCallRecord,
 )
+from backend.paths import private_dir, private_file
 from backend.store.base import NotFound, Written
 from backend.store.schema import MIGRATIONS, SCHEMA_VERSION
 from backend.store.sqlite_schedules import SqliteScheduleStore
@@ -43,7 +44,9 @@ class SqliteStore(SqliteScheduleStore, SqliteWorkflowStore):
         self._lock = asyncio.Lock()
 
     async def open(self) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        private_dir(self.path.parent)
+        if str(self.path) != ":memory:":
+            private_file(self.path)  # SQLite gives its -wal and -shm files the database's mode
         await self.db.open()
         try:
             await self._migrate()

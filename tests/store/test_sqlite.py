@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import sqlite3
+import stat
 
 import pytest
 
@@ -26,6 +28,20 @@ async def test_database_is_in_wal_mode_with_the_current_schema_version(store):
     [(mode,)] = await store.db.fetch_all("PRAGMA journal_mode")
     assert mode == "wal"
     assert await store.schema_version() == SCHEMA_VERSION
+
+
+async def test_a_new_database_its_wal_and_its_folder_are_owner_only(tmp_path):
+    # Transcripts and the audit log: 0644 let every user of the machine read them (issue 13, item 14).
+    old_umask = os.umask(0o022)
+    try:
+        async with SqliteStore(tmp_path / "data" / "o.db") as s:
+            await s.create_session(session())
+            files = [p for p in (tmp_path / "data").iterdir()]
+            assert {p.name for p in files} >= {"o.db", "o.db-wal"}
+            assert {p.name: stat.S_IMODE(p.stat().st_mode) for p in files} == {p.name: 0o600 for p in files}
+    finally:
+        os.umask(old_umask)
+    assert stat.S_IMODE((tmp_path / "data").stat().st_mode) == 0o700
 
 
 async def test_a_newer_schema_refuses_to_open(tmp_path):
