@@ -8,6 +8,7 @@ bounded ring so a reconnecting client can still catch the tail of a streaming an
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -118,10 +119,23 @@ class EventBus:
         check_event_type(type_)
         async with self._lock:
             draft = Event(session_id=session_id, seq=0, type=type_, data=data or {})
-            event = await (persist or self._store.append_event)(draft)
-            self._last_seq[session_id] = event.seq
-            self._part[session_id] = 0
-            self._fan_out(event)
+            writing = asyncio.ensure_future((persist or self._store.append_event)(draft))
+            try:
+                event = await asyncio.shield(writing)
+            except asyncio.CancelledError:
+                # A stop landed while the write was under way, and it may commit regardless:
+                # let it finish and deliver what it stored before the cancellation goes on,
+                # so no stored event is left undelivered (or the numbering torn).
+                with contextlib.suppress(Exception, asyncio.CancelledError):
+                    self._delivered(await writing)
+                raise
+            self._delivered(event)
+        return event
+
+    def _delivered(self, event: Event) -> Event:
+        self._last_seq[event.session_id] = event.seq
+        self._part[event.session_id] = 0
+        self._fan_out(event)
         return event
 
     async def publish_delta(self, session_id: str, type_: EventType, data: dict[str, Any]) -> Event:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import asyncio
 from pathlib import Path
 from typing import get_args
 
@@ -29,6 +30,33 @@ async def test_subscriber_receives_events_in_seq_order_for_its_session_only(bus)
     got = [await sub.get(timeout=1) for _ in range(3)]
     assert [e.seq for e in got] == [1, 2, 3]
     assert {e.session_id for e in got} == {"a"}
+
+
+async def test_a_publish_cancelled_after_its_write_still_delivers_what_it_wrote(bus):
+    # Issue 13, item 13: a stop landing between the commit and the fan-out left the event stored
+    # but never delivered, and the bus's numbering behind the store's.
+    sub = bus.subscribe("a")
+    written, release = asyncio.Event(), asyncio.Event()
+
+    async def persist(draft: Event) -> Event:
+        stored = await bus._store.append_event(draft)
+        written.set()
+        await release.wait()  # the write has committed; a cancel lands here
+        return stored
+
+    publishing = asyncio.create_task(bus.publish("a", "notice", {"i": 1}, persist=persist))
+    async with asyncio.timeout(5):
+        await written.wait()
+    publishing.cancel()
+    release.set()
+    with pytest.raises(asyncio.CancelledError):  # the stop still stops the publisher
+        async with asyncio.timeout(5):
+            await publishing
+    delivered = await sub.get(timeout=5)
+    assert (delivered.seq, delivered.data) == (1, {"i": 1})
+    after = await bus.publish("a", "notice", {"i": 2})
+    assert after.seq == 2
+    assert (await sub.get(timeout=5)).seq == 2
 
 
 async def test_reconnecting_client_gets_exactly_what_it_missed(bus):
