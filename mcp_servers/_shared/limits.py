@@ -10,6 +10,9 @@ SHELL_OUTPUT_BYTES = 204_800
 
 GLOB_MAX_RESULTS = 1_000
 GREP_MAX_MATCHES = 500
+GREP_MAX_PATTERN_CHARS = 1_000
+GREP_TIME_LIMIT = 10.0
+"""Seconds one grep may take in all: the file server is shared by every session."""
 LIST_DIR_MAX_ENTRIES = 2_000
 LINE_MAX_CHARS = 500
 """A grep hit longer than this is cut, so one minified file cannot fill the result."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -262,6 +263,37 @@ async def test_grep_caps_the_number_of_matches(
     lines = text(result).splitlines()
     assert lines[:2] == ["many.txt:1:match", "many.txt:2:match"]
     assert "more than 2" in lines[2]
+
+
+async def test_a_catastrophic_pattern_runs_out_of_time_without_holding_up_other_calls(
+    connect_file: Connect, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # `(a|aa)+$` backtracks exponentially on a run of a's; `re` hung the shared server for 120 s.
+    monkeypatch.setattr(searching, "GREP_TIME_LIMIT", 3.0)
+    (workspace / "trap.txt").write_text("a" * 60 + "b\n")
+    finished: list[str] = []
+    async with connect_file() as client:
+
+        async def grep() -> Any:
+            result = await client.call_tool("grep", {"pattern": "(a|aa)+$", "path": "trap.txt"})
+            finished.append("grep")
+            return result
+
+        searching_task = asyncio.create_task(grep())
+        other = await client.call_tool("read_file", {"path": "a.txt"})
+        finished.append("read_file")
+        result = await searching_task
+    assert text(other) == "hello\nworld\n"
+    assert finished == ["read_file", "grep"]  # the other call was answered while the grep ran
+    assert result.is_error
+    assert "ran out of time (3 s)" in text(result) and "simplify the pattern" in text(result)
+
+
+async def test_a_pattern_longer_than_the_cap_is_refused(connect_file: Connect) -> None:
+    async with connect_file() as client:
+        result = await client.call_tool("grep", {"pattern": "x" * 1_001})
+    assert result.is_error
+    assert "1,001 characters" in text(result)
 
 
 # ---------------------------------------------------------------- annotations
