@@ -12,6 +12,7 @@ from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import FileResponse, JSONResponse
 
 from backend.auth import Authenticator, UserConfig
+from backend.api.body_limit import BodyLimit
 from backend.api.throttle import LoginThrottle
 from backend.api.routes import agents, approvals, login, modes, schedules, sessions, skills
 from backend.api.routes import settings as settings_api
@@ -74,6 +75,7 @@ def create_app(
             allow_methods=["*"],
             allow_headers=["*"],
         )
+    app.add_middleware(BodyLimit)  # added last, so outermost: before authentication reads anything
     for module in (login, sessions, approvals, settings_api, agents, schedules, modes, skills, workflows_api):
         app.include_router(module.router)
     app.include_router(ws_router)
