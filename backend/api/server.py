@@ -11,15 +11,27 @@ stored, for the next start to recover.
 
 from __future__ import annotations
 
+import logging
 import socket
 
 import uvicorn
+
+from backend.domain.redact import redact
+
+UVICORN_LOGGERS = ("uvicorn.error", "uvicorn.access")
 
 
 class OverseerServer(uvicorn.Server):
     """`uvicorn.Server` whose exit, however it is asked for, begins with the host's shutdown."""
 
     _should_exit = False
+
+    def __init__(self, config: uvicorn.Config) -> None:
+        super().__init__(config)
+        for name in UVICORN_LOGGERS:
+            logger = logging.getLogger(name)
+            if not any(isinstance(f, RedactingFilter) for f in logger.filters):
+                logger.addFilter(RedactingFilter())
 
     @property  # type: ignore[override]  # uvicorn's attribute, made to tell the host when it turns true
     def should_exit(self) -> bool:
@@ -39,3 +51,14 @@ class OverseerServer(uvicorn.Server):
         host = getattr(getattr(self.config.app, "state", None), "host", None)
         if host is not None:
             host.begin_shutdown()
+
+
+class RedactingFilter(logging.Filter):
+    """Strips credentials from uvicorn's lines: its WebSocket line carries the `?token=` URL."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        cleaned = redact(message)
+        if cleaned != message:
+            record.msg, record.args = cleaned, None
+        return True

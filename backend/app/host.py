@@ -104,6 +104,9 @@ class Host:
             target=self.sdk_target_for,
             setting_sources=settings.claude_sdk_setting_sources,
         )
+        known_secrets = [settings.api_key.get_secret_value()] if settings.api_key else []
+        if host_api is not None:
+            known_secrets.append(host_api.token)
         self.runner = SessionRunner(
             store=self.store,
             bus=self.bus,
@@ -119,6 +122,7 @@ class Host:
             data_dir=self.data_dir,
             claude_sdk=self.claude_sdk,
             default_engine=settings.default_engine,
+            secrets=known_secrets,
         )
         self.chat = Chat(self.runner)
         self.sessions = SessionService(

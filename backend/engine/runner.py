@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -27,6 +27,7 @@ from backend.domain.models import (
     Usage,
     utcnow,
 )
+from backend.domain.redact import redact
 from backend.domain.tools import ToolInfo
 from backend.engine.events import EventBus
 from backend.engine.base import Engine, LiteLlmEngine
@@ -70,9 +71,12 @@ class SessionRunner:
         memory_window: int = 100,
         claude_sdk: ClaudeSdkEngine | None = None,
         default_engine: EngineName = "litellm",
+        secrets: Sequence[str] = (),
     ) -> None:
         """`memory_window`: messages a session keeps before older ones are consolidated (0: never).
-        `claude_sdk` runs "claude-sdk" sessions; `default_engine` is for sessions that name none."""
+        `claude_sdk` runs "claude-sdk" sessions; `default_engine` is for sessions that name none.
+        `secrets` (the provider's API key, ...) never appear in a stored error or its event."""
+        self.secrets = tuple(secrets)
         self.claude_sdk = claude_sdk
         self.default_engine: EngineName = default_engine
         self.modes = modes
@@ -248,16 +252,17 @@ class SessionRunner:
                 if not await self._settle_switch(session_id, gate):
                     break
             status: SessionStatus = "completed" if result.outcome == "completed" else "error"
-            await self._update(session_id, status=status, error=result.error)
-            if result.error:
-                await self.bus.publish(session_id, "error", {"message": result.error})
+            error = redact(result.error, self.secrets) if result.error else result.error
+            await self._update(session_id, status=status, error=error)
+            if error:
+                await self.bus.publish(session_id, "error", {"message": error})
         except asyncio.CancelledError:
             if not self.gate.shutting_down:
                 await asyncio.shield(self._update(session_id, status="stopped"))
             raise
         except Exception as exc:
             log.exception("session %s failed", session_id)
-            message = f"Internal error: {type(exc).__name__}: {exc}"
+            message = redact(f"Internal error: {type(exc).__name__}: {exc}", self.secrets)
             await self._update(session_id, status="error", error=message)
             await self.bus.publish(session_id, "error", {"message": message})
         finally:

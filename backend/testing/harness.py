@@ -83,7 +83,7 @@ def scripted_settings(root: Path, server: ScriptedModelServer, **overrides: Any)
         "workspace": workspace,
         "model": SCRIPTED_MODEL,
         "api_base": server.openai_base,
-        "api_key": "scripted",
+        "api_key": "scripted-key",
         "retry_backoff": 0.01,
         **overrides,
     }

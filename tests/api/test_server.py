@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import signal
 from dataclasses import dataclass
 from types import SimpleNamespace
@@ -58,3 +59,18 @@ def test_an_app_without_a_host_still_exits():
     server = OverseerServer(uvicorn.Config(SimpleNamespace()))  # type: ignore[arg-type]
     server.should_exit = True
     assert server.should_exit is True
+
+
+def test_uvicorns_websocket_line_never_carries_the_token(caplog):
+    # uvicorn logs `"WebSocket /ws?token=..." [accepted]` at info level (issue 13, item 15).
+    server_with(RecordingHost())
+    logger = logging.getLogger("uvicorn.error")
+    logger.addHandler(caplog.handler)  # uvicorn's loggers do not propagate to the root
+    try:
+        with caplog.at_level(logging.INFO, logger="uvicorn.error"):
+            logger.info('%s - "WebSocket %s" [accepted]', "127.0.0.1:50000", "/ws?token=Zx9_abcDEF123")
+    finally:
+        logger.removeHandler(caplog.handler)
+    [record] = [r for r in caplog.records if "WebSocket" in r.getMessage()]
+    assert "Zx9_abcDEF123" not in record.getMessage()
+    assert "token=[redacted]" in record.getMessage()

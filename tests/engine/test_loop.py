@@ -100,6 +100,19 @@ async def test_a_model_that_keeps_failing_ends_in_error_with_a_clear_message(tmp
         assert "could not answer" in (session.error or "") and "500" in (session.error or "")
 
 
+async def test_a_provider_error_that_echoes_the_api_key_is_stored_and_sent_redacted(tmp_path, pool):
+    # Issue 13, item 15: the key went verbatim into session.error, its event and the database.
+    key = "live-AbCdEf0123456789"
+    echo = Reply(status=401, text=f"Incorrect API key provided: {key}")
+    async with scripted_host(tmp_path, lambda r: echo, model_retries=0, api_key=key, pool=pool) as h:
+        session = await h.run("hello")
+        assert session.status == "error"
+        assert key not in (session.error or "") and "[redacted]" in (session.error or "")
+        events = await h.host.store.list_events(session.id)
+        assert any(e.type == "error" for e in events)
+        assert not [e for e in events if key in e.model_dump_json()]
+
+
 async def test_an_unknown_model_costs_nothing_but_its_tokens_are_counted(tmp_path, pool):
     async with scripted_host(tmp_path, [Reply(text="hi", usage=(100, 20))], pool=pool) as h:
         session = await h.run("hello")
