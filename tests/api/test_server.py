@@ -72,5 +72,7 @@ def test_uvicorns_websocket_line_never_carries_the_token(caplog):
     finally:
         logger.removeHandler(caplog.handler)
     [record] = [r for r in caplog.records if "WebSocket" in r.getMessage()]
+    # Another library's filter may have struck it first (litellm installs its own): either way
+    # the line goes on without the credential.
     assert "Zx9_abcDEF123" not in record.getMessage()
-    assert "token=[redacted]" in record.getMessage()
+    assert "WebSocket /ws?" in record.getMessage()
