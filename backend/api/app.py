@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any
 
 from fastapi import FastAPI, Request, status
 from fastapi.exceptions import RequestValidationError
@@ -83,7 +84,36 @@ def create_app(
     app.state.gateway = gateway
     _add_error_handlers(app)
     _serve_dashboard(app, web_dist)
+    _document_errors_as_sent(app)
     return app
+
+
+def _document_errors_as_sent(app: FastAPI) -> None:
+    """The OpenAPI document describes a 422 as it is sent: `{"detail": "<field>: <problem>; ..."}`.
+
+    FastAPI declares its own shape (an array of error objects), which our handler replaces with
+    one readable string, like every other error here; the document must not promise otherwise.
+    """
+    build = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            schema = build()
+            schemas = schema.get("components", {}).get("schemas", {})
+            if "HTTPValidationError" in schemas:
+                schemas["HTTPValidationError"] = ERROR_BODY_SCHEMA | {"title": "HTTPValidationError"}
+                schemas.pop("ValidationError", None)
+            app.openapi_schema = schema
+        return app.openapi_schema
+
+    app.openapi = openapi  # type: ignore[method-assign]
+
+
+ERROR_BODY_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {"detail": {"type": "string", "title": "Detail"}},
+    "required": ["detail"],
+}
 
 
 def _error(code: int, message: str) -> JSONResponse:

@@ -259,3 +259,21 @@ async def test_an_integer_beyond_what_the_store_holds_is_a_422_not_a_500(api):
         assert too_big.status_code == 422, f"{path} answered {too_big.status_code}"
         largest = await api.client.get(path, params={name: 2**63 - 1})
         assert largest.status_code == 200, f"{path} answered {largest.status_code}"
+
+
+async def test_a_422_is_sent_exactly_as_the_openapi_document_describes_it(api):
+    # Issue 13, item 11: the document promised an array of error objects; the body is one string.
+    doc = api.app.openapi()
+    error_schema = doc["components"]["schemas"]["HTTPValidationError"]
+    assert error_schema["properties"]["detail"]["type"] == "string"
+    assert "ValidationError" not in doc["components"]["schemas"]
+    refs = {
+        op["responses"]["422"]["content"]["application/json"]["schema"]["$ref"]
+        for ops in doc["paths"].values()
+        for op in ops.values()
+        if "422" in op.get("responses", {})
+    }
+    assert refs == {"#/components/schemas/HTTPValidationError"}
+    sent = await api.client.post("/api/sessions", json={"prompt": 5, "mode": ["x"]})
+    assert sent.status_code == 422
+    assert isinstance(sent.json()["detail"], str) and "prompt" in sent.json()["detail"]
