@@ -30,6 +30,13 @@ class ModelError(Exception):
     """The model could not be reached or refused; the message is meant for the person."""
 
 
+class NoAnswer(ModelError):
+    """A 200 that carried neither text nor a tool call: an empty or malformed body, not an answer.
+
+    Worth another try, like a broken connection; never a session that "completed" saying nothing.
+    """
+
+
 @dataclass(kw_only=True)
 class ModelTurn:
     """One complete assistant turn."""
@@ -69,7 +76,7 @@ def is_retryable(exc: BaseException) -> bool:
     status = getattr(exc, "status_code", None)
     if isinstance(status, int):
         return status in RETRYABLE_STATUS
-    return isinstance(exc, (TimeoutError, ConnectionError)) or type(exc).__name__ in {
+    return isinstance(exc, (TimeoutError, ConnectionError, NoAnswer)) or type(exc).__name__ in {
         "APIConnectionError",
         "Timeout",
         "APITimeoutError",
@@ -172,7 +179,10 @@ class LiteLLMClient:
         if not chunks:
             raise ModelError(f"{model} returned an empty stream")
         response = lm.stream_chunk_builder(chunks, messages=messages)
-        return self._turn(model, response)
+        turn = self._turn(model, response)
+        if not turn.text and not turn.tool_calls:
+            raise NoAnswer(f"{model} sent a response with no text and no tool call (empty or malformed)")
+        return turn
 
     def _turn(self, model: str, response: Any) -> ModelTurn:
         message = response.choices[0].message

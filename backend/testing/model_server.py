@@ -219,6 +219,8 @@ class ScriptedModelServer:
                     f"scripted model: reply function returned {reply!r} for request #{number}"
                 )
                 return JSONResponse(wire.error_body(500, message), status_code=500)
+        if reply.raw_body is not None:
+            return Response(reply.raw_body, status_code=reply.status, media_type="text/event-stream")
         if reply.status != 200:
             message = reply.text or f"scripted error {reply.status}"
             return JSONResponse(wire.error_body(reply.status, message), status_code=reply.status)

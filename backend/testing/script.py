@@ -40,7 +40,7 @@ class Reply:
     """One model turn: text, tool calls, or an HTTP error of `status`.
 
     A non-200 `status` makes the server answer with a provider-style error body; `text`, when
-    given, becomes the error message. `usage` is (input_tokens, output_tokens); when None the
+    given, becomes the error message. `raw_body` replaces the whole answer. `usage` is (input_tokens, output_tokens); when None the
     server estimates both from the lengths of the request and the reply.
     """
 
@@ -48,6 +48,8 @@ class Reply:
     tool_calls: list[ScriptedToolCall] = field(default_factory=list)
     status: int = 200
     usage: tuple[int, int] | None = None
+    raw_body: str | None = None
+    """Sent as it is, with `status` and no provider framing: a broken or hostile provider."""
 
 
 @dataclass(kw_only=True)

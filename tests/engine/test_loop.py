@@ -100,6 +100,24 @@ async def test_a_model_that_keeps_failing_ends_in_error_with_a_clear_message(tmp
         assert "could not answer" in (session.error or "") and "500" in (session.error or "")
 
 
+@pytest.mark.parametrize("body", ["<html>502 Bad Gateway</html>", "", "data: [DONE]\n\n"])
+async def test_a_200_without_an_answer_is_an_error_not_an_empty_completion(tmp_path, pool, body):
+    # Issue 13, item 12: these ended `completed` with an empty answer.
+    async with scripted_host(tmp_path, lambda r: Reply(raw_body=body), model_retries=1, pool=pool) as h:
+        session = await h.run("hello")
+        assert session.status == "error"
+        assert "no text and no tool call" in (session.error or "")
+        assert len(h.model.requests) == 2  # retried once, like a broken connection
+        assert [m.role for m in await h.host.store.list_messages(session.id)] == ["user"]
+
+
+async def test_a_200_without_an_answer_then_a_real_one_recovers(tmp_path, pool):
+    async with scripted_host(tmp_path, [Reply(raw_body=""), Reply(text="here")], pool=pool) as h:
+        session = await h.run("hello")
+        assert session.status == "completed"
+        assert (await h.host.store.list_messages(session.id))[-1].content == "here"
+
+
 async def test_a_provider_error_that_echoes_the_api_key_is_stored_and_sent_redacted(tmp_path, pool):
     # Issue 13, item 15: the key went verbatim into session.error, its event and the database.
     key = "live-AbCdEf0123456789"
