@@ -26,6 +26,8 @@ from mcp.client._transport import TransportStreams
 from mcp.client.stdio import get_default_environment
 from mcp.shared.message import SessionMessage
 
+from backend.mcp.lines import LineSplitter, Oversized
+
 logger = logging.getLogger(__name__)
 
 EXIT_GRACE = 2.0
@@ -87,15 +89,14 @@ class StdioProcessTransport:
             assert process.stdout is not None
             try:
                 async with read_writer:
-                    buffer = ""
+                    splitter = LineSplitter()
                     async for chunk in TextReceiveStream(process.stdout, encoding="utf-8"):
-                        lines = (buffer + chunk).split("\n")
-                        buffer = lines.pop()
-                        for line in lines:
-                            if not line.strip():
+                        for line in splitter.feed(chunk):
+                            message = _message_of(line, splitter.limit)
+                            if message is None:
                                 continue
                             try:
-                                await read_writer.send(_parse_line(line))
+                                await read_writer.send(message)
                             except (anyio.ClosedResourceError, anyio.BrokenResourceError):
                                 # The session is gone; keep draining so a server blocked on a
                                 # full pipe can still see stdin close and exit.
@@ -185,6 +186,26 @@ async def _drain(process: Process) -> None:
         with suppress(anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
             while True:
                 await process.stdout.receive()
+
+
+def _message_of(line: str | Oversized, limit: int) -> SessionMessage | Exception | None:
+    """What a line means for the session: a message, a parse error, or nothing (blank)."""
+    if isinstance(line, str):
+        return _parse_line(line) if line.strip() else None
+    request_id = line.request_id()
+    logger.warning("MCP server wrote a %d-character line; read at most %d", line.length, limit)
+    if request_id is None:
+        return None  # nobody to answer: the caller's own timeout ends its wait
+    error = {
+        "code": -32000,
+        "message": (
+            f"the server's answer was {line.length:,} characters, more than the {limit:,} the host "
+            "reads; ask for less (a narrower path or pattern, a smaller page)"
+        ),
+    }
+    return SessionMessage(
+        mcp_types.jsonrpc_message_adapter.validate_python({"jsonrpc": "2.0", "id": request_id, "error": error})
+    )
 
 
 def _parse_line(line: str) -> SessionMessage | Exception:
