@@ -10,7 +10,10 @@ from any workspace and never writable).
 
 from __future__ import annotations
 
+import contextlib
 import os
+import stat
+import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -139,3 +142,61 @@ def _resolve(path: Path, *, shown: str) -> Path:
         raise ToolError(f"path '{shown}' cannot be resolved: {exc}") from exc
     except OSError as exc:
         raise ToolError(f"path '{shown}' cannot be resolved: {exc.strerror or exc}") from exc
+
+
+def extra_links(path: Path) -> int:
+    """How many other names the regular file at `path` has (hard links); 0 for anything else.
+
+    A hard link planted in the workspace is another name for a file that may lie outside it,
+    and no path check can see that: such files are neither read nor written in place.
+    """
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return 0
+    return st.st_nlink - 1 if stat.S_ISREG(st.st_mode) else 0
+
+
+def refuse_hard_links(path: Path, shown: str) -> None:
+    """Refuse to read a file that has other names: one of them may be outside the workspace."""
+    others = extra_links(path)
+    if others:
+        raise ToolError(
+            f"'{shown}' has {others + 1} hard links: another name for it may lie outside the workspace, "
+            "so it is not read here; copy it into the workspace (cp makes a new file) to work on it"
+        )
+
+
+def replace_file(path: Path, data: bytes) -> None:
+    """Write `data` to `path` as a new file renamed into place, in the same folder.
+
+    Never through the old file: a hard link or a file swapped in meanwhile is replaced, not
+    written through. The old file's permission bits are kept.
+    """
+    try:
+        mode = stat.S_IMODE(os.lstat(path).st_mode)
+    except FileNotFoundError:
+        mode = None
+    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=".overseer-", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as out:
+            out.write(data)
+        if mode is not None:
+            os.chmod(temp, mode)
+        else:
+            os.chmod(temp, 0o666 & ~_UMASK)  # as a plain open() would have created it
+        os.replace(temp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temp)
+        raise
+
+
+def _read_umask() -> int:
+    # Read once, at import: setting and restoring it later would race with other threads' files.
+    current = os.umask(0o077)
+    os.umask(current)
+    return current
+
+
+_UMASK = _read_umask()

@@ -8,6 +8,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 
 from mcp_servers._shared.limits import READ_PAGE_BYTES
 from mcp_servers._shared.textfiles import is_binary_file
+from mcp_servers._shared.workspace import refuse_hard_links
 
 
 def read_page(
@@ -77,6 +78,7 @@ def require_text_file(path: Path, shown: str) -> None:
         raise ToolError(f"'{shown}' is a directory; use list_dir to see its entries")
     if not path.is_file():
         raise ToolError(f"'{shown}' is not a regular file")
+    refuse_hard_links(path, shown)
     try:
         binary = is_binary_file(path)
     except OSError as exc:

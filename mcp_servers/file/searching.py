@@ -18,7 +18,7 @@ from mcp_servers._shared.limits import (
     cut_line,
 )
 from mcp_servers._shared.textfiles import SNIFF_BYTES, looks_binary
-from mcp_servers._shared.workspace import display_path, is_inside, one_line
+from mcp_servers._shared.workspace import display_path, extra_links, is_inside, one_line
 from mcp_servers.file.walking import check_pattern, compile_glob, walk
 
 
@@ -75,8 +75,9 @@ def search_contents(
         files = (p for p, is_dir in walk(base) if not is_dir and name_filter(p.relative_to(base).as_posix()))
     hits: list[str] = []
     for path in files:
-        # A symlinked file may point outside the workspace: never read it.
-        if not is_inside(root, path) or not path.is_file():
+        # A symlinked file may point outside the workspace, a hard-linked one may be another
+        # name for a file outside it: never read either.
+        if not is_inside(root, path) or not path.is_file() or extra_links(path):
             continue
         for number, text in _matching_lines(path, compiled, deadline, pattern, time_limit):
             if len(hits) == GREP_MAX_MATCHES:

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from mcp.server.mcpserver.exceptions import ToolError
 
+from mcp_servers._shared.workspace import replace_file
 from mcp_servers.file.reading import require_text_file
 
 
@@ -15,7 +16,7 @@ def write_text(path: Path, shown: str, content: str) -> str:
         raise ToolError(f"'{shown}' is a directory; give a file path")
     path.parent.mkdir(parents=True, exist_ok=True)
     data = content.encode("utf-8")
-    path.write_bytes(data)
+    replace_file(path, data)  # a new file renamed into place: never written through a hard link
     return f"wrote {len(data)} bytes to {shown}"
 
 
@@ -48,5 +49,5 @@ def edit_text(path: Path, shown: str, old_text: str, new_text: str) -> str:
             "include more surrounding lines so it matches exactly once"
         )
     data = text.replace(old_text, new_text, 1).encode("utf-8")
-    path.write_bytes(data)
+    replace_file(path, data)
     return f"edited {shown}: replaced 1 occurrence ({len(data)} bytes written)"

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import os
+import stat
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -294,6 +296,38 @@ async def test_a_pattern_longer_than_the_cap_is_refused(connect_file: Connect) -
         result = await client.call_tool("grep", {"pattern": "x" * 1_001})
     assert result.is_error
     assert "1,001 characters" in text(result)
+
+
+# ---------------------------------------------------------------- hard links (issue 13, item 5)
+
+
+async def test_a_hard_link_to_a_file_outside_is_neither_read_nor_searched(
+    connect_file: Connect, workspace: Path, outside: Path
+) -> None:
+    os.link(outside / "secret.txt", workspace / "planted.txt")
+    async with connect_file() as client:
+        read = await client.call_tool("read_file", {"path": "planted.txt"})
+        edit = await client.call_tool("edit_file", {"path": "planted.txt", "old_text": SECRET, "new_text": "x"})
+        found = await client.call_tool("grep", {"pattern": "TOP SECRET"})
+    assert read.is_error and "2 hard links" in text(read) and SECRET not in text(read)
+    assert edit.is_error and "hard links" in text(edit)
+    assert text(found).startswith("no matches")
+    assert (outside / "secret.txt").read_text() == SECRET + "\n"
+
+
+async def test_writing_over_a_hard_link_replaces_the_workspace_name_and_leaves_the_outside_file(
+    connect_file: Connect, workspace: Path, outside: Path
+) -> None:
+    os.link(outside / "secret.txt", workspace / "planted.txt")
+    os.chmod(workspace / "planted.txt", 0o640)
+    async with connect_file() as client:
+        wrote = await client.call_tool("write_file", {"path": "planted.txt", "content": "mine"})
+    assert not wrote.is_error
+    assert (outside / "secret.txt").read_text() == SECRET + "\n"  # untouched
+    assert (workspace / "planted.txt").read_text() == "mine"
+    assert os.stat(workspace / "planted.txt").st_nlink == 1
+    assert stat.S_IMODE(os.stat(workspace / "planted.txt").st_mode) == 0o640  # its mode is kept
+    assert not [p for p in workspace.iterdir() if p.name.startswith(".overseer-")]  # no temp file left
 
 
 # ---------------------------------------------------------------- annotations
