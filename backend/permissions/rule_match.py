@@ -20,6 +20,7 @@ from backend.permissions.shell_match import (
     allow_match,
     analyse_command,
     deny_match,
+    unknown_match,
 )
 from backend.permissions.url_match import DomainPattern, url_host
 
@@ -106,6 +107,11 @@ def match_deny_like(rule: Rule, subject: Subject, carve_outs: Sequence[Rule]) ->
         matched = next((p for p in analysis.parts if deny_match(spec, p)), None)
         if matched is not None:
             return Hit("match", f" matches `{matched.text}`" if matched.text != analysis.command else "")
+        for part in analysis.parts:
+            unknown = unknown_match(spec, part)
+            if unknown is not None:
+                # What runs cannot be told from the text, and it may be what the rule names.
+                return Hit("match", f" may match `{part.text}`: {unknown.reason}")
         return Hit("unchecked", analysis.unchecked) if analysis.unchecked else _MISS
     if isinstance(spec, PathPattern):
         pairs = subject.paths

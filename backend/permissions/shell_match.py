@@ -9,6 +9,7 @@ from dataclasses import dataclass, field, replace
 
 from backend.permissions.globbing import star_regex
 from backend.permissions.shell_parse import Word, fallback_commands, parse_shell
+from backend.permissions.shell_unknown import Unknown, find_unknowns, may_match
 from backend.permissions.shell_wrappers import (
     SAFE_ENV_VARS,
     assignment_name,
@@ -84,6 +85,8 @@ class CommandPart:
     """The words of the last allow form."""
     deny_only: bool = False
     """Guessed by the textual fallback of an unparseable line: checked against deny/ask rules only."""
+    unknowns: tuple[Unknown, ...] = ()
+    """What it runs that only the run decides (`$x v`, `... | sh`): deny/ask rules may match it."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -171,10 +174,12 @@ class _Builder:
             )
         deny_forms: set[str] = set()
         stages: list[tuple[list[Word], bool]] = []
+        unknowns: list[Unknown] = []
         for reading, bonus in readings:
             forms, reading_stages = _deny_forms(reading)
             deny_forms |= forms
             stages += [(stage, bonus) for stage in reading_stages]
+            unknowns += find_unknowns(reading_stages)
         self.parts.append(
             CommandPart(
                 text=_join_raw(words),
@@ -182,6 +187,7 @@ class _Builder:
                 deny_forms=frozenset(deny_forms),
                 words=tuple(allow_words),
                 deny_only=deny_only,
+                unknowns=tuple(dict.fromkeys(unknowns)),
             )
         )
         seen: set[str] = set()
@@ -274,6 +280,11 @@ def _is_invisible(ch: str) -> bool:
 def deny_match(pattern: ShellPattern, part: CommandPart) -> bool:
     """Whether a deny/ask pattern matches any hardened form of a part."""
     return any(pattern.matches(form) for form in part.deny_forms)
+
+
+def unknown_match(pattern: ShellPattern, part: CommandPart) -> Unknown | None:
+    """The first thing the part runs, known only at run time, that a deny/ask pattern may name."""
+    return next((u for u in part.unknowns if may_match(pattern.text, u)), None)
 
 
 def allow_match(pattern: ShellPattern, part: CommandPart) -> bool:

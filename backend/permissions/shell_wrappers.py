@@ -41,7 +41,10 @@ _WRAPPER_VALUE_OPTIONS: dict[str, frozenset[str]] = {
     "stdbuf": frozenset({"-i", "-o", "-e", "--input", "--output", "--error"}),
     "setsid": frozenset(),
     "ionice": frozenset({"-c", "--class", "-n", "--classdata", "-p", "--pid", "-P", "-u"}),
+    "busybox": frozenset(),  # a multi-call binary: `busybox rm x` is rm
 }
+WRAPPERS = frozenset(_WRAPPER_VALUE_OPTIONS)
+"""Programs that run the command after their options (deny rules look through all of them)."""
 ALLOW_WRAPPERS = frozenset({"timeout", "time", "nice", "nohup", "command", "builtin"})
 _ASSIGNING_WRAPPERS = frozenset({"env", "sudo", "doas"})
 # The options an allow rule may see past; `time -o FILE` writes a file, so it is not here.
@@ -174,6 +177,12 @@ def inner_commands(words: Sequence[Word]) -> list[str | list[Word]]:
         found.extend(_option_values(texts, "-c", "--command"))
     elif program == "env":
         found.extend(_option_values(texts, "-S", "--split-string"))
+    elif program == "alias":
+        found.extend(t.partition("=")[2] for t in texts[1:] if "=" in t)  # with expand_aliases, runs later
+    elif program == "trap" and len(texts) > 2 and texts[1] != "-p":
+        found.append(texts[1])  # runs on a signal or at exit
+    elif program == "watch":
+        found.extend(_watch_command(texts))
     elif program == "find":
         for i, text in enumerate(texts):
             if text in _FIND_EXEC:
@@ -182,6 +191,14 @@ def inner_commands(words: Sequence[Word]) -> list[str | list[Word]]:
                 if rest[:end]:
                     found.append(rest[:end])
     return found
+
+
+def _watch_command(texts: Sequence[str]) -> list[str]:
+    """`watch -n 1 rm x` runs `sh -c 'rm x'` over and over."""
+    i = 1
+    while i < len(texts) and texts[i].startswith("-"):
+        i += 2 if texts[i] in ("-n", "--interval", "-q", "--equexit") else 1
+    return [" ".join(texts[i:])] if i < len(texts) else []
 
 
 def _shell_code(texts: Sequence[str]) -> str | None:

@@ -689,3 +689,93 @@ def test_workspace_of_the_call_anchors_workspace_patterns(tmp_path):
         decide(call(READ, REPO, path=str(tmp_path / "secrets/a")), deny=["Read(/secrets/**)"]).verdict
         == "allow"
     )
+
+
+# --- commands decided only when they run (issue 13, item 2) ----------------------------------
+
+COMPUTED_RM = [
+    "x=rm; $x v",
+    "$(echo rm) v",
+    "`echo rm` v",
+    "rm${IFS}v",
+    '"$x" v',
+    "${x:-rm} v",
+    "sudo $x v",
+    "timeout 5 $cmd v",
+    "{rm,v}",
+    "/bin/r? v",
+    "/???/?m v",
+    "printf 'rm v' | sh",
+    "sh <<EOF\nrm v\nEOF",
+    "bash <<< 'rm v'",
+    "cat f | bash -",
+    "sh -s < script",
+    "bash -c \"$code\"",
+    "bash $script",
+    'eval "$x"',
+    "eval $(cat cmd)",
+    "source <(echo rm v)",
+    ". /dev/stdin",
+    "find . -delete",
+    "find . -name '*.tmp' -delete",
+    "find . -exec $x {} +",
+    "echo rm v | xargs sh -c",
+    "echo 'rm v' | xargs -I{} sh -c {}",
+    "echo rm | xargs -I % % v",
+    "echo rm v | xargs env",
+    "echo rm v | xargs sudo",
+    "trap 'rm v' EXIT",
+    "alias x=rm",
+    "watch -n 1 rm v",
+    "busybox rm v",
+]
+
+
+@pytest.mark.parametrize("command", COMPUTED_RM)
+def test_a_command_whose_program_is_known_only_when_it_runs_is_denied_by_a_deny_rule_naming_one(command):
+    result = decide(shell(command), allow=["Bash(*)"], deny=["Bash(rm *)"])
+    assert result.verdict == "deny", result.reason
+
+
+def test_the_denial_says_why_the_command_could_not_be_checked():
+    assert decide(shell("x=rm; $x v"), allow=["Bash"], deny=["Bash(rm *)"]).reason == (
+        "deny rule Bash(rm *) (user) may match `$x v`: `$x` is known only when it runs"
+    )
+    assert decide(shell("printf 'rm v' | sh"), allow=["Bash"], deny=["Bash(rm *)"]).reason == (
+        "deny rule Bash(rm *) (user) may match `sh`: sh reads its commands from standard input"
+    )
+    assert "find -delete removes files as rm does" in decide(
+        shell("find . -delete"), allow=["Bash"], deny=["Bash(rm -rf *)"]
+    ).reason
+
+
+def test_an_ask_rule_naming_a_command_asks_for_a_computed_one():
+    assert decide(shell("$x push origin"), allow=["Bash"], ask=["Bash(git push *)"]).verdict == "ask"
+
+
+@pytest.mark.parametrize("command", ["git $x origin", "git $sub", "git pu* origin", "git $opt push", "$g push"])
+def test_an_unknown_word_where_the_rule_names_a_subcommand_is_denied(command):
+    assert decide(shell(command), allow=["Bash"], deny=["Bash(git push *)"]).verdict == "deny"
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "ls *.py",
+        'echo "$HOME"',
+        "cat $(ls)",
+        "cd $dir && make",
+        'git commit -m "$msg"',
+        "git status $x",
+        'for f in *.txt; do cat "$f"; done',
+        "bash build.sh arg",
+        "sh -c 'echo hi'",
+        "find . -name '*.py' -exec grep x {} +",
+        "echo a | xargs -I{} echo {}",
+        "echo x | xargs",
+        "rmdir x",
+    ],
+)
+def test_unknown_words_the_rule_cannot_name_leave_a_command_allowed(command):
+    result = decide(shell(command), allow=["Bash"], deny=["Bash(rm *)", "Bash(git push *)"])
+    assert result.verdict == "allow", result.reason
