@@ -5,15 +5,17 @@ The root comes from `--root`, or, only when the host launched the server
 user-supplied path is resolved (symlinks included) and refused unless the
 result stays inside the resolved root, or, for tools that only read, inside
 one of the server's read roots (folders such as the skill folders, readable
-from any workspace and never writable).
+from any workspace and never writable). The confined path is then opened
+again name by name from its base folder, never through a symlink (anchored.py),
+so a folder swapped for a link after the check leads nowhere.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import secrets
 import stat
-import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -98,14 +100,6 @@ def read_root_of(read_roots: Sequence[Path], resolved: Path) -> Path | None:
     return None
 
 
-def is_inside(root: Path, candidate: Path) -> bool:
-    """Whether `candidate`, with symlinks resolved, lies inside the resolved `root`."""
-    try:
-        return candidate.resolve(strict=False).is_relative_to(root)
-    except (OSError, RuntimeError):
-        return False
-
-
 def display_path(root: Path, path: Path) -> str:
     """`path` relative to the workspace root, as the model should write it back ("." for the root).
 
@@ -144,22 +138,18 @@ def _resolve(path: Path, *, shown: str) -> Path:
         raise ToolError(f"path '{shown}' cannot be resolved: {exc.strerror or exc}") from exc
 
 
-def extra_links(path: Path) -> int:
-    """How many other names the regular file at `path` has (hard links); 0 for anything else.
+def extra_links(st: os.stat_result) -> int:
+    """How many other names a regular file has (hard links); 0 for anything else.
 
     A hard link planted in the workspace is another name for a file that may lie outside it,
     and no path check can see that: such files are neither read nor written in place.
     """
-    try:
-        st = os.lstat(path)
-    except OSError:
-        return 0
     return st.st_nlink - 1 if stat.S_ISREG(st.st_mode) else 0
 
 
-def refuse_hard_links(path: Path, shown: str) -> None:
+def refuse_hard_links(st: os.stat_result, shown: str) -> None:
     """Refuse to read a file that has other names: one of them may be outside the workspace."""
-    others = extra_links(path)
+    others = extra_links(st)
     if others:
         raise ToolError(
             f"'{shown}' has {others + 1} hard links: another name for it may lie outside the workspace, "
@@ -167,28 +157,32 @@ def refuse_hard_links(path: Path, shown: str) -> None:
         )
 
 
-def replace_file(path: Path, data: bytes) -> None:
-    """Write `data` to `path` as a new file renamed into place, in the same folder.
+def replace_at(parent: int, name: str, data: bytes) -> None:
+    """Write `data` as `name` in the folder `parent`: a new file renamed into place beside it.
 
     Never through the old file: a hard link or a file swapped in meanwhile is replaced, not
     written through. The old file's permission bits are kept.
     """
     try:
-        mode = stat.S_IMODE(os.lstat(path).st_mode)
+        mode = stat.S_IMODE(os.stat(name, dir_fd=parent, follow_symlinks=False).st_mode)
     except FileNotFoundError:
-        mode = None
-    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=".overseer-", suffix=".tmp")
+        mode = 0o666 & ~_UMASK  # as a plain open() would have created it
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+    while True:
+        temp = f".overseer-{secrets.token_hex(6)}.tmp"
+        try:
+            fd = os.open(temp, flags, 0o600, dir_fd=parent)
+            break
+        except FileExistsError:
+            continue
     try:
         with os.fdopen(fd, "wb") as out:
             out.write(data)
-        if mode is not None:
-            os.chmod(temp, mode)
-        else:
-            os.chmod(temp, 0o666 & ~_UMASK)  # as a plain open() would have created it
-        os.replace(temp, path)
+            os.fchmod(out.fileno(), mode)
+        os.replace(temp, name, src_dir_fd=parent, dst_dir_fd=parent)
     except BaseException:
         with contextlib.suppress(OSError):
-            os.unlink(temp)
+            os.unlink(temp, dir_fd=parent)
         raise
 
 

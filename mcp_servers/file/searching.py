@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
+import stat
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import IO
 
 import regex
 from mcp.server.mcpserver.exceptions import ToolError
@@ -17,42 +21,44 @@ from mcp_servers._shared.limits import (
     LIST_DIR_MAX_ENTRIES,
     cut_line,
 )
+from mcp_servers._shared.anchored import Anchored, opened_file
 from mcp_servers._shared.textfiles import SNIFF_BYTES, looks_binary
-from mcp_servers._shared.workspace import display_path, extra_links, is_inside, one_line
+from mcp_servers._shared.workspace import display_path, extra_links, one_line
 from mcp_servers.file.walking import check_pattern, compile_glob, walk
 
+# Files are opened by name inside a folder's descriptor, never through a symlink, and a FIFO
+# is opened without waiting for a writer (then skipped: only regular files are searched).
+_OPEN_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 
-def list_entries(folder: Path, shown: str) -> str:
+
+def list_entries(folder: Anchored) -> str:
     """The folder's entries, sorted, one a line, folders with a trailing `/`."""
-    require_dir(folder, shown)
-    names = sorted(one_line(entry.name) + ("/" if entry.is_dir() else "") for entry in folder.iterdir())
+    with _opened_folder(folder) as fd, os.scandir(fd) as entries:
+        names = sorted(one_line(entry.name) + ("/" if entry.is_dir() else "") for entry in entries)
     if not names:
-        return f"(empty directory {shown})"
+        return f"(empty directory {folder.shown})"
     lines = names[:LIST_DIR_MAX_ENTRIES]
     if len(names) > LIST_DIR_MAX_ENTRIES:
         lines.append(f"[{len(names) - LIST_DIR_MAX_ENTRIES} more entries not shown]")
     return "\n".join(lines)
 
 
-def find_by_glob(root: Path, base: Path, shown: str, pattern: str) -> str:
+def find_by_glob(root: Path, base: Anchored, pattern: str) -> str:
     """Paths under `base` (relative to it) matching `pattern`, shown relative to the workspace root."""
-    require_dir(base, shown)
     check_pattern(pattern)
     matcher = compile_glob(pattern)
     hits: list[str] = []
-    for path, is_dir in walk(base):
-        rel = path.relative_to(base).as_posix()
-        if not matcher.match(rel):
-            continue
-        if len(hits) == GLOB_MAX_RESULTS:
-            return "\n".join([*sorted(hits), f"[more than {GLOB_MAX_RESULTS} matches; narrow the pattern]"])
-        hits.append(display_path(root, path) + ("/" if is_dir else ""))
-    return "\n".join(sorted(hits)) if hits else f"no paths match '{pattern}' under {shown}"
+    with _opened_folder(base) as fd:
+        for entry in walk(fd):
+            if not matcher.match(entry.rel):
+                continue
+            if len(hits) == GLOB_MAX_RESULTS:
+                return "\n".join([*sorted(hits), f"[more than {GLOB_MAX_RESULTS} matches; narrow the pattern]"])
+            hits.append(display_path(root, base.path / entry.rel) + ("/" if entry.is_dir else ""))
+    return "\n".join(sorted(hits)) if hits else f"no paths match '{pattern}' under {base.shown}"
 
 
-def search_contents(
-    root: Path, base: Path, shown: str, pattern: str, file_glob: str | None
-) -> str:
+def search_contents(root: Path, base: Anchored, pattern: str, file_glob: str | None) -> str:
     """`file:line:text` for each line matching the regex `pattern` in text files under `base`.
 
     The server is shared by every session, so one search must not hold it: the pattern's length
@@ -68,31 +74,48 @@ def search_contents(
     time_limit = GREP_TIME_LIMIT
     deadline = time.monotonic() + time_limit
     name_filter = _file_filter(file_glob)
-    if base.is_file():
-        files = [base]
-    else:
-        require_dir(base, shown)
-        files = (p for p, is_dir in walk(base) if not is_dir and name_filter(p.relative_to(base).as_posix()))
     hits: list[str] = []
-    for path in files:
-        # A symlinked file may point outside the workspace, a hard-linked one may be another
-        # name for a file outside it: never read either.
-        if not is_inside(root, path) or not path.is_file() or extra_links(path):
-            continue
-        for number, text in _matching_lines(path, compiled, deadline, pattern, time_limit):
+    for path, fh in _searched_files(base, name_filter):
+        for number, text in _matching_lines(fh, compiled, deadline, pattern, time_limit):
             if len(hits) == GREP_MAX_MATCHES:
                 hits.append(f"[more than {GREP_MAX_MATCHES} matches; narrow the pattern or the path]")
                 return "\n".join(hits)
             hits.append(f"{display_path(root, path)}:{number}:{cut_line(text)}")
-    return "\n".join(hits) if hits else f"no matches for {pattern!r} under {shown}"
+    return "\n".join(hits) if hits else f"no matches for {pattern!r} under {base.shown}"
 
 
-def require_dir(path: Path, shown: str) -> None:
-    """Refuse a path that is not an existing folder."""
-    if not path.exists():
-        raise ToolError(f"'{shown}' does not exist")
-    if not path.is_dir():
-        raise ToolError(f"'{shown}' is not a directory")
+def _searched_files(base: Anchored, name_filter: Callable[[str], bool]) -> Iterator[tuple[Path, IO[bytes]]]:
+    """Each text file to search under `base` (or `base` itself), open, with its path."""
+    with opened_file(base) as (fd, st):
+        if stat.S_ISREG(st.st_mode):
+            if not extra_links(st):
+                with os.fdopen(os.dup(fd), "rb") as fh:
+                    yield base.path, fh
+            return
+        if not stat.S_ISDIR(st.st_mode):
+            raise ToolError(f"'{base.shown}' is not a directory")
+        for entry in walk(fd):
+            if entry.is_dir or not name_filter(entry.rel):
+                continue
+            try:
+                file_fd = os.open(entry.name, _OPEN_FLAGS, dir_fd=entry.folder)
+            except OSError:
+                continue  # a symlink (never followed: it may lead outside), or unreadable: skipped
+            with os.fdopen(file_fd, "rb") as fh:
+                # A hard-linked file may be another name for a file outside the workspace.
+                found = os.fstat(file_fd)
+                if stat.S_ISREG(found.st_mode) and not extra_links(found):
+                    os.set_blocking(file_fd, True)
+                    yield base.path / entry.rel, fh
+
+
+@contextlib.contextmanager
+def _opened_folder(folder: Anchored) -> Iterator[int]:
+    """The folder open, or an error saying it does not exist or is not a folder."""
+    with opened_file(folder) as (fd, st):
+        if not stat.S_ISDIR(st.st_mode):
+            raise ToolError(f"'{folder.shown}' is not a directory")
+        yield fd
 
 
 def _file_filter(file_glob: str | None) -> Callable[[str], bool]:
@@ -107,26 +130,26 @@ def _file_filter(file_glob: str | None) -> Callable[[str], bool]:
 
 
 def _matching_lines(
-    path: Path, compiled: regex.Pattern[str], deadline: float, pattern: str, time_limit: float
+    fh: IO[bytes], compiled: regex.Pattern[str], deadline: float, pattern: str, time_limit: float
 ) -> Iterator[tuple[int, str]]:
     try:
-        with path.open("rb") as fh:
-            if looks_binary(fh.read(SNIFF_BYTES)):
-                return
-        with path.open("r", encoding="utf-8", errors="replace") as fh:
-            for number, line in enumerate(fh, start=1):
-                line = line.rstrip("\r\n")
-                left = deadline - time.monotonic()
-                try:
-                    if left <= 0:
-                        raise TimeoutError
-                    found = compiled.search(line, timeout=left, concurrent=True)
-                except TimeoutError:
-                    raise ToolError(
-                        f"the search for {pattern!r} ran out of time ({time_limit:g} s): simplify the "
-                        "pattern (nested repeats such as (a+)+ can take forever) or narrow the path"
-                    ) from None
-                if found:
-                    yield number, line
+        if looks_binary(fh.read(SNIFF_BYTES)):
+            return
+        fh.seek(0)
+        lines = enumerate(fh, start=1)
+        for number, raw in lines:
+            line = raw.decode("utf-8", errors="replace").rstrip("\r\n")
+            left = deadline - time.monotonic()
+            try:
+                if left <= 0:
+                    raise TimeoutError
+                found = compiled.search(line, timeout=left, concurrent=True)
+            except TimeoutError:
+                raise ToolError(
+                    f"the search for {pattern!r} ran out of time ({time_limit:g} s): simplify the "
+                    "pattern (nested repeats such as (a+)+ can take forever) or narrow the path"
+                ) from None
+            if found:
+                yield number, line
     except OSError:
         return  # unreadable files are skipped, as grep -s does

@@ -10,6 +10,7 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp_types import ToolAnnotations
 from pydantic import Field
 
+from mcp_servers._shared.anchored import Anchored
 from mcp_servers._shared.errors import os_errors_as_tool_errors
 from mcp_servers._shared.limits import GREP_MAX_MATCHES
 from mcp_servers._shared.workspace import (
@@ -59,11 +60,13 @@ def create_server(root: Path, *, trust_meta: bool, read_roots: Sequence[Path] = 
     def root_for(ctx: Context) -> Path:
         return workspace_root(root, ctx.request_context.meta, trust_meta=trust_meta)
 
-    def readable(workspace: Path, path: str) -> Path:
-        return confine_readable(workspace, read_roots, path)
+    def readable(workspace: Path, path: str) -> Anchored:
+        resolved = confine_readable(workspace, read_roots, path)
+        real_roots = [r for r in (read_root_of(read_roots, resolved),) if r is not None]
+        return Anchored.within([workspace, *real_roots], resolved, path)
 
-    def writable(workspace: Path, path: str) -> Path:
-        return confine_writable(workspace, read_roots, path)
+    def writable(workspace: Path, path: str) -> Anchored:
+        return Anchored.within(workspace, confine_writable(workspace, read_roots, path), path)
 
     @server.tool(annotations=READ_ONLY)
     def read_file(
@@ -79,28 +82,28 @@ def create_server(root: Path, *, trust_meta: bool, read_roots: Sequence[Path] = 
         """
         target = readable(root_for(ctx), path)
         with os_errors_as_tool_errors("read", path):
-            return read_page(target, path, offset=offset, limit=limit)
+            return read_page(target, offset=offset, limit=limit)
 
     @server.tool(annotations=OVERWRITES)
     def write_file(path: str, content: str, ctx: Context) -> str:
         """Write `content` to a file (created or replaced), creating parent folders as needed."""
         target = writable(root_for(ctx), path)
         with os_errors_as_tool_errors("write", path):
-            return write_text(target, path, content)
+            return write_text(target, content)
 
     @server.tool(annotations=EDITS)
     def edit_file(path: str, old_text: str, new_text: str, ctx: Context) -> str:
         """Replace `old_text` with `new_text` in a file; `old_text` must occur exactly once."""
         target = writable(root_for(ctx), path)
         with os_errors_as_tool_errors("edit", path):
-            return edit_text(target, path, old_text, new_text)
+            return edit_text(target, old_text, new_text)
 
     @server.tool(annotations=READ_ONLY)
     def list_dir(ctx: Context, path: str = ".") -> str:
         """List a folder's entries, sorted, folders marked with a trailing `/`."""
         target = readable(root_for(ctx), path)
         with os_errors_as_tool_errors("list", path):
-            return list_entries(target, path)
+            return list_entries(target)
 
     @server.tool(annotations=READ_ONLY)
     def glob(pattern: str, ctx: Context, path: str = ".") -> str:
@@ -111,7 +114,7 @@ def create_server(root: Path, *, trust_meta: bool, read_roots: Sequence[Path] = 
         workspace = root_for(ctx)
         target = readable(workspace, path)
         with os_errors_as_tool_errors("search", path):
-            return find_by_glob(workspace, target, path, pattern)
+            return find_by_glob(workspace, target, pattern)
 
     @server.tool(annotations=READ_ONLY)
     def grep(
@@ -127,13 +130,12 @@ def create_server(root: Path, *, trust_meta: bool, read_roots: Sequence[Path] = 
         """
         workspace = root_for(ctx)
         target = readable(workspace, path)
-        read_root = None if target.is_relative_to(workspace) else read_root_of(read_roots, target)
         with os_errors_as_tool_errors("search", path):
-            if read_root is None:
-                return search_contents(workspace, target, path, pattern, glob)
+            if target.base == workspace:
+                return search_contents(workspace, target, pattern, glob)
             # Searched as its own root, so a symlink in it is never followed out of it.
-            found = search_contents(read_root, target, path, pattern, glob)
-            return _absolute_hits(found, read_root, no_match=f"no matches for {pattern!r} under {path}")
+            found = search_contents(target.base, target, pattern, glob)
+            return _absolute_hits(found, target.base, no_match=f"no matches for {pattern!r} under {path}")
 
     return server
 

@@ -1,8 +1,8 @@
 """Walking a workspace tree and matching paths against glob patterns.
 
-The walk never follows a symlinked directory (so it cannot leave the workspace
-or loop) and skips well-known bulky folders such as `.git` and `node_modules`
-unless the walk starts inside one.
+The walk goes by folder descriptors (`os.fwalk`), never follows a symlinked directory (so it
+cannot leave the workspace or loop, even if a folder is swapped for a symlink mid-walk) and skips
+well-known bulky folders such as `.git` and `node_modules` unless the walk starts inside one.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterator
-from pathlib import Path
+from dataclasses import dataclass
 
 from mcp.server.mcpserver.exceptions import ToolError
 
@@ -31,15 +31,26 @@ SKIPPED_DIRS = frozenset(
 )
 
 
-def walk(base: Path) -> Iterator[tuple[Path, bool]]:
-    """Yield `(path, is_dir)` under `base` (not `base` itself), in a stable sorted order."""
-    for dirpath, dirnames, filenames in os.walk(base, followlinks=False):
+@dataclass(frozen=True)
+class Entry:
+    """One name met by the walk; `folder` is a descriptor of its folder, valid until the next one."""
+
+    rel: str
+    """The path below the walk's start, `/`-separated."""
+    is_dir: bool
+    folder: int
+    name: str
+
+
+def walk(start: int) -> Iterator[Entry]:
+    """Every entry below the folder open as `start` (not itself), in a stable sorted order."""
+    for dirpath, dirnames, filenames, folder in os.fwalk(".", dir_fd=start, follow_symlinks=False):
         dirnames[:] = sorted(d for d in dirnames if d not in SKIPPED_DIRS)
-        current = Path(dirpath)
+        prefix = "" if dirpath == "." else dirpath.removeprefix("./") + "/"
         for name in dirnames:
-            yield current / name, True
+            yield Entry(prefix + name, True, folder, name)
         for name in sorted(filenames):
-            yield current / name, False
+            yield Entry(prefix + name, False, folder, name)
 
 
 def check_pattern(pattern: str) -> None:

@@ -17,6 +17,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import ToolAnnotations
 from pydantic import Field
 
+from mcp_servers._shared.anchored import Anchored
 from mcp_servers._shared.errors import os_errors_as_tool_errors
 from mcp_servers._shared.limits import cut_line
 from mcp_servers._shared.workspace import workspace_root
@@ -99,7 +100,7 @@ def create_server(root: Path, *, trust_meta: bool) -> MCPServer:
             saver = "memory_save" if which == "memory" else "the host's summaries of long sessions"
             return f"({shown} does not exist yet: nothing is remembered; it is written by {saver})"
         with os_errors_as_tool_errors("read", shown):
-            return await asyncio.to_thread(read_page, path, shown, offset=offset, limit=limit)
+            return await asyncio.to_thread(read_page, Anchored.within(workspace, path, shown), offset=offset, limit=limit)
 
     @server.tool(annotations=READ_ONLY)
     async def memory_search(
