@@ -148,6 +148,17 @@ class ApprovalBroker:
         status = "allowed" if decision.allows else "denied"
         return await self._close(approval, status, decision, by, decider)
 
+    async def settle(self, approval_id: str, decision: Decision, *, by: DecidedBy) -> Approval:
+        """Close a pending approval with the verdict the rules now give its call by themselves.
+
+        For a call resumed after a restart: its expiry may have passed while nobody could
+        answer, but the question no longer needs an answer, so the rules' verdict is what it
+        ends with (an expired approval under a call that then runs would tell a lie).
+        """
+        approval = await self._store.get_approval(approval_id)
+        status = "allowed" if decision.allows else "denied"
+        return await self._close(approval, status, decision, by)
+
     async def cancel(self, approval_id: str, message: str) -> None:
         """Withdraw a pending approval (its session stopped); no tool runs for it."""
         try:

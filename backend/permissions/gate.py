@@ -339,7 +339,7 @@ class ToolGate:
         kind = "allow_once" if evaluation.verdict == "allow" else "deny"
         decision = Decision(kind=kind, message=f"Decided without asking: {evaluation.reason}.")
         try:
-            await self.broker.answer(approval.id, decision, by=by)
+            await self.broker.settle(approval.id, decision, by=by)
         except ApprovalError:  # answered meanwhile: the answer was given, the rules decide the call
             pass
 

@@ -97,3 +97,15 @@ async def test_requests_and_answers_are_events(parts):
     await broker.answer(approval.id, Decision(kind="allow_once"))
     types = [(await sub.get(timeout=1)).type for _ in range(2)]
     assert types == ["approval.requested", "approval.resolved"]
+
+
+async def test_settling_by_the_rules_closes_an_approval_even_past_its_expiry(parts):
+    store, bus, _ = parts
+    now = [utcnow()]
+    broker = ApprovalBroker(store, bus, timeout=60, clock=lambda: now[0])
+    approval = await open_one(broker)
+    now[0] += timedelta(seconds=61)
+    settled = await broker.settle(approval.id, Decision(kind="allow_once", message="policy"), by="policy")
+    assert (settled.status, settled.decided_by) == ("allowed", "policy")
+    with pytest.raises(ApprovalClosed):
+        await broker.settle(approval.id, Decision(kind="deny"), by="rule")

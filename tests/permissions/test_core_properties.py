@@ -606,3 +606,17 @@ def test_the_approval_core_keeps_its_promises_under_any_interleaving() -> None:
             database=DirectoryBasedExampleDatabase(str(DATABASE)),
         ),
     )
+
+
+def test_a_call_resumed_after_its_approval_expired_unseen_follows_the_rules_that_now_decide_it() -> None:
+    """Found by the property above: the policy became always_allow, the deadline passed while the
+    host was down, and the resumed call ran under an approval closed as expired."""
+    machine = CoreMachine()
+    try:
+        machine.ask(command="git status", session="s1", slow=False)
+        machine.change_policy(policy="always_allow")
+        machine.time_passes(seconds=700.0, wake=False)
+        machine.restart()
+        machine.the_core_keeps_its_promises()
+    finally:
+        machine.teardown()
