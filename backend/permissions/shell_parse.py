@@ -19,13 +19,17 @@ _STRUCTURE_KINDS = frozenset({"operator", "pipe", "reservedword", "tilde", "here
 
 # bashlex does not know the `time` keyword; as a plain word it means the same to us.
 _TIME_KEYWORD = re.compile(r"(^|[;&|(\n{!`]|\$\(|\b(?:do|then|else|elif|if|while|until)\b)(\s*)time(?=\s|$)")
-# The textual fallback cuts at every operator and at every opening of a nested command.
-_FALLBACK_CUT = re.compile(r"\|\||&&|;;|\$\(|<\(|>\(|[;&|\n(){}`]")
+# The textual fallback cuts at every operator and at every opening of a nested command; braces
+# stay in words (`{rm,v}` is brace expansion), a lone `{` or `}` is dropped as a keyword.
+_FALLBACK_CUT = re.compile(r"\|\||&&|;;|\$\(|<\(|>\(|[;&|\n()`]")
+_MAX_LIFT_DEPTH = 16
+LIFTED = "$__"
+"""What a lifted substitution leaves in its word: an expansion, known only when it runs."""
 _QUOTED_DELIMITER = re.compile(r"(<<-?[ \t]*)(?:(['\"])(\w+)\2|\\(\w+))")
 _PLAIN_DELIMITER = re.compile(r"<<-?[ \t]*(\w+)")
 _ANSI_C_QUOTE = re.compile(r"\$'((?:[^'\\]|\\.)*)'", re.DOTALL)
 _LEADING_KEYWORDS = frozenset(
-    {"if", "then", "else", "elif", "do", "while", "until", "!", "done", "fi", "esac"}
+    {"if", "then", "else", "elif", "do", "while", "until", "!", "done", "fi", "esac", "{", "}"}
 )
 
 
@@ -85,14 +89,23 @@ def parse_shell(command: str) -> ShellSyntax:
     return ShellSyntax(commands=tuple(walker.commands), writes=tuple(walker.writes))
 
 
-def fallback_commands(command: str) -> tuple[SimpleCommand, ...]:
+def fallback_commands(command: str, *, depth: int = 0) -> tuple[SimpleCommand, ...]:
     """Best-effort commands of a line the parser refused, for deny/ask checks only.
 
     Cuts at every operator and nested-command opening, and reads each piece twice: split on
-    whitespace as written, and split shell-style with quotes removed.
+    whitespace as written, and split shell-style with quotes removed. The line is also read
+    with each substitution lifted out (`"$(printf rm)" v` -> `"$__" v`, and `printf rm` on its
+    own), so a command whose program comes from a substitution is still seen as unknown.
     """
     found: list[SimpleCommand] = []
-    for piece in _FALLBACK_CUT.split(command):
+    pieces = _FALLBACK_CUT.split(command)
+    lifted, bodies = lift_substitutions(command)
+    if bodies:
+        pieces += _FALLBACK_CUT.split(lifted)
+        if depth < _MAX_LIFT_DEPTH:
+            for body in bodies:
+                found += fallback_commands(body, depth=depth + 1)
+    for piece in pieces:
         readings = [piece.split()]
         with contextlib.suppress(ValueError):  # unbalanced quotes: the whitespace reading stays
             readings.append(shlex.split(piece, posix=True))
@@ -102,6 +115,51 @@ def fallback_commands(command: str) -> tuple[SimpleCommand, ...]:
             if tokens:
                 found.append(SimpleCommand(tuple(Word(t, t) for t in tokens), nested=True))
     return tuple(dict.fromkeys(found))
+
+
+def lift_substitutions(text: str) -> tuple[str, list[str]]:
+    """`echo "$(rm v)" x` -> (`echo "$__" x`, [`rm v`]): substitutions out, their bodies apart.
+
+    Parentheses are counted, quotes are not: this serves a line the parser refused, where a
+    rough reading that keeps `$__` in command position is what matters. An unclosed
+    substitution runs to the end of the line.
+    """
+    out: list[str] = []
+    bodies: list[str] = []
+    i = 0
+    while i < len(text):
+        if text.startswith(("$(", "<(", ">("), i):
+            end = _closing_paren(text, i + 2)
+            body = text[i + 2 : end]
+            if text.startswith("$((", i) and body.endswith(")"):
+                # Arithmetic, `$((1+2))`: it runs nothing itself, only the substitutions it holds.
+                bodies += lift_substitutions(body[1:-1])[1]
+            else:
+                bodies.append(body)
+            out.append(LIFTED)
+            i = end + 1
+        elif text[i] == "`" and (i == 0 or text[i - 1] != "\\"):
+            end = text.find("`", i + 1)
+            end = len(text) if end == -1 else end
+            bodies.append(text[i + 1 : end])
+            out.append(LIFTED)
+            i = end + 1
+        else:
+            out.append(text[i])
+            i += 1
+    return "".join(out), bodies
+
+
+def _closing_paren(text: str, start: int) -> int:
+    depth = 1
+    for i in range(start, len(text)):
+        if text[i] == "(":
+            depth += 1
+        elif text[i] == ")":
+            depth -= 1
+            if depth == 0:
+                return i
+    return len(text)
 
 
 def unquote(raw: str) -> str | None:

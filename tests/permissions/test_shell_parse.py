@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from backend.permissions.shell_parse import fallback_commands, parse_shell
+from backend.permissions.shell_parse import fallback_commands, lift_substitutions, parse_shell
 
 
 def programs(command: str) -> list[str]:
@@ -74,6 +74,19 @@ def test_delimiter_also_used_unquoted_keeps_its_bodies_checked():
 def test_fallback_cuts_at_every_operator_and_reads_quotes_both_ways():
     found = {" ".join(w.text for w in c.words) for c in fallback_commands("[[ x ]] && 'rm' -rf $(y z)")}
     assert {"'rm' -rf", "rm -rf", "y z", "[[ x ]]"} <= found
+
+
+def test_fallback_lifts_substitutions_out_so_a_computed_program_stays_in_command_position():
+    found = {" ".join(w.text for w in c.words) for c in fallback_commands('echo "$(true && "$(printf rm)" v)"')}
+    assert {"$__ v", "printf rm"} <= found
+
+
+def test_lifting_leaves_arithmetic_alone_but_not_the_substitutions_inside_it():
+    assert lift_substitutions("echo $(( $(wc -l < f) + 1 )) `date`") == ("echo $__ $__", ["wc -l < f", "date"])
+
+
+def test_fallback_keeps_brace_expansion_in_one_word():
+    assert "{rm,v}" in {c.words[0].text for c in fallback_commands("[[ a ]] && {rm,v}")}
 
 
 def test_fallback_drops_leading_keywords():
