@@ -181,6 +181,9 @@ def inner_commands(words: Sequence[Word]) -> list[str | list[Word]]:
         found.extend(t.partition("=")[2] for t in texts[1:] if "=" in t)  # with expand_aliases, runs later
     elif program == "trap" and len(texts) > 2 and texts[1] != "-p":
         found.append(texts[1])  # runs on a signal or at exit
+    elif program == "hash" and "-p" in texts[1:-1]:
+        # `hash -p /bin/rm ls` makes every later `ls` run /bin/rm: the path is what runs.
+        found.append([words[texts.index("-p", 1) + 1]])
     elif program == "watch":
         found.extend(_watch_command(texts))
     elif program == "find":

@@ -728,6 +728,7 @@ COMPUTED_RM = [
     "alias x=rm",
     "watch -n 1 rm v",
     "busybox rm v",
+    "hash -p /bin/rm ls; ls v",
 ]
 
 
