@@ -13,7 +13,15 @@ from collections.abc import Callable
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SecretStr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 from pydantic.fields import FieldInfo
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
@@ -25,6 +33,18 @@ CONFIG_FILE_NAME = "overseer.yaml"
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
 PolicyValue = Literal["always_allow", "ask", "deny"]
+
+# Limits on waiting for a model (issue 13, item 12: a hung server showed nothing for up to
+# 4 x 600 s). 120 s to the first streamed chunk leaves room for a reasoning model that thinks
+# before it streams and for a provider's queue under load. 90 s of silence mid-stream is far
+# beyond the pauses of a live stream (tokens, thinking deltas and tool-call pieces come seconds
+# apart; Claude Code's own stream watchdog also waits 90 s) yet notices a dead connection soon.
+# Silence is measured on the chunks LiteLLM yields, so keep-alive pings do not count as life.
+# A live stream has no total limit. Worst case for a model that never answers:
+# (model_retries + 1) x model_request_timeout plus the backoff, per model tried: with the
+# defaults 4 x 120 s + 7 s, about 8 min, with a retry event naming the tripped limit every 2 min.
+MODEL_REQUEST_TIMEOUT = 120.0
+MODEL_STREAM_SILENCE_TIMEOUT = 90.0
 
 
 class ConfigError(Invalid):
@@ -69,7 +89,10 @@ class Settings(BaseSettings):
     approval_timeout: float = Field(default=600, gt=0)
     model_retries: int = Field(default=3, ge=0)
     retry_backoff: float = Field(default=1.0, ge=0)
-    model_timeout: float = Field(default=600, gt=0)
+    model_request_timeout: float = Field(default=MODEL_REQUEST_TIMEOUT, gt=0)
+    """Seconds from a model call to the first streamed chunk; past it the call is retried."""
+    model_stream_silence_timeout: float = Field(default=MODEL_STREAM_SILENCE_TIMEOUT, gt=0)
+    """Seconds a started stream may send nothing; past it the call is retried."""
     read_only_auto_allow: bool = False
     builtin_servers: bool = True
     scheduler_enabled: bool = True
@@ -91,6 +114,15 @@ class Settings(BaseSettings):
 
     config_file: Path | None = Field(default=None, exclude=True)
     """Where the YAML came from; "always allow" rules are written back there."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _old_model_timeout(cls, data: Any) -> Any:
+        # `model_timeout` (before the two limits) still reads, as the request limit it mostly was.
+        if isinstance(data, dict) and "model_timeout" in data:
+            data = dict(data)
+            data.setdefault("model_request_timeout", data.pop("model_timeout"))
+        return data
 
     @field_validator("users")
     @classmethod

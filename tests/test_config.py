@@ -64,6 +64,21 @@ def test_unknown_keys_are_refused(in_tmp):
         load_settings()
 
 
+def test_model_wait_limits_must_be_positive_and_default_to_bounded_values(in_tmp):
+    settings = load_settings()
+    assert 0 < settings.model_stream_silence_timeout <= settings.model_request_timeout <= 300
+    (in_tmp / "overseer.yaml").write_text("model_request_timeout: 0\nmodel_stream_silence_timeout: -1\n")
+    with pytest.raises(ConfigError) as info:
+        load_settings()
+    assert "model_request_timeout" in str(info.value) and "model_stream_silence_timeout" in str(info.value)
+
+
+def test_the_former_model_timeout_key_still_reads_as_the_request_limit(in_tmp):
+    (in_tmp / "overseer.yaml").write_text("model_timeout: 45\n")
+    settings = load_settings()
+    assert settings.model_request_timeout == 45
+
+
 def test_always_allow_rules_are_appended_without_expanding_secrets(in_tmp):
     path = in_tmp / "overseer.yaml"
     path.write_text("api_key: ${SECRET}\npermissions:\n  allow: ['Bash(ls *)']\n")

@@ -225,7 +225,8 @@ class Host:
             fallback_models=s.fallback_models,
             retries=s.model_retries,
             backoff=s.retry_backoff,
-            timeout=s.model_timeout,
+            request_timeout=s.model_request_timeout,
+            stream_silence_timeout=s.model_stream_silence_timeout,
         )
 
     def sdk_target_for(self, session: Session) -> SdkTarget:
@@ -238,4 +239,5 @@ class Host:
             model=sdk_model(model),
             base_url=sdk_base_url(s.api_base),
             api_key=s.api_key.get_secret_value() if s.api_key else None,
+            request_timeout=s.model_request_timeout,
         )

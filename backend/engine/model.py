@@ -3,6 +3,11 @@
 LiteLLM covers every provider; the scripted model server in `backend.testing` is reached through
 the very same path (`openai/<name>` + `api_base`). Transient failures (429, 5xx, timeouts, broken
 connections) are retried with exponential backoff, then the fallback models are tried in order.
+
+Two limits bound every wait on a model (see `backend.config` for the defaults and why): the
+response must start (its first streamed chunk arrive) within `request_timeout` of the call, and
+once streaming, no gap between chunks may exceed `stream_silence_timeout`. There is no limit on
+the whole call, so a long answer that keeps streaming is never cut off.
 """
 
 from __future__ import annotations
@@ -10,10 +15,12 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import aclosing
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
+from backend.config import MODEL_REQUEST_TIMEOUT, MODEL_STREAM_SILENCE_TIMEOUT
 from backend.domain.models import ToolCallRequest, Usage
 from backend.engine.arguments import parse_arguments
 from backend.engine.caching import wants_cache_control, with_cache_control
@@ -21,6 +28,11 @@ from backend.engine.caching import wants_cache_control, with_cache_control
 log = logging.getLogger(__name__)
 
 RETRYABLE_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 529})
+HTTP_TIMEOUT_MARGIN = 5.0
+"""The HTTP client's own per-read timeout sits this far past our limits: a backstop that never
+fires first, so a tripped limit is always reported by its name."""
+
+T = TypeVar("T")
 
 OnDelta = Callable[[str], Awaitable[None]]
 OnRetry = Callable[[str], Awaitable[None]]
@@ -28,6 +40,30 @@ OnRetry = Callable[[str], Awaitable[None]]
 
 class ModelError(Exception):
     """The model could not be reached or refused; the message is meant for the person."""
+
+
+class ModelTimeout(ModelError):
+    """A limit on waiting for the model tripped. Retried like any timeout; the message names the
+    setting and its value, so the person knows what to raise if the model is just slow."""
+
+    def __init__(self, message: str, *, setting: str, seconds: float) -> None:
+        super().__init__(message)
+        self.setting = setting
+        self.seconds = seconds
+
+    @classmethod
+    def not_started(cls, seconds: float) -> ModelTimeout:
+        """No response (no headers, or no first chunk) within the request limit."""
+        setting = "model_request_timeout"
+        message = f"the model did not start answering within {seconds:g} s ({setting})"
+        return cls(message, setting=setting, seconds=seconds)
+
+    @classmethod
+    def went_silent(cls, seconds: float) -> ModelTimeout:
+        """A started stream sent nothing for the silence limit."""
+        setting = "model_stream_silence_timeout"
+        message = f"the model sent nothing for {seconds:g} s mid-stream ({setting})"
+        return cls(message, setting=setting, seconds=seconds)
 
 
 class NoAnswer(ModelError):
@@ -76,7 +112,7 @@ def is_retryable(exc: BaseException) -> bool:
     status = getattr(exc, "status_code", None)
     if isinstance(status, int):
         return status in RETRYABLE_STATUS
-    return isinstance(exc, (TimeoutError, ConnectionError, NoAnswer)) or type(exc).__name__ in {
+    return isinstance(exc, (TimeoutError, ConnectionError, NoAnswer, ModelTimeout)) or type(exc).__name__ in {
         "APIConnectionError",
         "Timeout",
         "APITimeoutError",
@@ -86,6 +122,9 @@ def is_retryable(exc: BaseException) -> bool:
 
 
 def describe_error(exc: BaseException) -> str:
+    """One line about a failed call, for the person: our own errors say it already."""
+    if isinstance(exc, ModelError) and str(exc).strip():
+        return str(exc).strip().splitlines()[0]
     status = getattr(exc, "status_code", None)
     text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
     return f"HTTP {status}: {text}" if status else f"{type(exc).__name__}: {text}"
@@ -116,7 +155,10 @@ class LiteLLMClient:
     fallback_models: list[str] = field(default_factory=list)
     retries: int = 3
     backoff: float = 1.0
-    timeout: float = 600
+    request_timeout: float = MODEL_REQUEST_TIMEOUT
+    """Seconds from the call to the first streamed chunk (the response has started)."""
+    stream_silence_timeout: float = MODEL_STREAM_SILENCE_TIMEOUT
+    """Seconds the model may send nothing once streaming has begun."""
     extra: dict[str, Any] = field(default_factory=dict)
 
     async def complete(
@@ -140,7 +182,7 @@ class LiteLLMClient:
                     await asyncio.sleep(delay)
             if model != ([self.model, *self.fallback_models])[-1]:
                 await on_retry(f"{model} is unavailable; trying the fallback model")
-        raise ModelError("The model could not answer. " + "; ".join(failures[-3:]))
+        raise ModelError("The model could not answer. " + _summary(failures))
 
     async def _stream_once(
         self, model: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]], on_delta: OnDelta
@@ -153,7 +195,8 @@ class LiteLLMClient:
             "messages": messages,
             "stream": True,
             "stream_options": {"include_usage": True},
-            "timeout": self.timeout,
+            # Our limits below are precise and named; the HTTP client's is a per-read backstop.
+            "timeout": max(self.request_timeout, self.stream_silence_timeout) + HTTP_TIMEOUT_MARGIN,
             # We retry ourselves (with events the person sees); the provider SDK must not retry too.
             "max_retries": 0,
             **self.extra,
@@ -167,15 +210,15 @@ class LiteLLMClient:
                 kwargs["api_base"] = self.api_base
             if self.api_key:
                 kwargs["api_key"] = self.api_key
-        stream = await lm.acompletion(**kwargs)
         chunks = []
-        async for chunk in stream:
-            chunks.append(chunk)
-            choices = getattr(chunk, "choices", None) or []
-            delta = getattr(choices[0], "delta", None) if choices else None
-            text = getattr(delta, "content", None) if delta is not None else None
-            if text:
-                await on_delta(text)
+        async with aclosing(self._timed_stream(lm.acompletion(**kwargs))) as stream:
+            async for chunk in stream:
+                chunks.append(chunk)
+                choices = getattr(chunk, "choices", None) or []
+                delta = getattr(choices[0], "delta", None) if choices else None
+                text = getattr(delta, "content", None) if delta is not None else None
+                if text:
+                    await on_delta(text)
         if not chunks:
             raise ModelError(f"{model} returned an empty stream")
         response = lm.stream_chunk_builder(chunks, messages=messages)
@@ -183,6 +226,26 @@ class LiteLLMClient:
         if not turn.text and not turn.tool_calls:
             raise NoAnswer(f"{model} sent a response with no text and no tool call (empty or malformed)")
         return turn
+
+    async def _timed_stream(self, call: Awaitable[Any]) -> AsyncIterator[Any]:
+        """The chunks of the stream `call` opens: the first within `request_timeout` of the call,
+        each next within `stream_silence_timeout` of our asking for it. The stream is closed
+        however this ends, so a stalled connection is not left open."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.request_timeout
+        late = ModelTimeout.not_started(self.request_timeout)
+        stream = await _within(call, deadline, late)
+        try:
+            iterator = aiter(stream)
+            while (chunk := await _within(anext(iterator, _END), deadline, late)) is not _END:
+                yield chunk
+                # Measured from when we wait again, so our own handling of a chunk is not silence.
+                deadline = loop.time() + self.stream_silence_timeout
+                late = ModelTimeout.went_silent(self.stream_silence_timeout)
+        finally:
+            close = getattr(stream, "aclose", None)
+            if close is not None:
+                await close()
 
     def _turn(self, model: str, response: Any) -> ModelTurn:
         message = response.choices[0].message
@@ -212,3 +275,28 @@ class LiteLLMClient:
             ),
             model=model,
         )
+
+
+def _summary(failures: list[str]) -> str:
+    """The last three distinct failures; a run of the same one is said once, with its count."""
+    runs: list[tuple[str, int]] = []
+    for failure in failures:
+        if runs and runs[-1][0] == failure:
+            runs[-1] = (failure, runs[-1][1] + 1)
+        else:
+            runs.append((failure, 1))
+    return "; ".join(text if count == 1 else f"{text} ({count} attempts)" for text, count in runs[-3:])
+
+
+_END: Any = object()
+
+
+async def _within(step: Awaitable[T], deadline: float, late: ModelTimeout) -> T:
+    """`step`'s result, or `late` if it is not done by `deadline` (event-loop time)."""
+    try:
+        async with asyncio.timeout_at(deadline) as limit:
+            return await step
+    except TimeoutError:
+        if limit.expired():
+            raise late from None
+        raise  # a timeout of the client's own: handled like any other

@@ -24,7 +24,7 @@ import logging
 import socket
 import threading
 from collections import deque
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import anyio
@@ -42,6 +42,8 @@ logger = logging.getLogger(__name__)
 
 START_TIMEOUT = 10.0
 STOP_TIMEOUT = 5.0
+HANG_LIMIT = 60.0
+"""The longest a scripted hang lasts when neither the client hangs up nor the server stops."""
 
 
 class _Uvicorn(uvicorn.Server):
@@ -67,6 +69,14 @@ class _Uvicorn(uvicorn.Server):
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._wake.wait(), 1.0)
             counter = (counter + 10) % 864000
+
+    async def exit_requested(self, within: float) -> bool:
+        """Wait at most `within` seconds for `request_exit`; True if it came."""
+        if self._wake is None:
+            return True
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._wake.wait(), within)
+        return self._wake.is_set()
 
     def request_exit(self) -> None:
         """Ask the server to shut down; callable from any thread."""
@@ -219,6 +229,10 @@ class ScriptedModelServer:
                     f"scripted model: reply function returned {reply!r} for request #{number}"
                 )
                 return JSONResponse(wire.error_body(500, message), status_code=500)
+        if reply.hang_before_headers or (reply.hang_after_chunks is not None and not request.stream):
+            await self._hang(http_request)
+            message = f"scripted model: hung request #{number} released"
+            return JSONResponse(wire.error_body(503, message), status_code=503)
         if reply.raw_body is not None:
             return Response(reply.raw_body, status_code=reply.status, media_type="text/event-stream")
         if reply.status != 200:
@@ -227,12 +241,45 @@ class ScriptedModelServer:
         if request.stream:
             events = wire.stream_events(reply, request)
             return StreamingResponse(
-                _iterate(events), media_type="text/event-stream", headers={"cache-control": "no-cache"}
+                self._stream(events, reply),
+                media_type="text/event-stream",
+                headers={"cache-control": "no-cache"},
             )
         body_out = (
             wire.completion_body(reply, request) if api == "openai" else wire.message_body(reply, request)
         )
         return JSONResponse(body_out)
+
+    async def _hang(self, http_request: Request) -> None:
+        """Send nothing until the client hangs up, the server stops, or HANG_LIMIT passes."""
+        server = self._server
+        if server is None:  # stopping already
+            return
+        waits = {
+            asyncio.ensure_future(server.exit_requested(HANG_LIMIT)),
+            asyncio.ensure_future(_disconnected(http_request)),
+        }
+        try:
+            await asyncio.wait(waits, timeout=HANG_LIMIT, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for wait in waits:
+                wait.cancel()
+            await asyncio.gather(*waits, return_exceptions=True)
+
+    async def _stream(self, events: list[str], reply: Reply) -> AsyncIterator[str]:
+        """The SSE events, `chunk_interval` apart, going silent after `hang_after_chunks`.
+
+        Starlette cancels this when the client hangs up; a stop of the server ends it too."""
+        server = self._server
+        for index, event in enumerate(events):
+            if index == reply.hang_after_chunks:
+                if server is not None:
+                    await server.exit_requested(HANG_LIMIT)
+                return
+            if index and reply.chunk_interval > 0 and server is not None:
+                if await server.exit_requested(reply.chunk_interval):
+                    return
+            yield event
 
     # -- lifecycle -----------------------------------------------------------------------------
 
@@ -303,9 +350,10 @@ def _serve(server: _Uvicorn, sock: socket.socket) -> None:
         server.listening.set()  # wake `start` even when startup failed
 
 
-async def _iterate(events: list[str]):
-    for event in events:
-        yield event
+async def _disconnected(http_request: Request) -> None:
+    """Return once the client hangs up (the body is read, so the next message says so)."""
+    while (await http_request.receive())["type"] != "http.disconnect":
+        pass
 
 
 async def _json_body(request: Request) -> dict | None:

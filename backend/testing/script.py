@@ -41,7 +41,9 @@ class Reply:
 
     A non-200 `status` makes the server answer with a provider-style error body; `text`, when
     given, becomes the error message. `raw_body` replaces the whole answer. `usage` is (input_tokens, output_tokens); when None the
-    server estimates both from the lengths of the request and the reply.
+    server estimates both from the lengths of the request and the reply. The `hang_*` fields and
+    `chunk_interval` script a model that stalls; a hang lasts until the client hangs up or the
+    server stops (at most `model_server.HANG_LIMIT` seconds).
     """
 
     text: str = ""
@@ -50,6 +52,13 @@ class Reply:
     usage: tuple[int, int] | None = None
     raw_body: str | None = None
     """Sent as it is, with `status` and no provider framing: a broken or hostile provider."""
+    hang_before_headers: bool = False
+    """Read the request, then send nothing at all: a model server that hangs."""
+    hang_after_chunks: int | None = None
+    """Stream this many SSE events, then go silent with the connection open: a stream that
+    died mid-way. A whole (non-streamed) answer hangs before its headers instead."""
+    chunk_interval: float = 0.0
+    """Seconds between streamed SSE events: a slow but live model."""
 
 
 @dataclass(kw_only=True)

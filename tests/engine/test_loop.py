@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
 from backend.testing import ModelRequest, Reply, ScriptedToolCall
@@ -116,6 +118,49 @@ async def test_a_200_without_an_answer_then_a_real_one_recovers(tmp_path, pool):
         session = await h.run("hello")
         assert session.status == "completed"
         assert (await h.host.store.list_messages(session.id))[-1].content == "here"
+
+
+async def test_a_model_that_never_answers_ends_the_session_in_error_naming_the_request_limit(tmp_path, pool):
+    # Issue 13, item 12: a hung model server showed nothing for 150 s (up to 4 x 600 s).
+    limits = {"model_request_timeout": 0.5, "model_stream_silence_timeout": 30, "model_retries": 1}
+    hung = Reply(hang_before_headers=True)
+    async with scripted_host(tmp_path, lambda r: hung, **limits, pool=pool) as h:
+        session = await h.run("hello", timeout=10)
+        assert session.status == "error"
+        tripped = "the model did not start answering within 0.5 s (model_request_timeout)"
+        assert tripped in (session.error or "")
+        assert len(h.model.requests) == 2  # retried once, like any timeout
+        events = await h.host.store.list_events(session.id)
+        assert [e.data["message"] for e in events if e.type == "error"] == [session.error]
+        assert tripped in next(e.data["message"] for e in events if e.type == "model.retry")
+
+
+async def test_a_stream_gone_silent_ends_the_session_in_error_naming_the_silence_limit(tmp_path, pool):
+    limits = {"model_request_timeout": 30, "model_stream_silence_timeout": 0.5, "model_retries": 1}
+    stalls = Reply(text="a partial answer", hang_after_chunks=2)
+    async with scripted_host(tmp_path, lambda r: stalls, **limits, pool=pool) as h:
+        session = await h.run("hello", timeout=10)
+        assert session.status == "error"
+        tripped = "the model sent nothing for 0.5 s mid-stream (model_stream_silence_timeout)"
+        assert tripped in (session.error or "")
+        assert len(h.model.requests) == 2
+        events = await h.host.store.list_events(session.id)
+        assert [e.data["message"] for e in events if e.type == "error"] == [session.error]
+        assert [m.role for m in await h.host.store.list_messages(session.id)] == ["user"]
+
+
+async def test_a_slow_stream_that_keeps_sending_completes_past_both_limits(tmp_path, pool):
+    # Every gap (0.3 s; LiteLLM merges at most two) stays under the silence limit; the whole
+    # answer takes longer than either limit, so neither may act as a limit on the whole call.
+    limits = {"model_request_timeout": 1.5, "model_stream_silence_timeout": 1.0, "model_retries": 0}
+    slow = Reply(text="slow but steady", chunk_interval=0.3)
+    async with scripted_host(tmp_path, [slow], **limits, pool=pool) as h:
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        session = await h.run("hello", timeout=10)
+        assert loop.time() - started > 1.5
+        assert session.status == "completed"
+        assert (await h.host.store.list_messages(session.id))[-1].content == "slow but steady"
 
 
 async def test_a_provider_error_that_echoes_the_api_key_is_stored_and_sent_redacted(tmp_path, pool):

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
+from collections.abc import Awaitable
 
+import anyio
 import httpx
 import litellm
 import pytest
@@ -354,3 +357,90 @@ def test_server_listens_on_a_free_local_port_and_stops_cleanly():
 
     with pytest.raises(httpx.ConnectError):
         httpx.get(url)
+
+
+# -- scripted stalls: a hung server, a stream gone silent, a slow but live stream ---------------
+
+PATHS = {"openai": "/v1/chat/completions", "anthropic": "/v1/messages"}
+
+
+def _request(srv: ScriptedModelServer, provider: Provider, *, stream: bool = True) -> tuple[str, dict]:
+    body = {"model": "scripted", "max_tokens": 50, "messages": MESSAGES[1:], "stream": stream}
+    return f"{srv.url}{PATHS[provider]}", body
+
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
+async def test_a_hanging_reply_sends_no_headers(server, provider, stream):
+    server.push(Reply(text="never sent", hang_before_headers=True))
+    url, body = _request(server, provider, stream=stream)
+
+    async with httpx.AsyncClient(timeout=httpx.Timeout(5, read=0.3)) as client:
+        with pytest.raises(httpx.ReadTimeout):
+            await client.post(url, json=body)
+
+    assert len(server.requests) == 1
+
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+async def test_a_reply_can_stream_some_events_then_go_silent(server, provider):
+    server.push(Reply(text="partial answer here", hang_after_chunks=2))
+    url, body = _request(server, provider)
+    events: list[str] = []
+
+    async with httpx.AsyncClient(timeout=httpx.Timeout(5, read=0.3)) as client:
+        async with client.stream("POST", url, json=body) as response:
+            assert response.status_code == 200
+            with pytest.raises(httpx.ReadTimeout):
+                async for line in response.aiter_lines():
+                    if line.startswith("data:"):
+                        events.append(line)
+
+    assert len(events) == 2
+
+
+async def test_a_slow_reply_spaces_its_events_and_still_arrives_whole(server):
+    server.push(Reply(text="slow but steady", chunk_interval=0.05))
+
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    turn, chunks = await _complete(server, "openai", stream=True)
+
+    assert turn.choices[0].message.content == "slow but steady"
+    assert loop.time() - started >= 0.05 * (chunks - 1)
+
+
+async def test_stopping_the_server_answers_a_request_hung_before_its_headers_at_once():
+    async with ScriptedModelServer([Reply(hang_before_headers=True)]) as srv:
+        url, body = _request(srv, "openai")
+        async with httpx.AsyncClient(timeout=5) as client:
+            pending = asyncio.ensure_future(client.post(url, json=body))
+            await srv.await_requests(1, timeout=5)
+
+            stopped_in = await _timed(anyio.to_thread.run_sync(srv.stop))
+            response = await asyncio.wait_for(pending, 5)
+
+    # Released by the stop itself (a 503), not cut off by uvicorn's 1 s shutdown deadline.
+    assert stopped_in < 0.9
+    assert response.status_code == 503 and "hung request #1 released" in response.text
+
+
+async def test_stopping_the_server_ends_a_stream_gone_silent_at_once():
+    async with ScriptedModelServer([Reply(text="partial answer", hang_after_chunks=1)]) as srv:
+        url, body = _request(srv, "openai")
+        async with httpx.AsyncClient(timeout=5) as client, client.stream("POST", url, json=body) as response:
+            lines = response.aiter_lines()
+            assert (await anext(lines)).startswith("data:")
+
+            stopped_in = await _timed(anyio.to_thread.run_sync(srv.stop))
+            rest = [line async for line in lines if line.startswith("data:")]
+
+    assert stopped_in < 0.9
+    assert rest == []
+
+
+async def _timed(step: Awaitable[object]) -> float:
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    await step
+    return loop.time() - started

@@ -33,6 +33,9 @@ class SdkTarget:
     base_url: str | None = None
     """`ANTHROPIC_BASE_URL`; None: Anthropic's own API."""
     api_key: str | None = None
+    request_timeout: float | None = None
+    """Seconds until a model response starts: the CLI's `API_TIMEOUT_MS` (its SDK's timeout runs
+    until the response headers, not over the stream). None: the CLI's own default (600 s)."""
 
 
 def sdk_model(model: str) -> str:
@@ -63,6 +66,8 @@ def sdk_env(target: SdkTarget, *, data_dir: Path, setting_sources: Sequence[Sett
     key = target.api_key or os.environ.get("ANTHROPIC_API_KEY") or (OFFLINE_API_KEY if target.base_url else None)
     if key:
         env["ANTHROPIC_API_KEY"] = key
+    if target.request_timeout is not None:
+        env["API_TIMEOUT_MS"] = str(max(1, round(target.request_timeout * 1000)))
     return env
 
 
