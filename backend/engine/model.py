@@ -22,6 +22,7 @@ from typing import Any, Protocol, TypeVar
 
 from backend.config import MODEL_REQUEST_TIMEOUT, MODEL_STREAM_SILENCE_TIMEOUT
 from backend.domain.models import ToolCallRequest, Usage
+from backend.domain.redact import redact
 from backend.engine.arguments import parse_arguments
 from backend.engine.caching import wants_cache_control, with_cache_control
 
@@ -172,7 +173,8 @@ class LiteLLMClient:
                 except asyncio.CancelledError:
                     raise
                 except Exception as exc:
-                    reason = describe_error(exc)
+                    # A provider may echo the key in its error: it reaches events and logs only redacted.
+                    reason = redact(describe_error(exc), [self.api_key])
                     failures.append(f"{model}: {reason}")
                     if not is_retryable(exc) or attempt == self.retries:
                         log.warning("model %s failed: %s", model, reason)

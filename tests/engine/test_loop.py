@@ -176,6 +176,17 @@ async def test_a_provider_error_that_echoes_the_api_key_is_stored_and_sent_redac
         assert not [e for e in events if key in e.model_dump_json()]
 
 
+async def test_a_retry_notice_never_carries_an_echoed_api_key(tmp_path, pool):
+    key = "live-AbCdEf0123456789"
+    echo = Reply(status=503, text=f"Upstream refused key {key}")
+    async with scripted_host(tmp_path, lambda r: echo, model_retries=1, api_key=key, pool=pool) as h:
+        session = await h.run("hello")
+        events = await h.host.store.list_events(session.id)
+        retries = [e for e in events if e.type == "model.retry"]
+        assert retries and all("[redacted]" in e.data["message"] for e in retries)
+        assert not [e for e in events if key in e.model_dump_json()]
+
+
 async def test_an_unknown_model_costs_nothing_but_its_tokens_are_counted(tmp_path, pool):
     async with scripted_host(tmp_path, [Reply(text="hi", usage=(100, 20))], pool=pool) as h:
         session = await h.run("hello")
