@@ -17,6 +17,20 @@ PRIVATE_DIR_MODE = 0o700
 PRIVATE_FILE_MODE = 0o600
 
 
+def existing_directory(path: str) -> Path | None:
+    """`path`, with `~` expanded, if it names a directory; None if it names nothing or something else.
+
+    pathlib answers "no" by raising for a name the OS will not even look up (a component over 255
+    bytes: ENAMETOOLONG) and for `~user` with no such user (RuntimeError). A client sends these
+    paths, so both mean "not a directory" (a 400 naming it), not a crash (a 500).
+    """
+    try:
+        candidate = Path(path).expanduser()
+        return candidate if candidate.is_dir() else None
+    except (OSError, RuntimeError):
+        return None
+
+
 def private_dir(path: Path) -> Path:
     """Create `path` with every missing folder on the way owner-only (0700).
 

@@ -23,6 +23,7 @@ from typing import Literal, Protocol
 from backend.domain.errors import BadRequest, NotFound
 from backend.domain.models import ACTIVE_STATUSES, Message, Session, SessionOrigin, utcnow
 from backend.domain.schedules import SKIPPED_STILL_ACTIVE, Schedule, ScheduleCreate, ScheduleUpdate
+from backend.paths import existing_directory
 from backend.scheduling import new_schedule, parsed_schedule_of, resumed_schedule, updated_schedule
 from backend.store.base import Store
 
@@ -102,7 +103,7 @@ class Scheduler:
                 await self.store.get_session(session_id)
             except NotFound:
                 raise BadRequest(f"no session {session_id!r} to send the prompt to") from None
-        if workspace is not None and not Path(workspace).expanduser().is_dir():
+        if workspace is not None and existing_directory(workspace) is None:
             raise BadRequest(f"workspace {workspace} is not a directory")
 
     async def pause(self, schedule_id: str) -> Schedule:

@@ -89,20 +89,30 @@ def create_app(
 
 
 def _document_errors_as_sent(app: FastAPI) -> None:
-    """The OpenAPI document describes a 422 as it is sent: `{"detail": "<field>: <problem>; ..."}`.
+    """The OpenAPI document describes errors as they are sent: `{"detail": "<what went wrong>"}`.
 
-    FastAPI declares its own shape (an array of error objects), which our handler replaces with
-    one readable string, like every other error here; the document must not promise otherwise.
+    FastAPI declares its own 422 shape (an array of error objects), which our handler replaces with
+    one readable string, like every other error here; the document must not promise otherwise. And
+    FastAPI documents no other error at all, while every route may refuse (401 without a valid
+    credential, 403, 404, 409, 400, 413, 429): each operation declares the 4XX range, same body.
     """
     build = app.openapi
 
     def openapi() -> dict[str, Any]:
         if app.openapi_schema is None:
             schema = build()
-            schemas = schema.get("components", {}).get("schemas", {})
+            schemas = schema.setdefault("components", {}).setdefault("schemas", {})
             if "HTTPValidationError" in schemas:
                 schemas["HTTPValidationError"] = ERROR_BODY_SCHEMA | {"title": "HTTPValidationError"}
                 schemas.pop("ValidationError", None)
+            schemas["ErrorBody"] = ERROR_BODY_SCHEMA | {"title": "ErrorBody"}
+            refusal = {
+                "description": "Refused; `detail` says why",
+                "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorBody"}}},
+            }
+            for operations in schema.get("paths", {}).values():
+                for operation in operations.values():
+                    operation.setdefault("responses", {}).setdefault("4XX", refusal)
             app.openapi_schema = schema
         return app.openapi_schema
 

@@ -33,15 +33,20 @@ def context_attachments(workspace: Path, paths: list[str]) -> list[Attachment]:
     root = workspace.resolve()
     attachments = []
     for raw in paths:
-        target = (root / os.path.expanduser(raw)).resolve()
+        try:
+            target = (root / os.path.expanduser(raw)).resolve()
+            is_dir, is_file = target.is_dir(), target.is_file()
+        except (OSError, ValueError) as exc:
+            # A NUL byte (ValueError) or a name over 255 bytes (ENAMETOOLONG): no file has that name.
+            raise ContextError(f"context path {raw!r} is not a usable path: {exc}") from exc
         if not target.is_relative_to(root):
             raise ContextError(f"context path {raw!r} is outside the workspace {root}")
-        if target.is_dir():
+        if is_dir:
             tree = _tree(target)
             attachments.append(
                 Attachment(kind="directory", name=raw, text=f'<directory path="{raw}" depth="{TREE_DEPTH}">\n{tree}\n</directory>')
             )
-        elif target.is_file():
+        elif is_file:
             attachments.append(Attachment(kind="file", name=raw, text=f'<file path="{raw}">\n{_file_text(target, raw)}\n</file>'))
         else:
             raise ContextError(f"context path {raw!r} does not exist in the workspace {root}")

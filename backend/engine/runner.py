@@ -31,6 +31,7 @@ from backend.domain.redact import redact
 from backend.domain.tools import ToolInfo
 from backend.engine.events import EventBus
 from backend.engine.base import Engine, LiteLlmEngine
+from backend.paths import existing_directory
 from backend.engine.loop import LoopLimits, LoopResult
 from backend.engine.memory import consolidate
 from backend.engine.mode_switch import offers_switch, open_switch, pending_switch, switch_outcome
@@ -184,7 +185,10 @@ class SessionRunner:
         except NotFound as exc:  # a bad request, not a missing session
             raise BadRequest(str(exc)) from exc
         if workspace:
-            root = Path(workspace).expanduser().resolve()
+            found = existing_directory(workspace)
+            if found is None:
+                raise BadRequest(f"workspace {workspace} is not a directory")
+            root = found.resolve()
         elif chosen.default_folder:
             root = (self.default_workspace / Path(chosen.default_folder).expanduser()).resolve()
             root.mkdir(parents=True, exist_ok=True)

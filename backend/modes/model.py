@@ -92,9 +92,10 @@ class ModeWrite(BaseModel):
     next_mode: str | None = None
     icon: str | None = None
     prompt: str = ""
+    # No None-as-empty-text here (a file's empty `description:` is a YAML quirk): the API takes
+    # what its document says, a string, and `null` is a 422.
 
     _tools_list = field_validator("tools", mode="before")(_tools_as_list)
-    _texts = field_validator("description", "prompt", mode="before")(_text)
 
 
 class Mode(BaseModel):

@@ -12,12 +12,12 @@ import asyncio
 import logging
 import uuid
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 from backend.domain.errors import BadRequest, NotFound
 from backend.domain.models import ACTIVE_STATUSES, EventType, Session, utcnow
 from backend.engine.events import EventBus
+from backend.paths import existing_directory
 from backend.engine.runner import SessionRunner
 from backend.permissions.approvals import ApprovalBroker
 from backend.store.base import Store
@@ -73,7 +73,7 @@ class WorkflowRunner:
     async def start(self, name: str, input: str, *, workspace: str | None = None) -> WorkflowRun:  # noqa: A002
         """Start a run: its first step's session is created before this returns."""
         workflow = self.definition(name)
-        if workspace is not None and not Path(workspace).expanduser().is_dir():
+        if workspace is not None and existing_directory(workspace) is None:
             raise BadRequest(f"workspace {workspace} is not a directory")
         run = WorkflowRun(
             id=uuid.uuid4().hex,

@@ -67,3 +67,15 @@ async def test_session_events_can_be_filtered_by_type(api) -> None:
     notices = (await api.client.get(f"/api/sessions/{session['id']}/events?types=notice,session.mode")).json()
     assert {e["type"] for e in everything} > {"notice"}
     assert [e["type"] for e in notices] == ["notice"]
+
+
+async def test_a_context_path_no_file_can_have_is_a_400_not_a_500(api) -> None:
+    # Found by schemathesis (issue 13): a NUL byte (ValueError) or a 300-byte name (ENAMETOOLONG)
+    # escaped path resolution as a 500.
+    session = (await api.client.post("/api/sessions", json={"title": "t"})).json()
+    for path in ("notes\x00.txt", "a" * 300):
+        response = await api.client.post(
+            f"/api/sessions/{session['id']}/messages", json={"content": "read it", "context_paths": [path]}
+        )
+        assert response.status_code == 400, (path, response.text)
+        assert "not a usable path" in response.json()["detail"]

@@ -126,3 +126,12 @@ async def test_a_viewer_can_read_modes_but_not_change_them(api):
     put = await api.anonymous.put("/api/modes/triage", json={"prompt": "p"}, headers=as_viewer)
     assert put.status_code == 403
     assert (await api.anonymous.delete("/api/modes/plan", headers=as_viewer)).status_code == 403
+
+
+async def test_a_null_description_or_prompt_is_a_422_as_the_document_says(api):
+    # Found by schemathesis (issue 13): the document says string, and `null` was saved as "".
+    for field in ("description", "prompt"):
+        response = await api.client.put("/api/modes/triage", json={**TRIAGE, field: None})
+        assert response.status_code == 422, (field, response.text)
+        assert field in response.json()["detail"]
+    assert (await api.client.get("/api/modes/triage")).status_code == 404

@@ -128,3 +128,11 @@ async def test_a_viewer_can_read_schedules_but_not_change_them(api):
     ]:
         response = await api.anonymous.request(method, path, json=body, headers=as_viewer)
         assert response.status_code == 403, (method, path)
+
+
+async def test_a_workspace_the_os_will_not_look_up_is_a_400_not_a_500(api):
+    # Found by schemathesis (issue 13): ENAMETOOLONG and an unknown `~user` raised in pathlib.
+    for workspace in ("/" + "a" * 300, "~no-such-user-for-overseer/x"):
+        response = await api.client.post("/api/schedules", json={"prompt": "p", "schedule": "@daily", "workspace": workspace})
+        assert response.status_code == 400, (workspace, response.text)
+        assert "not a directory" in response.json()["detail"]

@@ -114,3 +114,11 @@ async def test_a_skill_is_returned_with_its_file_as_written_so_unknown_keys_surv
     assert (await api.client.put("/api/skills/tidy", json={"content": content})).status_code == 200
     got = (await api.client.get("/api/skills/tidy")).json()
     assert got["content"] == content and got["body"].strip() == "Tidy up."
+
+
+async def test_a_workspace_the_os_will_not_look_up_is_a_400_not_a_500(api):
+    # Found by schemathesis (issue 13): ENAMETOOLONG and an unknown `~user` raised in pathlib.
+    for workspace in ("/" + "a" * 300, "~no-such-user-for-overseer/x"):
+        response = await api.client.get("/api/skills", params={"workspace": workspace})
+        assert response.status_code == 400, (workspace, response.text)
+        assert "not a directory" in response.json()["detail"]

@@ -134,3 +134,13 @@ async def test_deleting_the_session_a_gate_sits_on_ends_the_run_with_a_clear_rea
     assert ended.status in ("failed", "stopped", "denied")
     assert "deleted" in (ended.detail or "")
     assert await api.host.broker.pending() == []
+
+
+async def test_a_workspace_the_os_will_not_look_up_is_a_400_not_a_500(api):
+    # Found by schemathesis (issue 13): ENAMETOOLONG and an unknown `~user` raised in pathlib.
+    for workspace in ("/" + "a" * 300, "~no-such-user-for-overseer/x"):
+        response = await api.client.post(
+            "/api/workflows/plan-then-build/runs", json={"input": "x", "workspace": workspace}
+        )
+        assert response.status_code == 400, (workspace, response.text)
+        assert "not a directory" in response.json()["detail"]

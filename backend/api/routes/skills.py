@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from backend.api.deps import Admin, HostDep, Viewer
 from backend.app.host import Host
 from backend.domain.errors import BadRequest
+from backend.paths import existing_directory
 from backend.skills.model import MAX_SKILL_CHARS, Skill
 
 router = APIRouter(prefix="/api/skills", tags=["skills"])
@@ -35,10 +36,10 @@ class SkillContent(BaseModel):
 def _workspace(host: Host, workspace: str | None) -> Path:
     if workspace is None:
         return host.settings.resolved_workspace
-    path = Path(workspace).expanduser()
-    if not path.is_absolute():
+    if not workspace.startswith("~") and not Path(workspace).is_absolute():
         raise BadRequest(f"workspace must be an absolute path, got {workspace!r}")
-    if not path.is_dir():
+    path = existing_directory(workspace)
+    if path is None:
         raise BadRequest(f"workspace {workspace} does not exist or is not a directory")
     return path.resolve()
 
