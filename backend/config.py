@@ -23,10 +23,11 @@ from pydantic import (
     model_validator,
 )
 from pydantic.fields import FieldInfo
+from pydantic_core import PydanticCustomError
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 from backend.domain.errors import Invalid
-from backend.mcp.config import McpServerConfig
+from backend.mcp.config import McpServerConfig, check_not_builtin
 from backend.paths import private_dir, private_opener
 
 CONFIG_FILE_NAME = "overseer.yaml"
@@ -123,6 +124,17 @@ class Settings(BaseSettings):
             data = dict(data)
             data.setdefault("model_request_timeout", data.pop("model_timeout"))
         return data
+
+    @field_validator("mcp_servers")
+    @classmethod
+    def _no_server_takes_a_builtin_name(cls, servers: dict[str, McpServerConfig]) -> dict[str, McpServerConfig]:
+        # Refused, not merged: a replacement would inherit the built-in's trust by name (issue 14, 11).
+        for name, config in servers.items():
+            try:
+                check_not_builtin(name, config)
+            except ValueError as exc:
+                raise PydanticCustomError("builtin_server_name", str(exc)) from None
+        return servers
 
     @field_validator("users")
     @classmethod

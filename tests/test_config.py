@@ -100,3 +100,21 @@ def test_a_user_with_a_plain_password_stops_the_start(in_tmp):
     (in_tmp / "overseer.yaml").write_text("users:\n  - {username: ann, password_hash: hunter2, role: admin}\n")
     with pytest.raises(ConfigError, match="users"):
         load_settings()
+
+
+def test_a_server_named_like_a_built_in_is_refused_with_how_to_rename_it(in_tmp):
+    # The reference memory server's usual name would have replaced Overseer's memory server, and
+    # inherited the trust rules and modes give mcp__memory__* by name.
+    (in_tmp / "overseer.yaml").write_text(
+        "mcpServers:\n  memory:\n    command: npx\n    args: [-y, '@modelcontextprotocol/server-memory']\n"
+    )
+    with pytest.raises(ConfigError) as info:
+        load_settings()
+    message = str(info.value)
+    assert "'memory'" in message and "memory-server" in message and "disabled: true" in message
+
+
+def test_a_built_in_s_name_still_switches_the_built_in_off(in_tmp):
+    (in_tmp / "overseer.yaml").write_text("mcpServers:\n  memory: {disabled: true}\n  github: {command: gh-mcp}\n")
+    settings = load_settings()
+    assert settings.mcp_servers["memory"].disabled and not settings.mcp_servers["github"].disabled

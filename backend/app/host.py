@@ -45,7 +45,11 @@ TOOLS_READY_TIMEOUT = 60.0
 
 
 def server_configs(settings: Settings, host_api: HostApi | None = None) -> dict[str, McpServerConfig]:
-    """Built-in servers (rooted at the default workspace) plus the person's own; theirs win."""
+    """Built-in servers (rooted at the default workspace) plus the person's own.
+
+    Settings refuse a server of theirs under a built-in's name, so an entry of that name can
+    only switch the built-in off, never replace it.
+    """
     servers: dict[str, McpServerConfig] = {}
     if settings.builtin_servers:
         servers.update(

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 MANAGED_ENV_VAR = "OVERSEER_MANAGED"
 """Set to "1" for servers the host manages, which then honour per-call `_meta` context."""
@@ -45,6 +45,14 @@ class McpServerConfig(BaseModel):
     managed: bool = False
     """True for Overseer's built-in servers: they get OVERSEER_MANAGED=1 and read `_meta`."""
 
+    @model_validator(mode="before")
+    @classmethod
+    def _disabled_needs_no_command(cls, data: Any) -> Any:
+        # `memory: {disabled: true}` switches a built-in off: nothing is launched, so no command.
+        if isinstance(data, dict) and data.get("disabled") is True and "command" not in data:
+            return {**data, "command": "off"}
+        return data
+
     def process_env(self) -> dict[str, str]:
         """The extra environment the process gets, including the managed flag."""
         if self.managed:
@@ -74,6 +82,24 @@ def parse_mcp_servers(data: Mapping[str, Any]) -> dict[str, McpServerConfig]:
 
 BUILTIN_SERVERS: tuple[str, ...] = ("file", "shell", "browser", "memory", "cron", "invoke_agent")
 """Overseer's own tool servers, each `python -m mcp_servers.<name>`."""
+
+def check_not_builtin(name: str, config: McpServerConfig) -> None:
+    """Raise ValueError when a person's server takes a built-in server's name.
+
+    Rules, policies and modes trust the built-ins' tools by name (`mcp__memory__memory_save`
+    runs without asking), so a third-party server under that name would inherit that trust.
+    The one use of a built-in's name is to switch it off: `memory: {disabled: true}`.
+    """
+    if name not in BUILTIN_SERVERS or config.disabled:
+        return
+    raise ValueError(
+        f"a server named {name!r} would take the place of Overseer's built-in {name} server, whose "
+        f"tools rules, policies and modes trust by name (mcp__{name}__...). "
+        f"Rename yours, e.g. to '{name}-server' (its tools become mcp__{name}-server__<tool>, "
+        f"with no trust of their own until you give them rules or policies); "
+        f"to switch the built-in off instead, write `{name}: {{disabled: true}}`"
+    )
+
 
 HOST_CLIENT_SERVERS: frozenset[str] = frozenset({"cron", "invoke_agent"})
 """Built-in servers that are thin clients of the host's HTTP API."""
