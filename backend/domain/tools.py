@@ -51,8 +51,13 @@ class ToolResult(BaseModel):
     text: str = ""
     is_error: bool = False
     images: list[dict[str, str]] = Field(default_factory=list)
-    """Image blocks as {"data": base64, "mime_type": ...}."""
+    """Images for the model, as {"data": base64, "mime_type": ...}: only types models read, none
+    over the size limit (`backend.mcp.results` turns the others into a note in `text`)."""
+    audio: list[dict[str, str]] = Field(default_factory=list)
+    """Audio clips, the same shape: kept for the person; the model gets a note in `text`."""
     structured: dict[str, Any] | None = None
+    """The tool's structured content, for programs; the model reads `text` (which holds it as
+    JSON when the tool sent no text)."""
     spilled_to: str | None = None
     """Where the full text was written when the result was cut."""
 

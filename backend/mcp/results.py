@@ -6,6 +6,9 @@ in the workspace that holds the whole text, so it can read on in parts if it nee
 
 from __future__ import annotations
 
+import base64
+import binascii
+import html
 import json
 import re
 from pathlib import Path
@@ -13,6 +16,7 @@ from typing import Any
 
 import mcp_types
 
+from backend.domain.media import MAX_MEDIA_BYTES, MediaKind, human_size, media_extension
 from backend.domain.tools import ToolResult
 
 SPILL_DIR = Path(".overseer") / "spill"
@@ -21,36 +25,128 @@ SPILL_DIR = Path(".overseer") / "spill"
 DEFAULT_SPILL_LIMIT = 50_000
 
 
-def to_tool_result(result: mcp_types.CallToolResult) -> ToolResult:
-    """Text blocks joined by newlines, images collected, structured content kept."""
+def to_tool_result(result: mcp_types.CallToolResult, *, max_media_bytes: int = MAX_MEDIA_BYTES) -> ToolResult:
+    """The model's view of a result, losing nothing it could use, and saying what it cannot see.
+
+    Text blocks are joined by newlines. Images of the types models read, up to `max_media_bytes`
+    each, are kept for the model (an embedded resource holding one too); any other image is a
+    note saying why it was left out. Audio is kept for the person, with a note for the model.
+    Embedded resources and resource links are rendered with their URI and type. Structured
+    content is kept for programs; the model reads it as JSON when the tool sent no text.
+    """
     texts: list[str] = []
     images: list[dict[str, str]] = []
+    audio: list[dict[str, str]] = []
+    has_text = False
+
+    def take(kind: MediaKind, data: str, mime_type: str) -> str | None:
+        """Keep an image or audio clip; None if kept as is, else why it was left out."""
+        try:
+            size = len(base64.b64decode(data, validate=True))
+        except (binascii.Error, ValueError):
+            return f"[{kind} ({mime_type}) left out: its data is not valid base64]"
+        what = f"{kind} ({mime_type}, {human_size(size)})"
+        if media_extension(kind, mime_type) is None:
+            if kind == "image":
+                return f"[{what} left out: models read only PNG, JPEG, GIF and WebP images]"
+            return f"[{what} left out: not an audio type a browser plays]"
+        if size > max_media_bytes:
+            return f"[{what} left out: over the {human_size(max_media_bytes)} limit for one {kind}]"
+        (images if kind == "image" else audio).append({"data": data, "mime_type": mime_type.lower()})
+        if kind == "audio":
+            return f"[{what} returned: the model receives no audio, only this note]"
+        return None
+
     for block in result.content:
         if isinstance(block, mcp_types.TextContent):
             texts.append(block.text)
+            has_text = has_text or bool(block.text.strip())
         elif isinstance(block, mcp_types.ImageContent):
-            images.append({"data": block.data, "mime_type": block.mime_type})
+            if note := take("image", block.data, block.mime_type):
+                texts.append(note)
         elif isinstance(block, mcp_types.AudioContent):
-            # Models here take no audio; say it was there rather than drop it silently.
-            texts.append(f"[audio content ({block.mime_type}) omitted]")
+            if note := take("audio", block.data, block.mime_type):
+                texts.append(note)
         elif isinstance(block, mcp_types.ResourceLink):
-            texts.append(f"[resource: {block.uri}" + (f" ({block.name})]" if block.name else "]"))
+            texts.append(_link_text(block))
         elif isinstance(block, mcp_types.EmbeddedResource):
-            texts.append(_embedded_text(block.resource))
+            resource = block.resource
+            if isinstance(resource, mcp_types.TextResourceContents):
+                texts.append(_resource_text(resource.uri, resource.mime_type, resource.text))
+                has_text = True
+                continue
+            mime_type = (resource.mime_type or "").lower()
+            kind: MediaKind | None = "image" if mime_type.startswith("image/") else (
+                "audio" if mime_type.startswith("audio/") else None
+            )
+            decoded = _as_text(resource.blob, mime_type) if kind is None else None
+            if decoded is not None:
+                texts.append(_resource_text(resource.uri, mime_type, decoded))
+                has_text = True
+            elif kind is not None:
+                note = take(kind, resource.blob, mime_type)
+                texts.append(_resource_text(resource.uri, mime_type, note or f"[{kind}: sent with this result]"))
+            else:
+                size = _decoded_size(resource.blob)
+                texts.append(_resource_text(resource.uri, mime_type or None, f"[binary content, {size}, not shown]"))
         else:  # a content type newer than this code
             texts.append(f"[{getattr(block, 'type', 'unknown')} content omitted]")
+    if not has_text and _says_something(result.structured_content):
+        # A structured-only result: its JSON is what the model can read (MCP's own advice to servers).
+        texts = [json.dumps(result.structured_content, ensure_ascii=False, default=str)] + [t for t in texts if t.strip()]
     return ToolResult(
         text="\n".join(texts),
         is_error=result.is_error,
         images=images,
+        audio=audio,
         structured=_as_structured(result.structured_content),
     )
 
 
-def _embedded_text(resource: mcp_types.TextResourceContents | mcp_types.BlobResourceContents) -> str:
-    if isinstance(resource, mcp_types.TextResourceContents):
-        return resource.text
-    return f"[binary resource {resource.uri} ({resource.mime_type or 'unknown type'}) omitted]"
+def _attributes(**values: object) -> str:
+    return "".join(f' {key}="{html.escape(str(value))}"' for key, value in values.items() if value not in (None, ""))
+
+
+def _resource_text(uri: str, mime_type: str | None, body: str) -> str:
+    return f"<resource{_attributes(uri=uri, mimeType=mime_type)}>\n{body}\n</resource>"
+
+
+def _link_text(link: mcp_types.ResourceLink) -> str:
+    size = human_size(link.size) if link.size is not None else None
+    attributes = _attributes(uri=link.uri, name=link.name, title=link.title, mimeType=link.mime_type, size=size)
+    if link.description:
+        return f"<resource_link{attributes}>{link.description}</resource_link>"
+    return f"<resource_link{attributes} />"
+
+
+TEXT_TYPES = ("application/json", "application/xml", "application/yaml", "application/x-yaml", "application/toml")
+
+
+def _as_text(blob: str, mime_type: str) -> str | None:
+    """A blob of a text type, decoded; None for binary (or data that is not UTF-8)."""
+    if not (mime_type.startswith("text/") or mime_type in TEXT_TYPES or mime_type.endswith(("+json", "+xml"))):
+        return None
+    try:
+        return base64.b64decode(blob, validate=True).decode("utf-8")
+    except (binascii.Error, ValueError):
+        return None
+
+
+def _decoded_size(blob: str) -> str:
+    try:
+        return human_size(len(base64.b64decode(blob, validate=True)))
+    except (binascii.Error, ValueError):
+        return "not valid base64"
+
+
+def _says_something(value: Any) -> bool:
+    """False for structured content that holds only empty values, e.g. `{"result": ""}` for a tool
+    that returned an empty string: its empty text already says all of it."""
+    if isinstance(value, dict):
+        return any(_says_something(v) for v in value.values())
+    if isinstance(value, list):
+        return any(_says_something(v) for v in value)
+    return value is not None and value != ""
 
 
 def _as_structured(value: Any) -> dict[str, Any] | None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 from pathlib import Path
 
 import mcp_types
@@ -36,22 +37,115 @@ def test_structured_content_that_is_not_an_object_is_wrapped():
     assert to_tool_result(result).structured == {"result": [1, 2]}
 
 
-def test_resources_become_text_and_binary_is_named_not_inlined():
+def test_a_structured_only_result_reaches_the_model_as_json():
+    result = mcp_types.CallToolResult(content=[], structured_content={"temperature": 21.5, "unit": "°C"})
+    converted = to_tool_result(result)
+    assert converted.text == '{"temperature": 21.5, "unit": "°C"}'
+    assert converted.structured == {"temperature": 21.5, "unit": "°C"}
+
+
+def test_structured_content_of_any_json_value_with_blank_text_is_sent_as_that_value():
+    result = mcp_types.CallToolResult(content=[mcp_types.TextContent(text="  ")], structured_content=[1, 2])
+    assert to_tool_result(result).text == "[1, 2]"
+    # Only empty values (a tool that returned ""): the empty text already says it all.
+    empty = mcp_types.CallToolResult(content=[mcp_types.TextContent(text="")], structured_content={"result": ""})
+    assert to_tool_result(empty).text == ""
+
+
+PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="
+
+
+def test_an_image_models_cannot_read_is_a_note_saying_why_not_data():
+    svg = base64.b64encode(b"<svg/>").decode()
+    result = mcp_types.CallToolResult(content=[mcp_types.ImageContent(data=svg, mime_type="image/svg+xml")])
+    converted = to_tool_result(result)
+    assert converted.images == []
+    assert "image/svg+xml" in converted.text and "PNG, JPEG, GIF and WebP" in converted.text
+    assert svg not in converted.text
+
+
+def test_an_image_over_the_size_limit_is_left_out_with_a_note_naming_the_limit():
+    big = base64.b64encode(b"x" * 2048).decode()
+    result = mcp_types.CallToolResult(
+        content=[mcp_types.ImageContent(data=big, mime_type="image/png"), mcp_types.ImageContent(data=PNG, mime_type="image/png")]
+    )
+    converted = to_tool_result(result, max_media_bytes=1024)
+    assert converted.images == [{"data": PNG, "mime_type": "image/png"}]
+    assert converted.text == "[image (image/png, 2.0 KB) left out: over the 1.0 KB limit for one image]"
+
+
+def test_an_image_that_is_not_base64_is_a_note():
+    result = mcp_types.CallToolResult(content=[mcp_types.ImageContent(data="not base64!", mime_type="image/png")])
+    converted = to_tool_result(result)
+    assert converted.images == [] and "not valid base64" in converted.text
+
+
+def test_audio_is_kept_for_the_person_and_the_model_reads_a_note_about_it():
+    wav = base64.b64encode(b"RIFF" + b"\0" * 60).decode()
+    result = mcp_types.CallToolResult(content=[mcp_types.AudioContent(data=wav, mime_type="audio/wav")])
+    converted = to_tool_result(result)
+    assert converted.audio == [{"data": wav, "mime_type": "audio/wav"}]
+    assert converted.text == "[audio (audio/wav, 64 bytes) returned: the model receives no audio, only this note]"
+
+
+def test_embedded_resources_are_rendered_with_their_uri_and_type_and_binary_is_named_not_inlined():
     result = mcp_types.CallToolResult(
         content=[
             mcp_types.EmbeddedResource(
-                resource=mcp_types.TextResourceContents(uri="file:///a.txt", text="inside")
+                resource=mcp_types.TextResourceContents(uri="file:///a.txt", text="inside", mime_type="text/plain")
             ),
             mcp_types.EmbeddedResource(
                 resource=mcp_types.BlobResourceContents(uri="file:///b.bin", blob="AAAA", mime_type="x/bin")
             ),
-            mcp_types.ResourceLink(uri="file:///c.txt", name="c"),
+            mcp_types.EmbeddedResource(
+                resource=mcp_types.BlobResourceContents(
+                    uri="file:///c.json", blob=base64.b64encode(b'{"a": 1}').decode(), mime_type="application/json"
+                )
+            ),
         ]
     )
-    lines = to_tool_result(result).text.splitlines()
-    assert lines[0] == "inside"
-    assert "file:///b.bin" in lines[1] and "AAAA" not in lines[1]
-    assert "file:///c.txt" in lines[2]
+    converted = to_tool_result(result)
+    assert converted.text.split("\n") == [
+        '<resource uri="file:///a.txt" mimeType="text/plain">',
+        "inside",
+        "</resource>",
+        '<resource uri="file:///b.bin" mimeType="x/bin">',
+        "[binary content, 3 bytes, not shown]",
+        "</resource>",
+        '<resource uri="file:///c.json" mimeType="application/json">',
+        '{"a": 1}',
+        "</resource>",
+    ]
+
+
+def test_an_embedded_image_resource_reaches_the_model_as_an_image():
+    result = mcp_types.CallToolResult(
+        content=[
+            mcp_types.EmbeddedResource(
+                resource=mcp_types.BlobResourceContents(uri="shot://1", blob=PNG, mime_type="image/png")
+            )
+        ]
+    )
+    converted = to_tool_result(result)
+    assert converted.images == [{"data": PNG, "mime_type": "image/png"}]
+    assert 'uri="shot://1"' in converted.text and PNG not in converted.text
+
+
+def test_a_resource_link_names_its_uri_name_title_type_size_and_description():
+    link = mcp_types.ResourceLink(
+        uri="file:///report.pdf",
+        name="report",
+        title="Q3 <report>",
+        mime_type="application/pdf",
+        size=2048,
+        description="The quarterly report.",
+    )
+    converted = to_tool_result(mcp_types.CallToolResult(content=[link, mcp_types.ResourceLink(uri="file:///c.txt", name="c")]))
+    assert converted.text.splitlines() == [
+        '<resource_link uri="file:///report.pdf" name="report" title="Q3 &lt;report&gt;" '
+        'mimeType="application/pdf" size="2.0 KB">The quarterly report.</resource_link>',
+        '<resource_link uri="file:///c.txt" name="c" />',
+    ]
 
 
 def test_result_under_the_limit_is_unchanged(tmp_path: Path):
