@@ -45,11 +45,15 @@ def _parser() -> argparse.ArgumentParser:
     mcp.add_argument("--expose-tools", action="store_true",
                      help="also re-export the host's tools (mcp__server__tool), through the approval gate "
                           "(embedded host only; a running host decides with `serve --expose-tools`)")
+    mcp.add_argument("--workspace", help="folder the agents work in (embedded host only; required unless "
+                                         "OVERSEER_WORKSPACE or `workspace:` in overseer.yaml names one)")
 
     mcp_config = sub.add_parser("mcp-config", help="print the JSON that adds Overseer to an MCP client")
     mcp_config.add_argument("client", choices=["claude-desktop", "claude-code"])
     mcp_config.add_argument("--host-url", help="use a running `overseer serve` instead of an embedded host")
     mcp_config.add_argument("--expose-tools", action="store_true", help="also re-export the host's tools")
+    mcp_config.add_argument("--workspace", help="folder the agents work in, written into the snippet "
+                                                "(default: the configured workspace, else the current directory)")
 
     hash_pw = sub.add_parser("hash-password", help="print the argon2 hash of a password for `users:`")
     hash_pw.add_argument("password", nargs="?", help="read from the terminal when omitted")
@@ -251,6 +255,10 @@ async def _mcp(args: argparse.Namespace) -> int:
             print("overseer mcp: --expose-tools applies to an embedded host; start the host with "
                   "`overseer serve --expose-tools` instead", file=sys.stderr)
             return 2
+        if args.workspace:
+            print("overseer mcp: --workspace applies to an embedded host; the running host works in "
+                  "its own workspace", file=sys.stderr)
+            return 2
         settings = _settings(args)
         token = _host_token(settings)
         if token is None:
@@ -266,7 +274,17 @@ async def _mcp(args: argparse.Namespace) -> int:
     from backend.gateway.stdio import serve_embedded
 
     # Scheduled jobs and recovery belong to `overseer serve`, as for `overseer run`.
-    settings = _settings(args, scheduler_enabled=False)
+    settings = _settings(args, scheduler_enabled=False, workspace=args.workspace)
+    if settings.workspace is None:
+        # A client starts its servers wherever it likes (Claude Desktop: `/`): the current
+        # directory would make that the agents' workspace, where reading runs without asking.
+        print(
+            f"overseer mcp: no workspace: the agents would work in {Path.cwd()}, the folder this "
+            "client started Overseer in. Name their folder with --workspace DIR, OVERSEER_WORKSPACE "
+            "or `workspace:` in overseer.yaml; `overseer mcp-config` writes it into the client's config.",
+            file=sys.stderr,
+        )
+        return 2
     await serve_embedded(settings, expose_tools=args.expose_tools or settings.expose_tools)
     return 0
 
@@ -284,13 +302,18 @@ def _host_token(settings: Settings) -> str | None:
 def _mcp_config(args: argparse.Namespace) -> int:
     from backend.gateway.client_config import client_config
 
-    settings = _settings(args)
+    if args.host_url and args.workspace:
+        print("overseer mcp-config: --workspace applies to an embedded host; the running host works in "
+              "its own workspace", file=sys.stderr)
+        return 2
+    settings = _settings(args, workspace=args.workspace)
     env: dict[str, str] = {}
     if args.host_url is None:
-        # Claude Desktop starts servers in a folder of its own; pin the workspace. Claude Code
-        # starts them in the project, which is the workspace a person expects there.
-        if args.client == "claude-desktop" or settings.workspace is not None:
-            env["OVERSEER_WORKSPACE"] = str(settings.resolved_workspace)
+        # `overseer mcp` needs an explicit workspace: clients start servers in a folder of their
+        # own (Claude Desktop: `/`), so the snippet pins one, and says which on stderr.
+        env["OVERSEER_WORKSPACE"] = str(settings.resolved_workspace)
+        print(f"overseer mcp-config: the agents' workspace is {env['OVERSEER_WORKSPACE']} "
+              "(choose another with --workspace DIR)", file=sys.stderr)
         for name in ("OVERSEER_MODEL", "OVERSEER_API_BASE"):
             if os.environ.get(name):
                 env[name] = os.environ[name]

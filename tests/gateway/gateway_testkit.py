@@ -162,10 +162,10 @@ async def served_app(
             sock.close()
 
 
-def stdio_params(args: list[str], env: dict[str, str]) -> StdioServerParameters:
-    """`python -m backend.cli ARGS` as an MCP stdio server."""
+def stdio_params(args: list[str], env: dict[str, str], *, cwd: Path = REPO) -> StdioServerParameters:
+    """`python -m backend.cli ARGS` as an MCP stdio server, started in `cwd`."""
     return StdioServerParameters(
-        command=sys.executable, args=["-m", "backend.cli", *args], env=env, cwd=str(REPO)
+        command=sys.executable, args=["-m", "backend.cli", *args], env=env, cwd=str(cwd)
     )
 
 

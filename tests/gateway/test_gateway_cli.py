@@ -52,3 +52,28 @@ def test_expose_tools_in_the_config_turns_the_gateway_s_tool_export_on(tmp_path)
     forced = create_app(both, expose_tools=False)
     exported = [app.state.gateway.gateway.exposed is not None for app in (on, off, forced)]
     assert exported == [True, False, False]
+
+
+def test_mcp_config_for_claude_code_pins_the_current_directory_as_the_workspace(tmp_path, capsys, monkeypatch):
+    # Claude Code starts servers in the project, but other clients (and `/`) do not: always pin it.
+    monkeypatch.delenv("OVERSEER_WORKSPACE", raising=False)
+    monkeypatch.setenv("OVERSEER_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.chdir(tmp_path)
+    assert main(["mcp-config", "claude-code"]) == 0
+    printed = capsys.readouterr()
+    assert json.loads(printed.out)["mcpServers"]["overseer"]["env"]["OVERSEER_WORKSPACE"] == str(tmp_path.resolve())
+    assert str(tmp_path.resolve()) in printed.err
+
+
+def test_mcp_config_writes_the_workspace_its_flag_names(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("OVERSEER_WORKSPACE", str(tmp_path / "elsewhere"))
+    monkeypatch.setenv("OVERSEER_DATA_DIR", str(tmp_path / "data"))
+    assert main(["mcp-config", "claude-desktop", "--workspace", str(tmp_path / "project")]) == 0
+    server = json.loads(capsys.readouterr().out)["mcpServers"]["overseer"]
+    assert server["env"]["OVERSEER_WORKSPACE"] == str((tmp_path / "project").resolve())
+
+
+def test_a_workspace_for_a_running_host_is_refused(capsys):
+    assert main(["mcp", "--host-url", "http://127.0.0.1:9", "--workspace", "/tmp"]) == 2
+    assert capsys.readouterr().err.startswith("overseer mcp: ")
+    assert main(["mcp-config", "claude-code", "--host-url", "http://127.0.0.1:9", "--workspace", "/tmp"]) == 2

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import sys
+from pathlib import Path
 
 import anyio
 import mcp_types as wire
@@ -180,3 +181,36 @@ async def test_the_bridge_refuses_to_start_with_a_wrong_token_and_says_why(tmp_p
     assert proc.returncode == 2
     assert out == b""
     assert b"401" in err
+
+
+async def test_without_a_workspace_overseer_mcp_refuses_to_start_and_says_how_to_name_one(tmp_path):
+    # Claude Desktop starts its servers in `/`: that was the agents' workspace, read without asking.
+    with ScriptedModelServer() as model:
+        env = embedded_env(tmp_path, model)
+        del env["OVERSEER_WORKSPACE"]
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "backend.cli", "mcp",
+            cwd="/", env=env, stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        )  # fmt: skip
+        with anyio.fail_after(BOUND):
+            out, err = await proc.communicate()
+    assert proc.returncode == 2
+    assert out == b""
+    assert b"--workspace" in err and b"OVERSEER_WORKSPACE" in err
+    assert not (tmp_path / "data").exists()
+
+
+async def test_overseer_mcp_started_in_the_root_works_in_the_workspace_its_flag_names(tmp_path):
+    async def allow(context, params):
+        return accept("allow_once")
+
+    with ScriptedModelServer([write_file(), Reply(text="wrote x.txt")]) as model:
+        env = embedded_env(tmp_path, model)
+        workspace = Path(env.pop("OVERSEER_WORKSPACE"))
+        params = stdio_params(["mcp", "--workspace", str(workspace)], env, cwd=Path("/"))
+        async with Client(params, mode="legacy", elicitation_callback=allow) as client:
+            with anyio.fail_after(BOUND):
+                result = await client.call_tool("invoke_agent", {"prompt": "w"})
+    assert result.content[0].text == "wrote x.txt"
+    assert (workspace / "x.txt").read_text() == "hi"
