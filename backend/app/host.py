@@ -34,6 +34,7 @@ from backend.permissions.gate import ToolGate
 from backend.permissions.hooks import HookChain
 from backend.scheduler import Scheduler
 from backend.skills.catalog import SkillCatalog
+from backend.store.media import MediaStore
 from backend.store.sqlite import SqliteStore
 from backend.workflows.files import WorkflowLibrary
 from backend.workflows.runner import WorkflowRunner
@@ -82,6 +83,8 @@ class Host:
         self.modes = ModeRegistry(BUILTIN_MODES_DIR, self.data_dir / "modes")
         self.skills = SkillCatalog(BUILTIN_SKILLS_DIR, self.data_dir / "skills")
         self.store = SqliteStore(settings.db_path)
+        self.media = MediaStore(self.data_dir / "media")
+        """Images and audio of tool results, as files beside the database."""
         self.bus = EventBus(self.store)
         # A pool may be shared (tests, benchmarks); then it is started and closed by its owner.
         self._owns_pool = pool is None
@@ -99,6 +102,7 @@ class Host:
             tools=self.pool,
             sessions=self,  # type: ignore[arg-type]  # forwarded to the runner below
             hooks=self.hooks,
+            media=self.media,
         )
         self.claude_sdk = ClaudeSdkEngine(
             store=self.store,

@@ -7,6 +7,7 @@ sub-agents here (by a store query on `parent_id`, never by scanning every sessio
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -224,6 +225,8 @@ class SessionService:
             await self.broker.cancel(approval.id, DELETED)
         await self.runner.stop(session_id)
         await self.store.delete_session(session_id)
+        if self.runner.gate.media is not None:  # its tool results' images and audio go too
+            await asyncio.to_thread(self.runner.gate.media.remove_session, session_id)
 
     async def last_answer(self, session_id: str) -> str:
         """The session's last assistant text ("" when the agent has not answered in words)."""

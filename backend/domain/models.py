@@ -7,6 +7,7 @@ from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, Field
 
+from backend.domain.media import MediaFile
 from backend.domain.tools import ToolAnnotations
 
 SessionStatus = Literal["idle", "running", "waiting_approval", "completed", "stopped", "error"]
@@ -158,6 +159,8 @@ class Message(BaseModel):
     name: str | None = None
     is_error: bool = False
     attachments: list[Attachment] = Field(default_factory=list)
+    media: list[MediaFile] = Field(default_factory=list)
+    """A tool message's images and audio, kept as files (see `backend.store.media`)."""
     created_at: datetime = Field(default_factory=utcnow)
 
 
@@ -173,6 +176,8 @@ class ToolCallRecord(BaseModel):
     """What let it run or stopped it, e.g. "allow_once (user)" or "deny rule Bash(rm *) (user)"."""
     result: str | None = None
     is_error: bool = False
+    media: list[MediaFile] = Field(default_factory=list)
+    """The images and audio of the result, as its tool message keeps them."""
     started_at: datetime | None = None
     finished_at: datetime | None = None
     created_at: datetime = Field(default_factory=utcnow)

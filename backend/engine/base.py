@@ -13,6 +13,7 @@ from backend.domain.models import Session, Usage
 from backend.engine.events import EventBus
 from backend.engine.loop import LoopLimits, LoopResult, run_agent_loop
 from backend.engine.model import ModelClient
+from backend.engine.tool_media import tool_image_style
 from backend.engine.turn import Turn
 from backend.permissions.gate import ToolGate
 from backend.store.base import Store
@@ -58,15 +59,20 @@ class LiteLlmEngine:
         on_usage: Callable[[Usage], Awaitable[None]],
         on_sdk_session: Callable[[str], Awaitable[object]],
     ) -> LoopResult:
+        model = self.model_for(session)
+        # Every model a request may go to (LiteLLMClient's primary and fallbacks) decides the form.
+        models = [getattr(model, "model", session.model), *getattr(model, "fallback_models", [])]
         return await run_agent_loop(
             session=turn.gate_session,
             system_prompt=turn.system_prompt,
             tools=turn.tools,
-            model=self.model_for(session),
+            model=model,
             gate=self.gate,
             store=self.store,
             bus=self.bus,
             limits=limits,
             on_usage=on_usage,
             history_from=session.memory_from,
+            read_media=self.gate.media.read_base64 if self.gate.media is not None else None,
+            tool_images=tool_image_style(models),
         )

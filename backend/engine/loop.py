@@ -11,6 +11,7 @@ import asyncio
 import json
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, Literal
 
 from backend.domain.models import Message, ToolCallRequest, Usage
@@ -19,6 +20,7 @@ from backend.engine.context import user_content
 from backend.engine.events import EventBus
 from backend.engine.model import ModelClient, ModelError
 from backend.engine.settle import settle_open_calls
+from backend.engine.tool_media import ReadMedia, ToolImageStyle, images_message, images_to_send, tool_message
 from backend.permissions.gate import GateCall, GateSession, ToolGate
 from backend.store.base import Store
 
@@ -60,13 +62,22 @@ def tool_schemas(tools: list[ToolInfo]) -> list[dict[str, Any]]:
     ]
 
 
-def to_wire(system_prompt: str, history: list[Message]) -> list[dict[str, Any]]:
+def to_wire(
+    system_prompt: str,
+    history: list[Message],
+    *,
+    read_media: ReadMedia | None = None,
+    tool_images: ToolImageStyle = "user_message",
+) -> list[dict[str, Any]]:
     """The transcript in OpenAI chat shape, each tool result right after the call that asked for it.
 
     Results are stored in completion order and user messages may arrive while tools run, so the
-    stored order is not always a valid request order.
+    stored order is not always a valid request order. Images of tool results are read with
+    `read_media` and placed as `tool_images` says (see `backend.engine.tool_media`). Reads files:
+    call it from a worker thread when the history holds media.
     """
     results = {m.tool_call_id: m for m in history if m.role == "tool" and m.tool_call_id}
+    sent = images_to_send(history, read_media)
     wire: list[dict[str, Any]] = [{"role": "system", "content": system_prompt}] if system_prompt else []
     for message in history:
         if message.role == "tool":
@@ -83,10 +94,10 @@ def to_wire(system_prompt: str, history: list[Message]) -> list[dict[str, Any]]:
                     for c in message.tool_calls
                 ]
             wire.append(entry)
-            for call in message.tool_calls:
-                result = results.get(call.id)
-                if result is not None:
-                    wire.append({"role": "tool", "tool_call_id": call.id, "content": result.content})
+            answered = [r for r in (results.get(c.id) for c in message.tool_calls) if r is not None]
+            wire += [tool_message(r, sent, tool_images) for r in answered]
+            if tool_images == "user_message" and (images := images_message(answered, sent)):
+                wire.append(images)
         elif message.role == "user":
             wire.append({"role": "user", "content": user_content(message)})
         else:
@@ -106,11 +117,14 @@ async def run_agent_loop(
     limits: LoopLimits,
     on_usage: Callable[[Usage], Awaitable[None]],
     history_from: int = 0,
+    read_media: ReadMedia | None = None,
+    tool_images: ToolImageStyle = "user_message",
 ) -> LoopResult:
     """Drive one session until the model answers with text, a limit, or an error.
 
     The model is sent only messages with idx >= `history_from`: older ones live on in the
-    workspace memory (see `backend.engine.memory`).
+    workspace memory (see `backend.engine.memory`). Tool results' images are read with
+    `read_media` and sent as `tool_images` says.
     """
     sid = session.session_id
     schemas = tool_schemas(tools)
@@ -142,9 +156,13 @@ async def run_agent_loop(
         async def on_retry(note: str) -> None:
             await bus.publish(sid, "model.retry", {"message": note})
 
+        visible = [m for m in history if m.idx >= history_from]
+        wire = partial(to_wire, system_prompt, visible, read_media=read_media, tool_images=tool_images)
+        # Images are files: read them off the event loop.
+        messages = await asyncio.to_thread(wire) if any(m.media for m in visible) else wire()
         try:
             turn = await model.complete(
-                messages=to_wire(system_prompt, [m for m in history if m.idx >= history_from]),
+                messages=messages,
                 tools=schemas,
                 on_delta=on_delta,
                 on_retry=on_retry,

@@ -30,6 +30,7 @@ from backend.domain.models import (
     ToolCallRecord,
     utcnow,
 )
+from backend.domain.media import MediaFile, MediaKind
 from backend.domain.tools import ToolInfo, ToolResult
 from backend.permissions.approvals import ApprovalBroker, ApprovalError, Publisher
 from backend.permissions.hooks import ToolHooks
@@ -38,6 +39,7 @@ from backend.permissions.policy import Evaluation, FixedPolicy, Policy, PolicyEn
 from backend.permissions.rules import RuleSet
 from backend.permissions.search_results import Redactor, search_redactor
 from backend.store.base import Store, Written
+from backend.store.media import MediaStore
 
 INTERRUPTED = (
     "The host restarted while this tool call was running. It was not run again: "
@@ -143,8 +145,10 @@ class ToolGate:
         tools: ToolRunner,
         sessions: SessionSink,
         hooks: ToolHooks | None = None,
+        media: MediaStore | None = None,
     ) -> None:
-        """`policy`: the host's PolicyService, or an engine the gate then keeps in memory."""
+        """`policy`: the host's PolicyService, or an engine the gate then keeps in memory.
+        `media`: where results' images and audio are kept; without it only their text is."""
         self.policies: PolicySource = FixedPolicy(policy) if isinstance(policy, PolicyEngine) else policy
         self.broker = broker
         self.store = store
@@ -152,6 +156,7 @@ class ToolGate:
         self.tools = tools
         self.sessions = sessions
         self.hooks = hooks or ToolHooks()
+        self.media = media
         self.shutting_down = False
         """Set on host shutdown: cancelled calls are then left as stored, for recovery."""
         self._allowed: dict[tuple[str, str], GateDecision] = {}
@@ -389,9 +394,11 @@ class ToolGate:
     async def _finish(self, record: ToolCallRecord, result: ToolResult, status: str) -> ToolResult:
         if result.is_error and not result.text.endswith(ERROR_HINT):
             result = result.model_copy(update={"text": result.text + ERROR_HINT})
+        media = await self._keep_media(record.session_id, result)
         record.status = status  # type: ignore[assignment]
         record.result = result.text
         record.is_error = result.is_error
+        record.media = media
         record.finished_at = utcnow()
         message = Message(
             session_id=record.session_id,
@@ -400,6 +407,7 @@ class ToolGate:
             tool_call_id=record.id,
             name=record.name,
             is_error=result.is_error,
+            media=media,
         )
         # Shielded: a stop arriving mid-write must not leave the call half-recorded.
         await asyncio.shield(
@@ -413,11 +421,26 @@ class ToolGate:
                     "is_error": result.is_error,
                     "text": result.text,
                     "spilled_to": result.spilled_to,
+                    "media": [m.model_dump() for m in media],
+                    "structured": result.structured,
                 },
                 persist=lambda event: _event_of(self.store.finish_tool_call(record, message, event=event)),
             )
         )
         return result
+
+    async def _keep_media(self, session_id: str, result: ToolResult) -> list[MediaFile]:
+        """Write the result's images and audio to the media folder; the message refers to them."""
+        if self.media is None or not (result.images or result.audio):
+            return []
+        store = self.media
+        kinds: list[tuple[MediaKind, dict[str, str]]] = [("image", i) for i in result.images]
+        kinds += [("audio", a) for a in result.audio]
+
+        def write() -> list[MediaFile]:
+            return [store.save_base64(session_id, kind, m["mime_type"], m["data"]) for kind, m in kinds]
+
+        return await asyncio.to_thread(write)
 
     async def record_interrupted(self, record: ToolCallRecord) -> None:
         """A call the previous process left running: reported to the model, never re-run."""

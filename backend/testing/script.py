@@ -13,6 +13,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from backend.engine.tool_media import TOOL_IMAGES_PREAMBLE
+
 Api = Literal["openai", "anthropic"]
 
 
@@ -70,6 +72,17 @@ class SeenToolResult:
     tool_call_id: str | None = None
 
 
+@dataclass(kw_only=True)
+class SeenImage:
+    """An image found in the conversation a request carries, and where it was."""
+
+    mime_type: str
+    data: str
+    """Base64."""
+    in_tool_result: bool
+    """Inside a tool result (Anthropic's native form), or in a user message (OpenAI's)."""
+
+
 @dataclass
 class ModelRequest:
     """What the server received, normalised across the OpenAI and Anthropic APIs."""
@@ -109,6 +122,8 @@ class ModelRequest:
         `tool_result` blocks of the last user message (Anthropic). Empty if the last turn has none."""
         trailing: list[SeenToolResult] = []
         for message in reversed(self.messages):
+            if _is_tool_images(message) and not trailing:
+                continue  # the user message carrying the turn's images (OpenAI-style APIs)
             found = _results_in(message)
             if not found:
                 break
@@ -125,14 +140,33 @@ class ModelRequest:
             results = _results_in(message)
             if results:
                 found.extend(results)
-            elif since_prompt and message.get("role") == "user":
+            elif since_prompt and _is_prompt(message):
                 found = []
+        return found
+
+    def images(self, *, since_prompt: bool = True) -> list[SeenImage]:
+        """Images in order, in either API's form; with `since_prompt`, only those after the
+        person's last prompt."""
+        found: list[SeenImage] = []
+        for message in self.messages:
+            if since_prompt and _is_prompt(message):
+                found = []
+            content = message.get("content")
+            if not isinstance(content, list):
+                continue
+            for block in content:
+                if not isinstance(block, dict):
+                    continue
+                if block.get("type") == "tool_result" and isinstance(block.get("content"), list):
+                    found += [i for b in block["content"] if (i := _image_of(b, in_tool_result=True))]
+                elif image := _image_of(block, in_tool_result=message.get("role") == "tool"):
+                    found.append(image)
         return found
 
     def last_prompt(self) -> str:
         """Text of the person's last prompt (the last user message that is not tool results)."""
         for message in reversed(self.messages):
-            if message.get("role") == "user" and not _results_in(message):
+            if _is_prompt(message):
                 return _text_of(message.get("content"))
         return ""
 
@@ -188,6 +222,37 @@ def _text_of(content: Any) -> str:
                 texts.append(block["text"])
         return "\n".join(texts)
     return str(content)
+
+
+def _is_tool_images(message: dict) -> bool:
+    """The user message that carries a turn's tool images for OpenAI-style APIs."""
+    content = message.get("content")
+    return (
+        message.get("role") == "user"
+        and isinstance(content, list)
+        and bool(content)
+        and isinstance(content[0], dict)
+        and str(content[0].get("text", "")).startswith(TOOL_IMAGES_PREAMBLE)
+    )
+
+
+def _is_prompt(message: dict) -> bool:
+    """A user message that is the person's: neither tool results nor a turn's tool images."""
+    return message.get("role") == "user" and not _results_in(message) and not _is_tool_images(message)
+
+
+def _image_of(block: Any, *, in_tool_result: bool) -> SeenImage | None:
+    """An image block (Anthropic) or `image_url` part with a data URL (OpenAI), else None."""
+    if not isinstance(block, dict):
+        return None
+    if block.get("type") == "image":
+        source = block.get("source") or {}
+        return SeenImage(mime_type=str(source.get("media_type")), data=str(source.get("data")), in_tool_result=in_tool_result)
+    if block.get("type") == "image_url":
+        url = (block.get("image_url") or {}).get("url", "")
+        head, _, data = str(url).partition(";base64,")
+        return SeenImage(mime_type=head.removeprefix("data:"), data=data, in_tool_result=in_tool_result)
+    return None
 
 
 def _results_in(message: dict) -> list[SeenToolResult]:

@@ -34,7 +34,9 @@ def earlier_context(history: list[Message], *, memory_from: int, before: int) ->
         if m.idx < memory_from or m.idx >= before:
             continue
         if m.role == "tool":
-            lines.append(f"[result of {m.name}] {m.content}")
+            images = sum(1 for media in m.media if media.kind == "image")
+            shown = f" [{images} image{'s' if images > 1 else ''}, not repeated here]" if images else ""
+            lines.append(f"[result of {m.name}] {m.content}{shown}")
         elif m.role in ("user", "assistant"):
             calls = "".join(f"\n[called {c.name} {c.arguments}]" for c in m.tool_calls)
             lines.append(f"{m.role}: {m.content}{calls}")
