@@ -38,6 +38,16 @@ def media_extension(kind: MediaKind, mime_type: str) -> str | None:
     return (IMAGE_TYPES if kind == "image" else AUDIO_TYPES).get(mime_type.lower())
 
 
+def media_type_of(name: str) -> str | None:
+    """The type a stored file is served as, from its extension; None for no kept extension."""
+    extension = "." + name.rpartition(".")[2].lower()
+    for types in (IMAGE_TYPES, AUDIO_TYPES):
+        for mime_type, ext in types.items():
+            if ext == extension:
+                return mime_type
+    return None
+
+
 def human_size(size: int) -> str:
     """`512 bytes`, `12.3 KB`, `6.2 MB`: sizes as the model and the person read them."""
     if size < 1024:

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
+
 from fastapi import APIRouter, Query, Response, status
+from fastapi.responses import FileResponse
 
 from backend.api.deps import MAX_STORED_INT, Approver, HostDep, Viewer
 from backend.api.schemas import CreateSession, SendMessage, SessionDetail
+from backend.domain.media import AUDIO_TYPES, IMAGE_TYPES, media_type_of
 from backend.domain.models import Event, Session, SessionStatus
 from backend.engine.chat import ChatResult
 
@@ -77,3 +81,28 @@ async def delete_session(session_id: str, host: HostDep, _: Approver) -> Respons
     """Withdraw the approvals asked in the session, stop it, delete it."""
     await host.sessions.delete(session_id)
     return Response(status_code=status.HTTP_204_NO_CONTENT)
+
+
+MEDIA_HEADERS = {
+    # A tool's bytes are served as the type their name says and are never run as a page.
+    "X-Content-Type-Options": "nosniff",
+    "Content-Security-Policy": "default-src 'none'; sandbox",
+    "Cache-Control": "private, max-age=31536000, immutable",  # named by content: never changes
+}
+
+
+@router.get(
+    "/{session_id}/media/{name}",
+    response_class=FileResponse,
+    responses={
+        200: {
+            "description": "The image or audio clip a tool returned",
+            "content": {t: {"schema": {"type": "string", "format": "binary"}} for t in {**IMAGE_TYPES, **AUDIO_TYPES}},
+        }
+    },
+)
+async def session_media(session_id: str, name: str, host: HostDep, _: Viewer) -> FileResponse:
+    """An image or audio clip of one of the session's tool results, by the name its message gives."""
+    await host.store.get_session(session_id)
+    path = await asyncio.to_thread(host.media.path, session_id, name)
+    return FileResponse(path, media_type=media_type_of(name), headers=MEDIA_HEADERS)
