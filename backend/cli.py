@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import logging
 import os
@@ -189,17 +190,25 @@ async def _servers(args: argparse.Namespace) -> int:
 
     settings = _settings(args)
     async with McpPool(server_configs(settings), log_dir=settings.data_dir.expanduser() / "logs") as pool:
-        await pool.wait_ready(timeout=args.timeout)
+        # A server still starting at the bound is shown as "starting" and counts as not working.
+        with contextlib.suppress(TimeoutError):
+            await pool.wait_ready(timeout=args.timeout)
         statuses = pool.statuses()
+    # Only enabled servers are listed (server_configs leaves the disabled out): each must work.
+    failing = [s for s in statuses if s.state != "ready"]
     if args.json:
         print(json.dumps([_status_json(s) for s in statuses], indent=2))
-        return 0
-    for status in statuses:
-        print(f"{status.name}: {status.state}" + (f" ({status.error})" if status.error else ""))
-        for tool in status.tools:
-            hints = [k for k, v in tool.annotations.model_dump().items() if v is True]
-            print(f"  {tool.name}" + (f"  [{', '.join(hints)}]" if hints else ""))
-    return 0 if all(s.state == "ready" for s in statuses) else 1
+        # stdout is for programs; a person running this still sees what failed, and why.
+        for status in failing:
+            print(f"overseer servers: {status.error or f'MCP server {status.name!r} is {status.state}'}",
+                  file=sys.stderr)
+    else:
+        for status in statuses:
+            print(f"{status.name}: {status.state}" + (f" ({status.error})" if status.error else ""))
+            for tool in status.tools:
+                hints = [k for k, v in tool.annotations.model_dump().items() if v is True]
+                print(f"  {tool.name}" + (f"  [{', '.join(hints)}]" if hints else ""))
+    return 1 if failing else 0
 
 
 def _status_json(status: Any) -> dict[str, Any]:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import os
 import stat
+import subprocess
+import sys
 
 import pytest
 
@@ -13,6 +15,35 @@ from backend.domain.models import Approval, utcnow
 from backend.terminal import TerminalUI
 from backend.testing import Reply, ScriptedModelServer, ScriptedToolCall
 from backend.testing.harness import only_servers_env
+from backend.testing.process import REPO
+
+BOUND = 120  # seconds a whole `overseer` child may take; it ends by itself long before
+
+# A server that cannot start, as one missing its token would: it says why on stderr and exits.
+BROKEN_SERVER = {
+    "command": sys.executable,
+    "args": ["-c", "import sys; print('boom: GITHUB_TOKEN is not set', file=sys.stderr); sys.exit(3)"],
+}
+
+
+def overseer(args: list[str], env: dict[str, str], cwd) -> subprocess.CompletedProcess[str]:
+    """`overseer ARGS` as a real child process, run to its end (bounded)."""
+    return subprocess.run(
+        [sys.executable, "-m", "backend.cli", *args], cwd=cwd, env=env, stdin=subprocess.DEVNULL,
+        capture_output=True, text=True, timeout=BOUND,
+    )  # fmt: skip
+
+
+def with_broken_server(tmp_path, *keep: str) -> dict[str, str]:
+    """An environment whose MCP servers are the built-ins `keep` and one that fails to start."""
+    servers = json.loads(only_servers_env(*keep)["OVERSEER_MCP_SERVERS"]) | {"broken": BROKEN_SERVER}
+    (tmp_path / "workspace").mkdir(exist_ok=True)
+    return {
+        **os.environ,
+        "OVERSEER_DATA_DIR": str(tmp_path / "data"),
+        "OVERSEER_WORKSPACE": str(tmp_path / "workspace"),
+        "OVERSEER_MCP_SERVERS": json.dumps(servers),
+    }
 
 
 @pytest.fixture
@@ -103,6 +134,30 @@ def test_servers_lists_the_built_in_servers_and_their_tools(workspace, capsys):
     listed = {s["name"]: s for s in json.loads(capsys.readouterr().out)}
     assert listed["file"]["state"] == listed["shell"]["state"] == "ready"
     assert "mcp__shell__exec" in [t["name"] for t in listed["shell"]["tools"]]
+
+
+def test_servers_exits_non_zero_when_an_enabled_server_fails_and_says_why_on_stderr(tmp_path):
+    # Disabled built-ins are not listed and do not count; the one broken server does.
+    done = overseer(["servers", "--json"], with_broken_server(tmp_path, "shell"), cwd=tmp_path)
+    assert done.returncode == 1
+    states = {s["name"]: s["state"] for s in json.loads(done.stdout)}
+    assert states == {"shell": "ready", "broken": "error"}
+    assert "'broken'" in done.stderr and "boom: GITHUB_TOKEN is not set" in done.stderr
+
+
+def test_run_reports_a_server_that_failed_to_start_once_on_stderr_and_as_an_event(tmp_path):
+    with ScriptedModelServer([Reply(text="done without it")]) as model:
+        env = with_broken_server(tmp_path) | {
+            "OVERSEER_MODEL": "openai/scripted", "OVERSEER_API_BASE": model.openai_base, "OVERSEER_API_KEY": "x",
+        }  # fmt: skip
+        done = overseer(["run", "hi", "--json"], env, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    events = [json.loads(line) for line in done.stdout.splitlines()]
+    failed = [e["data"] for e in events if e["type"] == "server.failed"]
+    assert [f["server"] for f in failed] == ["broken"]
+    assert "boom: GITHUB_TOKEN is not set" in failed[0]["error"]
+    assert done.stderr.count("boom: GITHUB_TOKEN is not set") == 1
+    assert "'broken'" in done.stderr
 
 
 def test_the_first_command_to_run_makes_the_data_dir_and_its_logs_owner_only(workspace, tmp_path, capsys):

@@ -7,6 +7,8 @@ the same LiteLLM HTTP path a real provider takes.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
 import sys
 from pathlib import Path
@@ -14,6 +16,7 @@ from typing import Any
 
 from backend.app.approvals import ApprovalService
 from backend.app.policy import PolicyService
+from backend.app.servers import ServerFailures
 from backend.app.sessions import SessionService
 from backend.config import Settings
 from backend.domain.models import Session
@@ -25,6 +28,7 @@ from backend.engine.loop import LoopLimits
 from backend.engine.model import LiteLLMClient, ModelClient
 from backend.engine.runner import SessionRunner
 from backend.mcp.config import HostApi, McpServerConfig, builtin_servers
+from backend.mcp.errors import McpPoolError
 from backend.mcp.pool import McpPool
 from backend.modes.registry import ModeRegistry
 from backend.paths import BUILTIN_MODES_DIR, BUILTIN_SKILLS_DIR
@@ -133,6 +137,10 @@ class Host:
             secrets=known_secrets,
         )
         self.chat = Chat(self.runner)
+        self.server_failures = ServerFailures(
+            pool=self.pool, bus=self.bus, store=self.store, is_running=self.runner.is_running
+        )
+        self._watching_servers: asyncio.Task[None] | None = None
         self.sessions = SessionService(
             store=self.store,
             runner=self.runner,
@@ -160,6 +168,8 @@ class Host:
         await self.store.open()
         if self._owns_pool:
             await self.pool.start()
+        # Start failures reach stderr even while no session runs (`serve`, `mcp`).
+        self._watching_servers = asyncio.create_task(self._report_start_failures(), name="mcp-start-failures")
         if self.is_demo:
             self._demo_server()
         if recover:
@@ -188,6 +198,9 @@ class Host:
         await self.scheduler.aclose()
         await self.workflows.aclose()
         await self.runner.aclose()
+        if self._watching_servers is not None:
+            self._watching_servers.cancel()
+            await asyncio.wait({self._watching_servers})
         if self._owns_pool:
             await self.pool.aclose()
         if self.demo is not None:
@@ -211,7 +224,18 @@ class Host:
 
     async def _ready_tools(self) -> list[ToolInfo]:
         await self.pool.wait_ready(timeout=TOOLS_READY_TIMEOUT)
+        # Inside the turn, so its session hears of a failed server before going on without it.
+        await self.server_failures.report()
         return self.pool.tools()
+
+    async def _report_start_failures(self) -> None:
+        # A server still starting at the pool's bound is not a failure yet; the next turn looks again.
+        with contextlib.suppress(TimeoutError, McpPoolError):
+            await self.pool.wait_ready()
+        try:
+            await self.server_failures.report()
+        except Exception:  # a report that cannot be written must not go unseen either
+            log.exception("reporting failed MCP servers failed")
 
     def _demo_server(self) -> Any:
         if self.demo is None:

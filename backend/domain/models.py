@@ -49,6 +49,7 @@ EventType = Literal[
     "tool.result",
     "approval.requested",  # data: the Approval
     "approval.resolved",  # id, status, decision, decided_by, decider
+    "server.failed",  # server, error (with the end of its log): its tools are left out
     # workflows
     "workflow.step",
     "workflow.gate",
