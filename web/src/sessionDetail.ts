@@ -6,7 +6,7 @@
 import { useEffect, useReducer } from "react";
 import { api } from "./api";
 import { live } from "./live";
-import type { LiveEvent, Message, SessionDetail, ToolCall, Usage } from "./types";
+import type { LiveEvent, MediaFile, Message, SessionDetail, ToolCall, Usage } from "./types";
 
 export interface Token {
   seq: number;
@@ -167,6 +167,7 @@ function apply(state: DetailState, event: LiveEvent): DetailState {
         decision: previous?.decision ?? null,
         result: typeof data.text === "string" ? data.text : (previous?.result ?? null),
         is_error: Boolean(data.is_error),
+        media: Array.isArray(data.media) ? (data.media as MediaFile[]) : (previous?.media ?? []),
         started_at: previous?.started_at ?? null,
         finished_at: event.created_at,
       };

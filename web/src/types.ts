@@ -44,6 +44,14 @@ export interface Attachment {
   mime_type?: string | null;
 }
 
+/** An image or audio clip a tool returned, kept as a file of the session's media folder. */
+export interface MediaFile {
+  kind: "image" | "audio";
+  name: string;
+  mime_type: string;
+  size: number;
+}
+
 export interface Message {
   idx: number;
   role: "system" | "user" | "assistant" | "tool";
@@ -52,6 +60,7 @@ export interface Message {
   tool_call_id: string | null;
   is_error: boolean;
   attachments?: Attachment[];
+  media?: MediaFile[];
   created_at: string;
 }
 
@@ -73,6 +82,7 @@ export interface ToolCall {
   decision: string | null;
   result: string | null;
   is_error: boolean;
+  media?: MediaFile[];
   started_at: string | null;
   finished_at: string | null;
 }

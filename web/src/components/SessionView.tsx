@@ -9,7 +9,7 @@ import { navigate, sessionHref } from "../router";
 import { modeLabel, useModes } from "../modes";
 import { useSessionDetail, type TimelineNote } from "../sessionDetail";
 import { decidedList, forgetSession, pendingList, upsertSession, useAppState } from "../store";
-import type { Message, Session, ToolCall } from "../types";
+import type { MediaFile, Message, Session, ToolCall } from "../types";
 import { Breadcrumb } from "./ApprovalCard";
 import { ApprovalQueue } from "./ApprovalQueue";
 import { ArgumentsView } from "./Arguments";
@@ -28,7 +28,32 @@ const STATUS_TEXT: Record<ToolCall["status"], string> = {
   stopped: "stopped",
 };
 
-function ToolCallCard({ call }: { call: ToolCall }) {
+/** What a tool returned beyond text: images (each opens full size) and audio, always in view. */
+function ToolMedia({ sessionId, media }: { sessionId: string; media: MediaFile[] }) {
+  if (media.length === 0) return null;
+  const url = (m: MediaFile) => `/api/sessions/${encodeURIComponent(sessionId)}/media/${encodeURIComponent(m.name)}`;
+  return (
+    <div className="tool-media" data-testid="tool-media">
+      {media.map((m) =>
+        m.kind === "image" ? (
+          <a key={m.name} href={url(m)} target="_blank" rel="noreferrer" title={`${m.mime_type}, ${formatBytes(m.size)}: open full size`}>
+            <img src={url(m)} alt={`Image returned by the tool (${m.mime_type})`} loading="lazy" data-testid="tool-media-image" />
+          </a>
+        ) : (
+          <audio key={m.name} controls preload="none" src={url(m)} data-testid="tool-media-audio" title={`${m.mime_type}, ${formatBytes(m.size)}`} />
+        ),
+      )}
+    </div>
+  );
+}
+
+function formatBytes(size: number): string {
+  if (size < 1024) return `${size} bytes`;
+  if (size < 1024 * 1024) return `${(size / 1024).toFixed(1)} KB`;
+  return `${(size / 1024 / 1024).toFixed(1)} MB`;
+}
+
+function ToolCallCard({ call, sessionId }: { call: ToolCall; sessionId: string }) {
   const running = call.status === "running";
   const now = useNow(running);
   const { server, tool } = splitToolName(call.name);
@@ -36,6 +61,7 @@ function ToolCallCard({ call }: { call: ToolCall }) {
   const finished = call.finished_at ? Date.parse(call.finished_at) : null;
   const duration = started !== null ? (finished ?? now) - started : null;
   return (
+    <>
     <details className={`tool-card status-${call.status}`} data-testid="tool-call" data-tool-call-id={call.id} data-status={call.status}>
       <summary>
         <span className={`tool-dot dot-${call.status}`} aria-hidden="true" />
@@ -65,10 +91,22 @@ function ToolCallCard({ call }: { call: ToolCall }) {
         )}
       </div>
     </details>
+    <ToolMedia sessionId={sessionId} media={call.media ?? []} />
+    </>
   );
 }
 
-function MessageBubble({ message, toolCalls, resultFor }: { message: Message; toolCalls: Record<string, ToolCall>; resultFor: Map<string, Message> }) {
+function MessageBubble({
+  message,
+  toolCalls,
+  resultFor,
+  sessionId,
+}: {
+  message: Message;
+  toolCalls: Record<string, ToolCall>;
+  resultFor: Map<string, Message>;
+  sessionId: string;
+}) {
   if (message.role === "tool" || message.role === "system") return null;
   return (
     <div className={`message message-${message.role}`} data-testid={`message-${message.role}`}>
@@ -85,10 +123,11 @@ function MessageBubble({ message, toolCalls, resultFor }: { message: Message; to
           decision: null,
           result: fallback?.content ?? null,
           is_error: fallback?.is_error ?? false,
+          media: fallback?.media ?? [],
           started_at: null,
           finished_at: null,
         };
-        return <ToolCallCard key={request.id} call={call} />;
+        return <ToolCallCard key={request.id} call={call} sessionId={sessionId} />;
       })}
     </div>
   );
@@ -273,14 +312,14 @@ export function SessionView({ id }: { id: string }) {
         ))}
         {detail.messages.map((m) => (
           <Fragment key={m.idx}>
-            <MessageBubble message={m} toolCalls={detail.toolCalls} resultFor={resultFor} />
+            <MessageBubble message={m} toolCalls={detail.toolCalls} resultFor={resultFor} sessionId={id} />
             {placed.after.get(m.idx)?.map((n) => <Note key={n.seq} note={n} />)}
           </Fragment>
         ))}
         {orphans.length > 0 && (
           <div className="message message-assistant">
             {orphans.map((c) => (
-              <ToolCallCard key={c.id} call={c} />
+              <ToolCallCard key={c.id} call={c} sessionId={id} />
             ))}
           </div>
         )}
