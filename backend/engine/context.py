@@ -13,13 +13,16 @@ from pathlib import Path
 from typing import Any
 
 from backend.domain.errors import BadRequest
+from backend.domain.media import IMAGE_TYPES as MEDIA_IMAGE_TYPES
+from backend.domain.media import MAX_MEDIA_BYTES
 from backend.domain.models import Attachment, Message
 
 MAX_CONTEXT_FILE_BYTES = 512 * 1024
 TREE_DEPTH = 4
 MAX_TREE_ENTRIES = 2000
-MAX_IMAGE_BYTES = 5 * 1024 * 1024
-IMAGE_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp")
+MAX_IMAGE_BYTES = MAX_MEDIA_BYTES
+IMAGE_TYPES = tuple(MEDIA_IMAGE_TYPES)
+"""The same types and limit as images of tool results: what models read."""
 # Folders nobody wants in a tree: they dwarf the project and say nothing about it.
 SKIPPED_DIRS = frozenset({".git", "node_modules", "__pycache__", ".venv", "venv", ".mypy_cache", ".pytest_cache"})
 
