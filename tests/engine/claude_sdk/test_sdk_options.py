@@ -27,6 +27,7 @@ from backend.engine.claude_sdk.options import (
 from backend.engine.claude_sdk.proxy import TOOL_USE_ID_META, proxy_servers
 from backend.engine.claude_sdk.transcript import earlier_context, prompt_blocks, unsent_user_messages
 from backend.app.host import Host
+from backend.domain.media import MediaFile
 from backend.permissions.policy import DEFAULT_POLICIES, PolicyEngine
 from backend.permissions.rules import RuleSet
 
@@ -144,6 +145,16 @@ def test_a_run_sends_the_person_s_messages_since_the_last_answer_with_images_as_
     context = earlier_context(history, memory_from=1, before=4)
     assert "first" not in context  # cleared by /new
     assert "assistant: one" in context and "[result of t] done" in context and "assistant: answer" in context
+
+
+def test_earlier_context_names_a_results_images_without_repeating_them() -> None:
+    shot = MediaFile(kind="image", name="a" * 64 + ".png", mime_type="image/png", size=10)
+    history = [
+        Message(session_id="s", idx=0, role="tool", name="mcp__browser__screenshot", content="the page", media=[shot, shot]),
+    ]
+    assert "[result of mcp__browser__screenshot] the page [2 images, not repeated here]" in earlier_context(
+        history, memory_from=0, before=1
+    )
 
 
 def test_a_session_takes_its_engine_from_the_request_the_cli_or_the_configured_default() -> None:
