@@ -24,7 +24,7 @@ from backend.domain.tools import ToolInfo, ToolResult, split_tool_name
 from backend.mcp.config import McpServerConfig, check_server_name
 from backend.mcp.errors import McpPoolError, ToolNotFound
 from backend.mcp.results import DEFAULT_SPILL_LIMIT, cap_result, to_tool_result
-from backend.mcp.server import ServerRunner, ServerState, ServerStatus
+from backend.mcp.server import HANG_AFTER, ServerRunner, ServerState, ServerStatus
 from backend.mcp.transport import EXIT_GRACE, KILL_GRACE
 from backend.paths import private_dir
 
@@ -52,7 +52,9 @@ class McpPool:
         *,
         log_dir: Path,
         spill_limit: int = DEFAULT_SPILL_LIMIT,
+        hang_after: int = HANG_AFTER,
     ) -> None:
+        """`hang_after`: calls in a row that time out before their server is deemed hung and restarted."""
         for name in servers:
             try:
                 check_server_name(name)
@@ -61,7 +63,7 @@ class McpPool:
         self._log_dir = log_dir
         self._spill_limit = spill_limit
         self._runners = {
-            name: ServerRunner(name, config, log_path=log_dir / f"{name}.log")
+            name: ServerRunner(name, config, log_path=log_dir / f"{name}.log", hang_after=hang_after)
             for name, config in servers.items()
         }
         self._task: asyncio.Task[None] | None = None
@@ -133,19 +135,18 @@ class McpPool:
         return [runner.status() for runner in self._runners.values()]
 
     def tools(self) -> list[ToolInfo]:
-        """The catalog: every tool of every ready server, named `mcp__<server>__<tool>`."""
-        return [
-            tool
-            for runner in self._runners.values()
-            if runner.current_state()[0] == "ready"
-            for tool in runner.tools.values()
-        ]
+        """The catalog: every tool of every ready (or restarting) server, named `mcp__<server>__<tool>`."""
+        runners = [runner for runner in self._runners.values() if runner.offers_tools()]
+        return [tool for runner in runners for tool in runner.tools.values()]
 
     def tool(self, name: str) -> ToolInfo | None:
-        """The catalog entry for a full tool name, or None if no ready server offers it."""
+        """The catalog entry for a full tool name, or None if no ready (or restarting) server offers it.
+
+        A server restarting after a crash keeps its tools: a call to one waits for the restart.
+        """
         parts = split_tool_name(name)
         runner = self._runners.get(parts[0]) if parts else None
-        if parts is None or runner is None or runner.current_state()[0] != "ready":
+        if parts is None or runner is None or not runner.offers_tools():
             return None
         return runner.tools.get(parts[1])
 
@@ -162,10 +163,11 @@ class McpPool:
     ) -> ToolResult:
         """Run the tool `mcp__<server>__<tool>` for a session and return its (capped) result.
 
-        Failures the model should read (the tool failed, timed out, its server crashed or is
-        down) are `is_error` results. An unknown tool raises `ToolNotFound`; a call before
-        `start()` raises `McpPoolError`. `call_id` names the spill file of a cut result;
-        `redact` rewrites the result first, so a spill file never holds what it removed.
+        Failures the model should read (the tool failed, timed out, its server crashed, hung or
+        is down) are `is_error` results; a call to a restarting server waits for it first. An
+        unknown tool raises `ToolNotFound`; a call before `start()` raises `McpPoolError`.
+        `call_id` names the spill file of a cut result; `redact` rewrites the result first, so
+        a spill file never holds what it removed.
         """
         if self._task is None:
             raise McpPoolError("the MCP pool has not been started")

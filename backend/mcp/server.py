@@ -1,4 +1,4 @@
-"""One configured MCP server under supervision: start it, list its tools, restart it when it dies.
+"""One configured MCP server under supervision: start it, list its tools, restart it when it dies or hangs.
 
 `ServerRunner.run()` is a long-lived task that owns the server's `mcp.Client`: anyio cancel
 scopes must be entered and left in the same task, so the client lives and dies there, while
@@ -38,6 +38,12 @@ MAX_RESTARTS = 5
 RESTART_WINDOW = 60.0
 RESTART_BACKOFF = (0.2, 1.0, 2.0, 4.0, 8.0)
 """Seconds before the 1st, 2nd, ... restart within the window, so a crash loop cannot spin."""
+HANG_AFTER = 3
+"""Calls in a row that time out, with no answer to any call between them, before the server is
+deemed hung and restarted. One timeout proves nothing (a slow tool, a too-short limit), and a
+ping would not settle it: the SDK answers pings on its read loop even while every tool handler
+is stuck (a deadlock, a blocked worker). Three timeouts across all sessions with nothing coming
+back means the server no longer does its job, and a restart costs about a second."""
 
 
 @dataclass(kw_only=True)
@@ -50,6 +56,8 @@ class ServerStatus:
     tools: list[ToolInfo]
     pid: int | None
     restarts: int
+    last_restart: str | None = None
+    """Why the server was last restarted ("crashed (exit code 1)", "stopped answering ..."), if it was."""
 
 
 @dataclass(kw_only=True)
@@ -59,21 +67,33 @@ class _Connection:
     client: Client
     transport: StdioProcessTransport
     tools: dict[str, ToolInfo]
+    timeouts: int = 0
+    """Calls that timed out since this process last answered one."""
+    hung: str | None = None
+    """Set, with the reason, when this process was killed for not answering."""
 
 
 class ServerRunner:
-    """Supervises one server: states starting -> ready (-> starting on a crash) -> error | stopped."""
+    """Supervises one server: states starting -> ready (-> starting on a crash or a hang) -> error | stopped.
 
-    def __init__(self, name: str, config: McpServerConfig, *, log_path: Path) -> None:
+    A hung server (HANG_AFTER calls in a row timed out) is killed and then restarted as a
+    crashed one is; the calls pending on it get an error result saying so.
+    """
+
+    def __init__(
+        self, name: str, config: McpServerConfig, *, log_path: Path, hang_after: int = HANG_AFTER
+    ) -> None:
         self.name = name
         self.config = config
         self.log_path = log_path
+        self.hang_after = hang_after
         self.state: ServerState = "stopped"
         self.error: str | None = "disabled in the configuration" if config.disabled else None
         self.tools: dict[str, ToolInfo] = {}
         """Tools by their name on the server; kept from the last start while restarting."""
         self.pid: int | None = None
         self.restarts = 0
+        self.last_restart: str | None = None
         self._conn: _Connection | None = None
         self._stopping = False
         # Created in prepare(): anyio events need a running event loop.
@@ -90,14 +110,23 @@ class ServerRunner:
             tools=list(self.tools.values()),
             pid=self.pid if state == "ready" else None,
             restarts=self.restarts,
+            last_restart=self.last_restart,
         )
 
     def current_state(self) -> tuple[ServerState, str | None]:
         """The state and error, true even between a process's death and the supervisor noticing."""
         conn = self._conn
         if self.state == "ready" and conn is not None and conn.transport.lost.is_set():
-            return "starting", "crashed; restarting"
+            return "starting", f"{conn.hung or 'crashed'}; restarting"
         return self.state, self.error
+
+    def offers_tools(self) -> bool:
+        """Whether the catalog lists this server's tools: when ready, and while it restarts.
+
+        A call made during a restart waits for it (bounded by the start timeout), so dropping
+        the tools meanwhile would only turn the next call into "Unknown tool".
+        """
+        return self.state in ("ready", "starting") and bool(self.tools)
 
     def prepare(self) -> None:
         """Get ready to run; from here on calls wait for the server instead of failing."""
@@ -202,6 +231,7 @@ class ServerRunner:
             )
             started = False
             start_error: str | None = None
+            hung: str | None = None
             # The start deadline is a scope around the client's whole life, lifted once started:
             # the client's task groups must nest inside it (a `fail_after` around `__aenter__`
             # alone would be exited while they are still open).
@@ -212,15 +242,16 @@ class ServerRunner:
                         tools = await list_tools(client, self.name)
                         start_scope.deadline = math.inf
                         started = True
-                        self._conn = _Connection(client=client, transport=transport, tools=tools)
+                        conn = self._conn = _Connection(client=client, transport=transport, tools=tools)
                         self.tools, self.pid = tools, transport.pid
                         self._set("ready")
                         logger.info("MCP server %r ready (pid %s, %d tools)", self.name, self.pid, len(tools))
                         await transport.lost.wait()
                         # Say so before the (bounded, but not instant) teardown below.
                         self._conn, self.pid = None, None
+                        hung = conn.hung
                         if not self._stopping:
-                            self._set("starting", error="crashed; restarting")
+                            self._set("starting", error=f"{hung or 'crashed'}; restarting")
                 if not started:
                     start_error = f"did not start within {self.config.start_timeout:g} s"
             # Anything that stops a start is a start error (the client may wrap it in a group).
@@ -235,11 +266,13 @@ class ServerRunner:
                 raise _StartFailed(
                     f"MCP server {self.name!r} {start_error}{log_tail(self.log_path, log_start)}"
                 )
-        if self._stopping:
-            return False
-        reason = f"crashed (exit code {transport.returncode}); restarting"
-        logger.warning("MCP server %r %s", self.name, reason)
-        self._set("starting", error=reason)
+            if self._stopping:
+                return False
+            cause = hung or f"crashed (exit code {transport.returncode})"
+            log.write(f"--- {datetime.now().isoformat(timespec='seconds')} {cause}; restarting\n".encode())
+        logger.warning("MCP server %r %s; restarting", self.name, cause)
+        self.last_restart = cause
+        self._set("starting", error=f"{cause}; restarting")
         return True
 
     def _describe_start_failure(self, exc: Exception, transport: StdioProcessTransport) -> str:
@@ -275,10 +308,17 @@ class ServerRunner:
         limit = timeout if timeout is not None else self.config.call_timeout
         with anyio.move_on_after(limit):
             try:
-                return await conn.client.call_tool(tool, arguments, meta=meta)
+                result = await conn.client.call_tool(tool, arguments, meta=meta)
+                conn.timeouts = 0
+                return result
             except (MCPError, ValidationError, anyio.BrokenResourceError, anyio.ClosedResourceError) as exc:
                 if self._stopping:
                     return ToolResult.error(f"MCP server '{self.name}' was stopped while running '{tool}'.")
+                if conn.hung is not None:
+                    return ToolResult.error(
+                        f"{self._hung_notice(conn)}; '{tool}' was abandoned and whether it took effect "
+                        "is unknown. The tool can be called again once the server is back."
+                    )
                 if conn.transport.lost.is_set():
                     return ToolResult.error(
                         f"MCP server '{self.name}' crashed while running '{tool}'; it is being restarted "
@@ -286,9 +326,33 @@ class ServerRunner:
                         "Whether this call took effect is unknown."
                     )
                 # A protocol-level refusal (bad request, invalid result): the model may fix its call.
+                conn.timeouts = 0  # an answer all the same: the server is alive
                 return ToolResult.error(f"MCP server '{self.name}' failed to run '{tool}': {exc}")
         # Leaving the scope cancelled the request, which tells the server to stop working on it.
-        return ToolResult.error(f"tool '{full_name}' timed out after {limit:g} s")
+        timed_out = f"tool '{full_name}' timed out after {limit:g} s"
+        self._note_timeout(conn)
+        if conn.hung is not None:
+            return ToolResult.error(
+                f"{timed_out}; {self._hung_notice(conn)}. "
+                "The tool can be called again once the server is back."
+            )
+        return ToolResult.error(timed_out)
+
+    def _hung_notice(self, conn: _Connection) -> str:
+        return f"MCP server '{self.name}' {conn.hung}, so it was killed and is being restarted"
+
+    def _note_timeout(self, conn: _Connection) -> None:
+        """Count a timeout on `conn`, and kill its process once it looks hung (see HANG_AFTER)."""
+        if conn.hung is not None or conn.transport.lost.is_set():
+            return  # already dead or being replaced: nothing more to learn from it
+        conn.timeouts += 1
+        if conn.timeouts < self.hang_after:
+            return
+        conn.hung = f"stopped answering ({conn.timeouts} calls in a row timed out)"
+        logger.warning("MCP server %r %s; killing pid %s", self.name, conn.hung, conn.transport.pid)
+        # Its death is then handled as a crash's is: `run()` restarts it and every call still
+        # pending on it fails with the reason above.
+        conn.transport.kill()
 
     async def _connection(self) -> _Connection | ToolResult:
         if self._changed is None:

@@ -56,6 +56,7 @@ class StdioProcessTransport:
         self.pid: int | None = None
         self.returncode: int | None = None
         self.lost = anyio.Event()
+        self._process: Process | None = None
         self._cm: AbstractAsyncContextManager[TransportStreams] | None = None
 
     async def __aenter__(self) -> TransportStreams:
@@ -70,6 +71,18 @@ class StdioProcessTransport:
         assert self._cm is not None
         return await self._cm.__aexit__(exc_type, exc, tb)
 
+    def kill(self) -> None:
+        """SIGKILL the server's process group now, for a server that stopped answering.
+
+        The polite stop (close stdin, wait, TERM) is for servers that listen; a hung one would
+        cost its full grace periods. Its death then ends stdout, which sets `lost` as a crash does.
+        """
+        process = self._process
+        # An exited process's pid may belong to someone else by now.
+        if process is not None and process.returncode is None:
+            with suppress(ProcessLookupError, PermissionError):
+                os.killpg(process.pid, signal.SIGKILL)
+
     @asynccontextmanager
     async def _run(self) -> AsyncIterator[TransportStreams]:
         process = await anyio.open_process(
@@ -81,6 +94,7 @@ class StdioProcessTransport:
             start_new_session=True,
         )
         self.pid = process.pid
+        self._process = process
         read_writer, read_stream = anyio.create_memory_object_stream[SessionMessage | Exception](0)
         write_stream, write_reader = anyio.create_memory_object_stream[SessionMessage](0)
         writer_done = anyio.Event()
@@ -154,6 +168,11 @@ async def stop_process(process: Process) -> int | None:
                 break
         else:
             logger.warning("MCP server process %d survived SIGKILL; abandoning it", process.pid)
+    # Whatever the server left in its group (children it did not reap or stop) dies with it,
+    # whether it exited, crashed or was killed. Safe after the leader is gone: Linux does not
+    # reuse a pid while it still names a process group, and an empty group is simply not found.
+    with suppress(ProcessLookupError, PermissionError):
+        os.killpg(process.pid, signal.SIGKILL)
     with suppress(OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
         await process.stdout.aclose()
     _close_subprocess_transport(process)

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from mcp_servers._shared.cli import MANAGED_ENV
 from mcp_servers._shared.limits import SHELL_OUTPUT_BYTES, TailBuffer
+from mcp_servers.shell.reaper import REAPER
 
 DRAIN_GRACE_SECONDS = 1.0
 """How long to keep reading after the command ended, for output its background jobs still send."""
@@ -55,6 +56,7 @@ async def run_command(
             stdout=write_fd,
             stderr=write_fd,
             start_new_session=True,  # its own process group, so a timeout can kill every descendant
+            preexec_fn=REAPER.preexec(),  # and the group dies with this server, however it ends
         )
     except BaseException:
         os.close(read_fd)

@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import sys
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +25,8 @@ from backend.mcp.config import MANAGED_ENV_VAR, McpServerConfig
 
 EchoConfig = Callable[..., McpServerConfig]
 BOUND = 30  # seconds; a bound on waits, never a timing assertion
+ECHO_SERVER = Path(__file__).parent / "fixtures" / "echo_server.py"
+REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
 def ws(tmp_path: Path) -> dict[str, Any]:
@@ -31,6 +35,18 @@ def ws(tmp_path: Path) -> dict[str, Any]:
 
 def status(pool: McpPool, name: str):
     return next(s for s in pool.statuses() if s.name == name)
+
+
+async def exited(pid: int) -> None:
+    """Return once process `pid` has exited (its pidfd turns readable); the caller bounds the wait."""
+    try:
+        fd = os.pidfd_open(pid)
+    except ProcessLookupError:
+        return
+    try:
+        await anyio.wait_readable(fd)
+    finally:
+        os.close(fd)
 
 
 async def test_tools_are_named_mcp_server_tool_and_keep_annotations(tmp_path: Path, echo_config: EchoConfig):
@@ -198,6 +214,139 @@ async def test_crash_fails_in_flight_calls_and_the_next_call_runs_on_a_new_proce
         assert status(pool, "srv").pid == new_pid
         assert status(pool, "srv").restarts == 1
         assert status(pool, "srv").state == "ready"
+
+
+async def test_a_crashed_servers_tools_stay_offered_and_the_next_call_waits_for_its_restart(
+    tmp_path: Path, echo_config: EchoConfig
+):
+    async with McpPool({"srv": echo_config()}, log_dir=tmp_path / "logs") as pool:
+        with anyio.fail_after(BOUND):
+            await pool.wait_ready()
+            old_pid = status(pool, "srv").pid
+            crashed = await pool.call("mcp__srv__crash", {}, **ws(tmp_path))
+            # Right after the crash, before the new process is up: the gate looks the tool up here,
+            # and a miss would tell the model "Unknown tool" although it was told to call again.
+            assert crashed.is_error
+            assert status(pool, "srv").state == "starting"
+            assert pool.tool("mcp__srv__pid") is not None
+            assert "mcp__srv__pid" in {tool.name for tool in pool.tools()}
+            after = await pool.call("mcp__srv__pid", {}, **ws(tmp_path))
+        assert not after.is_error
+        assert int(after.text) not in (old_pid, None)
+        assert status(pool, "srv").state == "ready"
+
+
+async def test_a_call_waiting_for_a_restart_that_fails_gets_an_error_saying_why(
+    tmp_path: Path, echo_config: EchoConfig
+):
+    once = echo_config(args=[str(ECHO_SERVER), "--start-once", str(tmp_path / "started")])
+    async with McpPool({"srv": once}, log_dir=tmp_path / "logs") as pool:
+        with anyio.fail_after(BOUND):
+            await pool.wait_ready()
+            assert (await pool.call("mcp__srv__crash", {}, **ws(tmp_path))).is_error
+            assert pool.tool("mcp__srv__echo") is not None
+            result = await pool.call("mcp__srv__echo", {"text": "x"}, **ws(tmp_path))
+        assert result.is_error
+        assert "not available" in result.text and "refusing to start a second time" in result.text
+        assert status(pool, "srv").state == "error"
+        assert pool.tool("mcp__srv__echo") is None
+
+
+async def test_what_a_crashed_server_left_in_its_process_group_is_killed(
+    tmp_path: Path, echo_config: EchoConfig
+):
+    async with McpPool({"srv": echo_config()}, log_dir=tmp_path / "logs") as pool:
+        with anyio.fail_after(BOUND):
+            child = int((await pool.call("mcp__srv__spawn_child", {}, **ws(tmp_path))).text)
+            assert (await pool.call("mcp__srv__crash", {}, **ws(tmp_path))).is_error
+            # The child sleeps for 600 s: only the host killing the server's group ends it in time.
+            await exited(child)
+
+
+async def test_a_server_that_stops_answering_is_killed_and_restarted_after_repeated_timeouts(
+    tmp_path: Path, echo_config: EchoConfig
+):
+    async with McpPool({"srv": echo_config()}, log_dir=tmp_path / "logs", hang_after=3) as pool:
+        results: dict[str, ToolResult] = {}
+
+        async def pending_call() -> None:
+            results["pending"] = await pool.call(
+                "mcp__srv__sleep", {"seconds": 600}, timeout=BOUND, **ws(tmp_path)
+            )
+
+        with anyio.fail_after(BOUND):
+            await pool.wait_ready()
+            old_pid = status(pool, "srv").pid
+            assert old_pid is not None
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(pending_call)
+                await pool.call("mcp__srv__wait_for_sleep", {}, **ws(tmp_path))
+                # Alive (no crash, stdout open) but answering nothing: a hung server.
+                os.kill(old_pid, signal.SIGSTOP)
+                timeouts = [
+                    await pool.call("mcp__srv__echo", {"text": "x"}, timeout=0.3, **ws(tmp_path))
+                    for _ in range(3)
+                ]
+            await exited(old_pid)
+            after = await pool.call("mcp__srv__pid", {}, **ws(tmp_path))
+        assert all(result.is_error and "timed out" in result.text for result in timeouts)
+        assert ["stopped answering" in result.text for result in timeouts] == [False, False, True]
+        # The call that was waiting on the hung server is told, not left to its own timeout.
+        assert results["pending"].is_error and "stopped answering" in results["pending"].text
+        assert not after.is_error and int(after.text) != old_pid
+        srv = status(pool, "srv")
+        assert (srv.state, srv.restarts) == ("ready", 1)
+        assert srv.last_restart is not None and srv.last_restart.startswith("stopped answering")
+        assert "stopped answering" in (tmp_path / "logs" / "srv.log").read_text()
+
+
+async def test_killing_a_hung_shell_server_also_kills_the_command_it_was_running(tmp_path: Path):
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    os.mkfifo(workspace / "pid")
+    shell = McpServerConfig(
+        command=sys.executable,
+        args=["-m", "mcp_servers.shell", "--root", str(workspace)],
+        env={"PYTHONPATH": str(REPO_ROOT)},
+        cwd=str(REPO_ROOT),
+        managed=True,
+    )
+    on_ws = {"workspace": workspace, "session_id": "s1"}
+    async with McpPool({"shell": shell}, log_dir=tmp_path / "logs", hang_after=2) as pool:
+        with anyio.fail_after(BOUND):
+            await pool.wait_ready()
+            server = status(pool, "shell").pid
+            assert server is not None
+            async with anyio.create_task_group() as tg:
+                command = {"command": "echo $$ > pid; sleep 2; touch marker", "timeout": BOUND}
+                tg.start_soon(partial(pool.call, "mcp__shell__exec", command, timeout=BOUND, **on_ws))
+                # The fifo opens once the command writes it: it is running, its pid known.
+                read_pid = (workspace / "pid").read_text
+                command_pid = int(await anyio.to_thread.run_sync(read_pid, abandon_on_cancel=True))
+                os.kill(server, signal.SIGSTOP)
+                for _ in range(2):
+                    await pool.call("mcp__shell__exec", {"command": "true"}, timeout=0.3, **on_ws)
+        # Longer than the command needs: had it survived, its marker would exist by then.
+        with anyio.fail_after(5):
+            await exited(command_pid)
+        assert not (workspace / "marker").exists()
+        with anyio.fail_after(BOUND):
+            await pool.wait_ready()
+        assert status(pool, "shell").last_restart == "stopped answering (2 calls in a row timed out)"
+
+
+async def test_timeouts_with_an_answer_between_them_do_not_restart_the_server(
+    tmp_path: Path, echo_config: EchoConfig
+):
+    async with McpPool({"srv": echo_config()}, log_dir=tmp_path / "logs", hang_after=2) as pool:
+        with anyio.fail_after(BOUND):
+            await pool.wait_ready()
+            pid = status(pool, "srv").pid
+            for _ in range(2):
+                slow = await pool.call("mcp__srv__sleep", {"seconds": 600}, timeout=0.2, **ws(tmp_path))
+                assert slow.is_error and "stopped answering" not in slow.text
+                assert not (await pool.call("mcp__srv__echo", {"text": "x"}, **ws(tmp_path))).is_error
+        assert (status(pool, "srv").pid, status(pool, "srv").restarts) == (pid, 0)
 
 
 async def test_a_server_that_keeps_crashing_is_given_up(

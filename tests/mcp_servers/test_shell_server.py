@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import re
 import signal
 import sys
 from pathlib import Path
 
+import anyio
 import pytest
 from mcp import Client, StdioServerParameters
 from test_guard import DANGEROUS
@@ -194,3 +196,37 @@ async def test_command_killed_by_a_signal_is_an_error_naming_the_signal(connect_
         result = await client.call_tool("exec", {"command": "kill -TERM $$"})
     assert result.is_error
     assert text(result).splitlines()[-1] == f"[killed by signal {int(signal.SIGTERM)}]"
+
+
+async def test_a_running_command_and_its_background_job_die_when_their_server_is_killed(
+    workspace: Path,
+) -> None:
+    pids = workspace / "pids"
+    os.mkfifo(pids)
+    # Both the command and its background job leave a marker two seconds on, unless killed first.
+    command = "(sleep 2; touch bg-marker) & echo $$ $! $PPID > pids; sleep 2; touch marker"
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "mcp_servers.shell", "--root", str(workspace)],
+        env={"PYTHONPATH": str(REPO_ROOT)},
+        cwd=REPO_ROOT,
+    )
+
+    async def run_until_the_server_dies(client: Client) -> None:
+        with contextlib.suppress(Exception):
+            await client.call_tool("exec", {"command": command, "timeout": 30})
+
+    async with Client(params) as client, anyio.create_task_group() as tg:
+        tg.start_soon(run_until_the_server_dies, client)
+        with anyio.fail_after(30):
+            # The fifo opens once the command writes it: it is running, its pids known.
+            line = await anyio.to_thread.run_sync(pids.read_text, abandon_on_cancel=True)
+        shell, job, server = map(int, line.split())
+        os.kill(server, signal.SIGKILL)
+        # Longer than the command needs: a survivor would have left its marker by then.
+        assert process_exits_within(shell, seconds=5)
+        assert process_exits_within(job, seconds=5)
+        tg.cancel_scope.cancel()
+    # Both processes that would write the markers are gone, so no marker can appear later.
+    assert not (workspace / "marker").exists()
+    assert not (workspace / "bg-marker").exists()
