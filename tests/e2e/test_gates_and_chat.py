@@ -3,6 +3,8 @@ edit, allow), chat commands with their notices, and a `/skill` attached from the
 
 from __future__ import annotations
 
+import sys
+
 import pytest
 from playwright.sync_api import expect
 
@@ -200,3 +202,15 @@ def test_escape_closes_a_gate_panel_wherever_the_focus_is_and_never_denies_the_p
     assert [p["body"]["decision"] for p in posts.sent] == ["allow_once"]
     assert approval(h, pending.id).decision.kind == "allow_once"
     assert wait_session(h, session.id).status == "completed"
+
+
+def test_a_tool_server_that_failed_to_start_is_a_note_in_the_session_it_is_missing_from(serve, new_page):
+    broken = {"broken": {"command": sys.executable, "args": ["-c", "import sys; print('no such module'); sys.exit(3)"]}}
+    h = serve([Reply(text="Done without it.")], mcp_servers=broken)
+    h.call(h.host.pool.wait_ready(timeout=30))  # settled: the broken one is in error
+    session = start_session(h, prompt="Use the broken tools")
+    wait_session(h, session.id)
+    page = new_page(h, path=f"#/s/{session.id}")
+    note = page.locator('[data-testid="timeline-note"][data-kind="notice"]')
+    expect(note).to_contain_text("Tool server broken is not running")
+    expect(page.get_by_test_id("message-assistant")).to_contain_text("Done without it.")
