@@ -7,7 +7,7 @@ stdio servers. The model is reached over HTTP through LiteLLM, as a real provide
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -92,11 +92,19 @@ def scripted_settings(root: Path, server: ScriptedModelServer, **overrides: Any)
 
 @asynccontextmanager
 async def scripted_host(
-    root: Path, script: Script | None = None, *, pool: McpPool | None = None, **overrides: Any
+    root: Path,
+    script: Script | None = None,
+    *,
+    pool: McpPool | None = None,
+    for_model: Callable[[ScriptedModelServer], dict[str, Any]] | None = None,
+    **overrides: Any,
 ) -> AsyncIterator[Harness]:
-    """A started Host whose model is a ScriptedModelServer running `script`."""
+    """A started Host whose model is a ScriptedModelServer running `script`.
+
+    `for_model(server)` gives settings that depend on the server (its Anthropic URL, ...).
+    """
     with ScriptedModelServer(script) as model:
-        settings = scripted_settings(root, model, **overrides)
+        settings = scripted_settings(root, model, **overrides, **(for_model(model) if for_model else {}))
         host = Host(settings, pool=pool)
         await host.start()
         events = host.bus.subscribe(None)

@@ -8,14 +8,13 @@ import sqlite3
 import stat
 import sys
 from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import Any
 
 import pytest
 import pytest_asyncio
 
-from backend.app.host import Host
 from backend.domain.media import MediaFile
 from backend.domain.models import Message, ToolCallRequest
 from backend.engine.loop import to_wire
@@ -23,7 +22,7 @@ from backend.engine.tool_media import MAX_IMAGE_BYTES_PER_REQUEST, MAX_IMAGES_PE
 from backend.mcp.config import McpServerConfig
 from backend.mcp.pool import McpPool
 from backend.testing import Reply, ScriptedModelServer, ScriptedToolCall
-from backend.testing.harness import Harness, scripted_settings
+from backend.testing.harness import Harness, scripted_host
 
 sys.path.insert(0, str(Path(__file__).parent / "fixtures"))
 from content_server import PNG, WAV  # noqa: E402
@@ -52,18 +51,8 @@ async def content_pool(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterato
         yield pool
 
 
-@asynccontextmanager
-async def host_on(engine: str, root: Path, script: list[Reply], pool: McpPool) -> AsyncIterator[Harness]:
-    with ScriptedModelServer(script) as model:
-        settings = scripted_settings(root, model, **ALLOW, **ENGINES[engine](model))
-        host = Host(settings, pool=pool)
-        await host.start()
-        events = host.bus.subscribe(None)
-        try:
-            yield Harness(host=host, model=model, workspace=settings.resolved_workspace, events=events)
-        finally:
-            host.bus.unsubscribe(events)
-            await host.aclose()
+def host_on(engine: str, root: Path, script: list[Reply], pool: McpPool) -> AbstractAsyncContextManager[Harness]:
+    return scripted_host(root, script, pool=pool, for_model=ENGINES[engine], **ALLOW)
 
 
 def calls(*tools: str) -> Reply:

@@ -168,17 +168,23 @@ async def test_through_the_bridge_cancelling_invoke_agent_stops_the_hosts_sessio
         assert (await served.host.store.get_approval(approval_id)).status == "cancelled"
 
 
+async def run_cli(*args: str, env: dict[str, str], cwd: str | Path) -> tuple[int | None, bytes, bytes]:
+    """`overseer ARGS` as a client starts it, to its end: (exit code, stdout, stderr)."""
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "backend.cli", *args,
+        cwd=cwd, env=env, stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    with anyio.fail_after(BOUND):
+        out, err = await proc.communicate()
+    return proc.returncode, out, err
+
+
 async def test_the_bridge_refuses_to_start_with_a_wrong_token_and_says_why(tmp_path, pool):
     async with served_app(tmp_path, pool=pool) as served:
         env = embedded_env(tmp_path / "client", served.model) | {"OVERSEER_TOKEN": "wrong"}
-        proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "backend.cli", "mcp", "--host-url", served.url,
-            cwd=REPO, env=env, stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-        )  # fmt: skip
-        with anyio.fail_after(BOUND):
-            out, err = await proc.communicate()
-    assert proc.returncode == 2
+        returncode, out, err = await run_cli("mcp", "--host-url", served.url, env=env, cwd=REPO)
+    assert returncode == 2
     assert out == b""
     assert b"401" in err
 
@@ -188,14 +194,8 @@ async def test_without_a_workspace_overseer_mcp_refuses_to_start_and_says_how_to
     with ScriptedModelServer() as model:
         env = embedded_env(tmp_path, model)
         del env["OVERSEER_WORKSPACE"]
-        proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "backend.cli", "mcp",
-            cwd="/", env=env, stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-        )  # fmt: skip
-        with anyio.fail_after(BOUND):
-            out, err = await proc.communicate()
-    assert proc.returncode == 2
+        returncode, out, err = await run_cli("mcp", env=env, cwd="/")
+    assert returncode == 2
     assert out == b""
     assert b"--workspace" in err and b"OVERSEER_WORKSPACE" in err
     assert not (tmp_path / "data").exists()
