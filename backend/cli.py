@@ -216,6 +216,8 @@ def _status_json(status: Any) -> dict[str, Any]:
         "name": status.name,
         "state": status.state,
         "error": status.error,
+        "restarts": status.restarts,
+        "last_restart": status.last_restart,
         "tools": [t.model_dump() for t in status.tools],
     }
 

@@ -134,6 +134,7 @@ def test_servers_lists_the_built_in_servers_and_their_tools(workspace, capsys):
     listed = {s["name"]: s for s in json.loads(capsys.readouterr().out)}
     assert listed["file"]["state"] == listed["shell"]["state"] == "ready"
     assert "mcp__shell__exec" in [t["name"] for t in listed["shell"]["tools"]]
+    assert (listed["shell"]["restarts"], listed["shell"]["last_restart"]) == (0, None)
 
 
 def test_servers_exits_non_zero_when_an_enabled_server_fails_and_says_why_on_stderr(tmp_path):

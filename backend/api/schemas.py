@@ -118,3 +118,7 @@ class ServerView(BaseModel):
     state: Literal["starting", "ready", "error", "stopped"]
     error: str | None
     tools: list[ToolView]
+    restarts: int = 0
+    """Restarts after a crash or a hang since the host started."""
+    last_restart: str | None = None
+    """Why it was last restarted ("crashed (exit code 1)", "stopped answering ...")."""

@@ -154,6 +154,8 @@ export interface ServerInfo {
   state: "starting" | "ready" | "error" | "stopped";
   error: string | null;
   tools: ServerTool[];
+  restarts: number;
+  last_restart: string | null;
 }
 
 export interface Permissions {

@@ -20,6 +20,8 @@ async def list_servers(host: HostDep, _: Viewer) -> list[ServerView]:
             name=status.name,
             state=status.state,
             error=status.error,
+            restarts=status.restarts,
+            last_restart=status.last_restart,
             tools=[
                 ToolView(
                     name=tool.name,

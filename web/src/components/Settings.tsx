@@ -77,6 +77,11 @@ function ServersSection() {
                 </span>
               </summary>
               {server.error && <p className="error-text">{server.error}</p>}
+              {server.last_restart && (
+                <p className="muted" data-testid="server-restarted">
+                  Restarted {server.restarts} time{server.restarts === 1 ? "" : "s"}; last because it {server.last_restart}.
+                </p>
+              )}
               {[
                 ["Read-only (server says)", readOnly],
                 ["Write / delete", writes],
