@@ -13,6 +13,7 @@ import shlex
 from collections import deque
 from dataclasses import dataclass
 from datetime import datetime
+from importlib.metadata import version
 from pathlib import Path
 from typing import Any, Literal
 
@@ -38,6 +39,8 @@ MAX_RESTARTS = 5
 RESTART_WINDOW = 60.0
 RESTART_BACKOFF = (0.2, 1.0, 2.0, 4.0, 8.0)
 """Seconds before the 1st, 2nd, ... restart within the window, so a crash loop cannot spin."""
+CLIENT_INFO = mcp_types.Implementation(name="overseer", title="Overseer", version=version("overseer"))
+"""Who the pool says it is to every server (`clientInfo`), rather than the SDK's default."""
 HANG_AFTER = 3
 """Calls in a row that time out, with no answer to any call between them, before the server is
 deemed hung and restarted. One timeout proves nothing (a slow tool, a too-short limit), and a
@@ -238,7 +241,7 @@ class ServerRunner:
             deadline = anyio.current_time() + self.config.start_timeout
             try:
                 with anyio.CancelScope(deadline=deadline) as start_scope:
-                    async with Client(transport, cache=None) as client:
+                    async with Client(transport, cache=None, client_info=CLIENT_INFO) as client:
                         tools = await list_tools(client, self.name)
                         start_scope.deadline = math.inf
                         started = True
