@@ -182,7 +182,9 @@ class McpPool:
             raise ToolNotFound(name, f"MCP server {server!r} is disabled")
         # An open TypedDict (extra keys allowed at run time) that type checkers cannot yet express.
         meta = cast(RequestParamsMeta, {WORKSPACE_META_KEY: str(workspace), SESSION_META_KEY: session_id})
-        raw = await runner.call(tool, arguments, meta=meta, timeout=timeout, full_name=name)
+        raw = await runner.call(
+            tool, arguments, workspace=workspace, meta=meta, timeout=timeout, full_name=name
+        )
         result = raw if isinstance(raw, ToolResult) else to_tool_result(raw)
         if redact is not None:
             result = redact(result)

@@ -11,6 +11,7 @@ import logging
 import math
 import shlex
 from collections import deque
+from contextlib import suppress
 from dataclasses import dataclass
 from datetime import datetime
 from importlib.metadata import version
@@ -20,13 +21,16 @@ from typing import Any, Literal
 import anyio
 import mcp_types
 from mcp import Client
+from mcp.client.session import ClientRequestContext
 from mcp.shared.exceptions import MCPError
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 
 from backend.domain.tools import ToolInfo, ToolResult
 from backend.mcp.catalog import list_tools
 from backend.mcp.config import McpServerConfig
 from backend.mcp.errors import McpPoolError, ToolNotFound
+from backend.mcp.roots import WorkspaceRoots, roots_result
 from backend.mcp.transport import StdioProcessTransport, log_tail
 from backend.paths import private_opener
 
@@ -74,6 +78,13 @@ class _Connection:
     """Calls that timed out since this process last answered one."""
     hung: str | None = None
     """Set, with the reason, when this process was killed for not answering."""
+    roots_given: tuple[Path, ...] | None = None
+    """The roots this process was last given (answered or announced); None until it asks."""
+
+    @property
+    def handshake_era(self) -> bool:
+        """Whether this connection speaks a pre-2026-07-28 protocol, where the client notifies."""
+        return self.client.protocol_version not in MODERN_PROTOCOL_VERSIONS
 
 
 class ServerRunner:
@@ -97,6 +108,8 @@ class ServerRunner:
         self.pid: int | None = None
         self.restarts = 0
         self.last_restart: str | None = None
+        self.roots = WorkspaceRoots()
+        """The workspaces of this server's calls, which `roots/list` is answered with."""
         self._conn: _Connection | None = None
         self._stopping = False
         # Created in prepare(): anyio events need a running event loop.
@@ -241,7 +254,9 @@ class ServerRunner:
             deadline = anyio.current_time() + self.config.start_timeout
             try:
                 with anyio.CancelScope(deadline=deadline) as start_scope:
-                    async with Client(transport, cache=None, client_info=CLIENT_INFO) as client:
+                    async with Client(
+                        transport, cache=None, client_info=CLIENT_INFO, list_roots_callback=self._list_roots
+                    ) as client:
                         tools = await list_tools(client, self.name)
                         start_scope.deadline = math.inf
                         started = True
@@ -289,8 +304,51 @@ class ServerRunner:
             return "exited while starting"
         return f"failed to start: {leaves[0]!r}"
 
+    async def _list_roots(self, context: ClientRequestContext) -> mcp_types.ListRootsResult:
+        """Answer the server's `roots/list` (see backend/mcp/roots.py for which workspaces)."""
+        roots = self.roots.for_request()
+        conn = self._conn
+        if conn is not None and conn.client.session is context.session:
+            conn.roots_given = roots
+        return roots_result(roots)
+
+    async def _announce_roots(self, conn: _Connection) -> None:
+        """Tell a handshake-era server that its roots changed, if they did since it was last given them."""
+        roots = self.roots.current()
+        if not conn.handshake_era or conn.roots_given is None or roots == conn.roots_given:
+            return
+        conn.roots_given = roots
+        # A dead stream is the call's to report, just below.
+        with suppress(anyio.BrokenResourceError, anyio.ClosedResourceError):
+            await conn.client.session.send_notification(mcp_types.RootsListChangedNotification())
+
     async def call(
         self,
+        tool: str,
+        arguments: dict[str, Any],
+        *,
+        workspace: Path,
+        meta: mcp_types.RequestParamsMeta,
+        timeout: float | None,
+        full_name: str,
+    ) -> mcp_types.CallToolResult | ToolResult:
+        """Call `tool` on the live process, waiting (bounded) for a start or restart first.
+
+        `workspace` is offered to the server as its root while the call runs. What the model
+        should read comes back as an error `ToolResult`; a tool the server does not offer
+        raises `ToolNotFound`.
+        """
+        conn = await self._connection()
+        if isinstance(conn, ToolResult):
+            return conn
+        if tool not in conn.tools:
+            raise ToolNotFound(full_name, f"MCP server {self.name!r} has no tool {tool!r}")
+        with self.roots.calling(workspace):
+            return await self._call(conn, tool, arguments, meta=meta, timeout=timeout, full_name=full_name)
+
+    async def _call(
+        self,
+        conn: _Connection,
         tool: str,
         arguments: dict[str, Any],
         *,
@@ -298,19 +356,10 @@ class ServerRunner:
         timeout: float | None,
         full_name: str,
     ) -> mcp_types.CallToolResult | ToolResult:
-        """Call `tool` on the live process, waiting (bounded) for a start or restart first.
-
-        What the model should read comes back as an error `ToolResult`; a tool the server does
-        not offer raises `ToolNotFound`.
-        """
-        conn = await self._connection()
-        if isinstance(conn, ToolResult):
-            return conn
-        if tool not in conn.tools:
-            raise ToolNotFound(full_name, f"MCP server {self.name!r} has no tool {tool!r}")
         limit = timeout if timeout is not None else self.config.call_timeout
         with anyio.move_on_after(limit):
             try:
+                await self._announce_roots(conn)
                 result = await conn.client.call_tool(tool, arguments, meta=meta)
                 conn.timeouts = 0
                 return result

@@ -22,7 +22,12 @@ from backend.mcp.config import McpServerConfig
 BOUND = 30  # seconds; a bound on waits, never a timing assertion
 FEATURES_SERVER = Path(__file__).parent / "fixtures" / "client_features_server.py"
 
-pytestmark = pytest.mark.parametrize("era", ["modern", "legacy"])
+
+
+@pytest.fixture(params=["modern", "legacy"])
+def era(request: pytest.FixtureRequest) -> str:
+    """Which protocol era the fixture server speaks: 2026-07-28, or the handshake era."""
+    return request.param
 
 
 def features_config(era: str) -> McpServerConfig:
@@ -46,3 +51,38 @@ async def test_the_pool_introduces_itself_as_overseer(era: str, tmp_path: Path):
         await pool.aclose()
     assert not result.is_error, result.text
     assert json.loads(result.text) == {"name": "overseer", "version": version("overseer")}
+
+
+async def test_a_call_offers_its_sessions_workspace_as_the_servers_root(era: str, tmp_path: Path):
+    first, second = tmp_path / "first", tmp_path / "second"
+    first.mkdir()
+    second.mkdir()
+    pool = await ready_pool(era, tmp_path)
+    try:
+        one = await pool.call("mcp__feat__roots", {}, workspace=first, session_id="s1")
+        two = await pool.call("mcp__feat__roots", {}, workspace=second, session_id="s2")
+    finally:
+        await pool.aclose()
+    assert not one.is_error and not two.is_error, (one.text, two.text)
+    assert json.loads(one.text) == [first.as_uri()]
+    assert json.loads(two.text) == [second.as_uri()]
+
+
+async def test_a_handshake_era_server_is_told_when_the_calling_workspace_changes(tmp_path: Path):
+    # Only the handshake era: 2026-07-28 has no client notifications, each call carries its root.
+    first, second = tmp_path / "first", tmp_path / "second"
+    first.mkdir()
+    second.mkdir()
+    pool = await ready_pool("legacy", tmp_path)
+    try:
+        await pool.call("mcp__feat__roots", {}, workspace=first, session_id="s1")
+        # The same workspace again is no change; then another session's call is.
+        await pool.call("mcp__feat__roots", {}, workspace=first, session_id="s1")
+        with anyio.fail_after(BOUND):
+            changes = await pool.call("mcp__feat__roots_changes", {"at_least": 1}, workspace=second, session_id="s2")
+        again = await pool.call("mcp__feat__roots", {}, workspace=second, session_id="s2")
+    finally:
+        await pool.aclose()
+    assert changes.text == "1"
+    assert json.loads(again.text) == [second.as_uri()]
+
