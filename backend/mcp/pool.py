@@ -53,8 +53,11 @@ class McpPool:
         log_dir: Path,
         spill_limit: int = DEFAULT_SPILL_LIMIT,
         hang_after: int = HANG_AFTER,
+        on_tools_changed: Callable[[str], None] | None = None,
     ) -> None:
-        """`hang_after`: calls in a row that time out before their server is deemed hung and restarted."""
+        """`hang_after`: calls in a row that time out before their server is deemed hung and restarted.
+        `on_tools_changed(server)`: called when a running server's tools changed (the catalog,
+        `tools()`, already has them, so the next turn offers them)."""
         for name in servers:
             try:
                 check_server_name(name)
@@ -63,7 +66,13 @@ class McpPool:
         self._log_dir = log_dir
         self._spill_limit = spill_limit
         self._runners = {
-            name: ServerRunner(name, config, log_path=log_dir / f"{name}.log", hang_after=hang_after)
+            name: ServerRunner(
+                name,
+                config,
+                log_path=log_dir / f"{name}.log",
+                hang_after=hang_after,
+                on_tools_changed=on_tools_changed,
+            )
             for name, config in servers.items()
         }
         self._task: asyncio.Task[None] | None = None

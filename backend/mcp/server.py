@@ -11,17 +11,21 @@ import logging
 import math
 import shlex
 from collections import deque
+from collections.abc import Callable
 from contextlib import suppress
 from dataclasses import dataclass
 from datetime import datetime
+from functools import partial
 from importlib.metadata import version
 from pathlib import Path
 from typing import Any, Literal
 
 import anyio
+import anyio.lowlevel
 import mcp_types
 from mcp import Client
-from mcp.client.session import ClientRequestContext
+from anyio.abc import TaskGroup
+from mcp.client.session import ClientRequestContext, IncomingMessage
 from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
@@ -78,6 +82,8 @@ class _Connection:
     """Calls that timed out since this process last answered one."""
     hung: str | None = None
     """Set, with the reason, when this process was killed for not answering."""
+    tools_stale: anyio.Event
+    """Set when the server said its tool list changed; replaced once re-listed."""
     roots_given: tuple[Path, ...] | None = None
     """The roots this process was last given (answered or announced); None until it asks."""
 
@@ -95,9 +101,17 @@ class ServerRunner:
     """
 
     def __init__(
-        self, name: str, config: McpServerConfig, *, log_path: Path, hang_after: int = HANG_AFTER
+        self,
+        name: str,
+        config: McpServerConfig,
+        *,
+        log_path: Path,
+        hang_after: int = HANG_AFTER,
+        on_tools_changed: Callable[[str], None] | None = None,
     ) -> None:
+        """`on_tools_changed(name)` is called once a running server's new tool list is in `tools`."""
         self.name = name
+        self.on_tools_changed = on_tools_changed
         self.config = config
         self.log_path = log_path
         self.hang_after = hang_after
@@ -254,17 +268,30 @@ class ServerRunner:
             deadline = anyio.current_time() + self.config.start_timeout
             try:
                 with anyio.CancelScope(deadline=deadline) as start_scope:
-                    async with Client(
-                        transport, cache=None, client_info=CLIENT_INFO, list_roots_callback=self._list_roots
-                    ) as client:
-                        tools = await list_tools(client, self.name)
+                    stale = anyio.Event()
+                    async with (
+                        Client(
+                            transport,
+                            cache=None,
+                            client_info=CLIENT_INFO,
+                            list_roots_callback=self._list_roots,
+                            message_handler=partial(self._on_message, stale),
+                        ) as client,
+                        anyio.create_task_group() as tg,
+                    ):
+                        conn = _Connection(client=client, transport=transport, tools={}, tools_stale=stale)
+                        # Listening before listing: no change can fall between the two.
+                        await self._listen_for_tool_changes(conn, tg)
+                        tools = conn.tools = await list_tools(client, self.name)
                         start_scope.deadline = math.inf
                         started = True
-                        conn = self._conn = _Connection(client=client, transport=transport, tools=tools)
+                        self._conn = conn
                         self.tools, self.pid = tools, transport.pid
                         self._set("ready")
                         logger.info("MCP server %r ready (pid %s, %d tools)", self.name, self.pid, len(tools))
+                        tg.start_soon(self._follow_tool_changes, conn)
                         await transport.lost.wait()
+                        tg.cancel_scope.cancel()
                         # Say so before the (bounded, but not instant) teardown below.
                         self._conn, self.pid = None, None
                         hung = conn.hung
@@ -292,6 +319,56 @@ class ServerRunner:
         self.last_restart = cause
         self._set("starting", error=f"{cause}; restarting")
         return True
+
+    async def _on_message(self, stale: anyio.Event, message: IncomingMessage) -> None:
+        """A server notification: a changed tool list marks the catalog stale (handshake era, and listens)."""
+        if isinstance(message, mcp_types.ToolListChangedNotification):
+            stale.set()
+        await anyio.lowlevel.checkpoint()
+
+    async def _listen_for_tool_changes(self, conn: _Connection, tg: TaskGroup) -> None:
+        """On a 2026-07-28 connection, subscribe to tool list changes; return once subscribed.
+
+        That era sends `notifications/tools/list_changed` only on a `subscriptions/listen`
+        stream; a handshake-era server sends it unasked, to `_on_message`.
+        """
+        tools = conn.client.server_capabilities.tools
+        if conn.handshake_era or tools is None or not tools.list_changed:
+            return
+        listening = anyio.Event()
+
+        async def listen() -> None:
+            try:
+                async with conn.client.listen(tools_list_changed=True) as subscription:
+                    listening.set()
+                    async for _ in subscription:
+                        conn.tools_stale.set()
+            # Whatever ends the stream (the server refused it, or died), calls go on without it.
+            except Exception as exc:  # noqa: BLE001
+                logger.debug("MCP server %r: no longer listening for tool changes: %r", self.name, exc)
+            finally:
+                listening.set()
+
+        tg.start_soon(listen)
+        await listening.wait()
+
+    async def _follow_tool_changes(self, conn: _Connection) -> None:
+        """Re-list the tools each time the server says they changed, so the next turn offers them."""
+        while True:
+            await conn.tools_stale.wait()
+            conn.tools_stale = anyio.Event()
+            try:
+                with anyio.fail_after(self.config.start_timeout):
+                    tools = await list_tools(conn.client, self.name)
+            except (MCPError, ValidationError, TimeoutError, anyio.BrokenResourceError, anyio.ClosedResourceError):
+                logger.warning("MCP server %r: re-listing its changed tools failed", self.name, exc_info=True)
+                continue
+            if conn is not self._conn:
+                return
+            conn.tools = self.tools = tools
+            logger.info("MCP server %r changed its tools (%d now)", self.name, len(tools))
+            if self.on_tools_changed is not None:
+                self.on_tools_changed(self.name)
 
     def _describe_start_failure(self, exc: Exception, transport: StdioProcessTransport) -> str:
         leaves = _leaf_exceptions(exc)

@@ -86,3 +86,27 @@ async def test_a_handshake_era_server_is_told_when_the_calling_workspace_changes
     assert changes.text == "1"
     assert json.loads(again.text) == [second.as_uri()]
 
+
+
+async def test_a_tool_the_server_adds_at_run_time_joins_the_catalog_and_can_be_called(era: str, tmp_path: Path):
+    changed = anyio.Event()
+    servers: list[str] = []
+
+    def on_tools_changed(server: str) -> None:
+        servers.append(server)
+        changed.set()
+
+    pool = await ready_pool(era, tmp_path, on_tools_changed=on_tools_changed)
+    try:
+        assert pool.tool("mcp__feat__late") is None
+        added = await pool.call("mcp__feat__add_tool", {"name": "late"}, workspace=tmp_path, session_id="s1")
+        assert not added.is_error, added.text
+        with anyio.fail_after(BOUND):
+            await changed.wait()
+        assert servers == ["feat"]
+        assert pool.tool("mcp__feat__late") is not None
+        assert "mcp__feat__late" in {tool.name for tool in pool.tools()}
+        result = await pool.call("mcp__feat__late", {"text": "hi"}, workspace=tmp_path, session_id="s1")
+    finally:
+        await pool.aclose()
+    assert result.text == "late: hi"
