@@ -47,6 +47,7 @@ EventType = Literal[
     # tools and approvals
     "tool.started",
     "tool.result",
+    "tool.progress",  # ephemeral: id (the call), progress, total, message: what a running tool reported
     "approval.requested",  # data: the Approval
     "approval.resolved",  # id, status, decision, decided_by, decider
     "server.failed",  # server, error (with the end of its log): its tools are left out

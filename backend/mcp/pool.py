@@ -24,11 +24,18 @@ from backend.domain.tools import ToolInfo, ToolResult, split_tool_name
 from backend.mcp.config import McpServerConfig, check_server_name
 from backend.mcp.errors import McpPoolError, ToolNotFound
 from backend.mcp.results import DEFAULT_SPILL_LIMIT, cap_result, to_tool_result
-from backend.mcp.server import HANG_AFTER, ServerRunner, ServerState, ServerStatus
+from backend.mcp.server import HANG_AFTER, ProgressCallback, ServerRunner, ServerState, ServerStatus
 from backend.mcp.transport import EXIT_GRACE, KILL_GRACE
 from backend.paths import private_dir
 
-__all__ = ["SESSION_META_KEY", "WORKSPACE_META_KEY", "McpPool", "ServerState", "ServerStatus"]
+__all__ = [
+    "SESSION_META_KEY",
+    "WORKSPACE_META_KEY",
+    "McpPool",
+    "ProgressCallback",
+    "ServerState",
+    "ServerStatus",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -169,6 +176,7 @@ class McpPool:
         timeout: float | None = None,
         call_id: str | None = None,
         redact: Callable[[ToolResult], ToolResult] | None = None,
+        on_progress: ProgressCallback | None = None,
     ) -> ToolResult:
         """Run the tool `mcp__<server>__<tool>` for a session and return its (capped) result.
 
@@ -176,7 +184,8 @@ class McpPool:
         is down) are `is_error` results; a call to a restarting server waits for it first. An
         unknown tool raises `ToolNotFound`; a call before `start()` raises `McpPoolError`.
         `call_id` names the spill file of a cut result; `redact` rewrites the result first, so
-        a spill file never holds what it removed.
+        a spill file never holds what it removed. Every call carries a progressToken; the
+        server's `notifications/progress` for it go to `on_progress(progress, total, message)`.
         """
         if self._task is None:
             raise McpPoolError("the MCP pool has not been started")
@@ -192,7 +201,7 @@ class McpPool:
         # An open TypedDict (extra keys allowed at run time) that type checkers cannot yet express.
         meta = cast(RequestParamsMeta, {WORKSPACE_META_KEY: str(workspace), SESSION_META_KEY: session_id})
         raw = await runner.call(
-            tool, arguments, workspace=workspace, meta=meta, timeout=timeout, full_name=name
+            tool, arguments, workspace=workspace, meta=meta, timeout=timeout, full_name=name, on_progress=on_progress
         )
         result = raw if isinstance(raw, ToolResult) else to_tool_result(raw)
         if redact is not None:

@@ -11,7 +11,7 @@ import logging
 import math
 import shlex
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from contextlib import suppress
 from dataclasses import dataclass
 from datetime import datetime
@@ -55,6 +55,10 @@ deemed hung and restarted. One timeout proves nothing (a slow tool, a too-short 
 ping would not settle it: the SDK answers pings on its read loop even while every tool handler
 is stuck (a deadlock, a blocked worker). Three timeouts across all sessions with nothing coming
 back means the server no longer does its job, and a restart costs about a second."""
+
+
+ProgressCallback = Callable[[float, float | None, str | None], Awaitable[None]]
+"""Told each `notifications/progress` of a call: progress, total (if known), message."""
 
 
 @dataclass(kw_only=True)
@@ -408,10 +412,12 @@ class ServerRunner:
         meta: mcp_types.RequestParamsMeta,
         timeout: float | None,
         full_name: str,
+        on_progress: ProgressCallback | None = None,
     ) -> mcp_types.CallToolResult | ToolResult:
         """Call `tool` on the live process, waiting (bounded) for a start or restart first.
 
-        `workspace` is offered to the server as its root while the call runs. What the model
+        `workspace` is offered to the server as its root while the call runs; the server's
+        progress reports go to `on_progress` (a failing one is logged, never the call's). What the model
         should read comes back as an error `ToolResult`; a tool the server does not offer
         raises `ToolNotFound`.
         """
@@ -421,7 +427,9 @@ class ServerRunner:
         if tool not in conn.tools:
             raise ToolNotFound(full_name, f"MCP server {self.name!r} has no tool {tool!r}")
         with self.roots.calling(workspace):
-            return await self._call(conn, tool, arguments, meta=meta, timeout=timeout, full_name=full_name)
+            return await self._call(
+                conn, tool, arguments, meta=meta, timeout=timeout, full_name=full_name, on_progress=on_progress
+            )
 
     async def _call(
         self,
@@ -432,12 +440,23 @@ class ServerRunner:
         meta: mcp_types.RequestParamsMeta,
         timeout: float | None,
         full_name: str,
+        on_progress: ProgressCallback | None,
     ) -> mcp_types.CallToolResult | ToolResult:
+
+        # Always a callback: it is what makes the SDK send a progressToken with the call.
+        async def progress(value: float, total: float | None, message: str | None) -> None:
+            if on_progress is None:
+                return
+            try:
+                await on_progress(value, total, message)
+            except Exception:
+                logger.exception("passing on progress of %r failed", full_name)
+
         limit = timeout if timeout is not None else self.config.call_timeout
         with anyio.move_on_after(limit):
             try:
                 await self._announce_roots(conn)
-                result = await conn.client.call_tool(tool, arguments, meta=meta)
+                result = await conn.client.call_tool(tool, arguments, meta=meta, progress_callback=progress)
                 conn.timeouts = 0
                 return result
             except (MCPError, ValidationError, anyio.BrokenResourceError, anyio.ClosedResourceError) as exc:

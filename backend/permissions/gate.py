@@ -26,6 +26,7 @@ from backend.domain.models import (
     Decider,
     Decision,
     Event,
+    EventType,
     Message,
     ToolCallRecord,
     utcnow,
@@ -48,6 +49,10 @@ INTERRUPTED = (
 ERROR_HINT = "\n\n(The call failed. Read the error, then try a different approach rather than repeating the same call.)"
 
 
+ProgressCallback = Callable[[float, float | None, str | None], Awaitable[None]]
+"""Told what a running tool reports: progress, total (if known), message."""
+
+
 class ToolRunner(Protocol):
     """What actually runs tools: the shared MCP pool."""
 
@@ -64,9 +69,17 @@ class ToolRunner(Protocol):
         session_id: str,
         timeout: float | None = None,
         redact: Redactor | None = None,
+        on_progress: ProgressCallback | None = None,
     ) -> ToolResult:
-        """Run a tool; `redact` rewrites its result before anything stores or spills it."""
+        """Run a tool; `redact` rewrites its result before anything stores or spills it, and
+        `on_progress` hears the tool's progress reports while it runs."""
         ...
+
+
+class GateBus(Publisher, Protocol):
+    """Where the gate's events go (the engine's EventBus): persisted ones, and ephemeral progress."""
+
+    async def publish_delta(self, session_id: str, type_: EventType, data: dict[str, Any]) -> Event: ...
 
 
 class SessionSink(Protocol):
@@ -141,7 +154,7 @@ class ToolGate:
         policy: PolicySource | PolicyEngine,
         broker: ApprovalBroker,
         store: Store,
-        bus: Publisher,
+        bus: GateBus,
         tools: ToolRunner,
         sessions: SessionSink,
         hooks: ToolHooks | None = None,
@@ -384,12 +397,20 @@ class ToolGate:
                 workspace=session.workspace,
                 session_id=session.session_id,
                 redact=search_redactor(record.name, view.arguments, hidden),
+                on_progress=partial(self._progress, session.session_id, record.id),
             )
         except Exception as exc:  # a fault in the pool itself: the model still gets a result
             replaced = await self.hooks.on_tool_error(session_id=session.session_id, call=view, error=exc)
             result = replaced or ToolResult.error(f"Tool {record.name} failed: {type(exc).__name__}: {exc}")
         result = await self.hooks.after_tool(session_id=session.session_id, call=view, result=result)
         return await self._finish(record, result, "error" if result.is_error else "done")
+
+    async def _progress(
+        self, session_id: str, call_id: str, progress: float, total: float | None, message: str | None
+    ) -> None:
+        """A running tool's progress report, as an ephemeral `tool.progress` for its tool card."""
+        data = {"id": call_id, "progress": progress, "total": total, "message": message}
+        await self.bus.publish_delta(session_id, "tool.progress", data)
 
     async def _finish(self, record: ToolCallRecord, result: ToolResult, status: str) -> ToolResult:
         if result.is_error and not result.text.endswith(ERROR_HINT):

@@ -110,3 +110,20 @@ async def test_a_tool_the_server_adds_at_run_time_joins_the_catalog_and_can_be_c
     finally:
         await pool.aclose()
     assert result.text == "late: hi"
+
+
+async def test_a_calls_progress_reports_reach_the_callers_callback_in_order(era: str, tmp_path: Path):
+    reports: list[tuple[float, float | None, str | None]] = []
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        reports.append((progress, total, message))
+
+    pool = await ready_pool(era, tmp_path)
+    try:
+        result = await pool.call(
+            "mcp__feat__progress", {"steps": 3}, workspace=tmp_path, session_id="s1", on_progress=on_progress
+        )
+    finally:
+        await pool.aclose()
+    assert result.text == "done"
+    assert reports == [(step, 3, f"step {step} of 3") for step in (1, 2, 3)]

@@ -92,6 +92,7 @@ class RecordingTools:
         session_id: str,
         timeout: float | None = None,
         redact: Any = None,
+        on_progress: Any = None,
     ) -> ToolResult:
         call_id = CURRENT_CALL.get()
         assert call_id is not None and self.store is not None, "a tool ran outside a call the test started"

@@ -231,6 +231,8 @@ class RecordingTools:
         from backend.domain.tools import ToolAnnotations, ToolInfo
 
         self.ran: list[tuple[str, dict]] = []
+        self.progress: list[tuple[float, float | None, str | None]] = []
+        """What each call reports as its progress before it returns."""
         self._tools = {
             "mcp__file__read_file": ToolInfo(
                 name="mcp__file__read_file", server="file", tool="read_file", annotations=ToolAnnotations(readOnlyHint=True)
@@ -244,10 +246,12 @@ class RecordingTools:
     def tools(self):
         return list(self._tools.values())
 
-    async def call(self, name, arguments, *, workspace, session_id, timeout=None, redact=None):
+    async def call(self, name, arguments, *, workspace, session_id, timeout=None, redact=None, on_progress=None):
         from backend.domain.tools import ToolResult
 
         self.ran.append((name, arguments))
+        for report in self.progress:
+            await on_progress(*report)
         return ToolResult(text=f"ran {name}")
 
 
@@ -372,3 +376,20 @@ async def test_settle_unrun_ends_an_allowed_call_the_engine_never_started(tmp_pa
         assert record.status == "error" and "cut short" in (record.result or "")
         assert (await gate.execute(session, call)).is_error
         assert tools.ran == []
+
+
+async def test_a_running_tools_progress_is_an_ephemeral_event_naming_the_call(tmp_path):
+    from backend.permissions.gate import GateCall
+
+    async with bare_gate(tmp_path, allow=["mcp__file__read_file"]) as (gate, tools):
+        tools.progress = [(1, 2, "half"), (2, 2, None)]
+        feed = gate.bus.subscribe("s1")
+        result = await gate.run(gate_session(tmp_path), GateCall(id="c1", name="mcp__file__read_file", arguments=READ_CALL))
+        assert not result.is_error
+        progress = [event for event in feed.drain() if event.type == "tool.progress"]
+        assert [event.data for event in progress] == [
+            {"id": "c1", "progress": 1, "total": 2, "message": "half"},
+            {"id": "c1", "progress": 2, "total": 2, "message": None},
+        ]
+        assert all(event.ephemeral for event in progress)
+        assert all(event.type != "tool.progress" for event in await gate.store.list_events("s1"))
