@@ -159,6 +159,17 @@ function apply(state: DetailState, event: LiveEvent): DetailState {
       };
       return { ...state, toolCalls: { ...state.toolCalls, [id]: call } };
     }
+    case "tool.progress": {
+      const id = String(data.id ?? "");
+      const previous = state.toolCalls[id];
+      if (!previous || previous.status !== "running") return state;  // late: the result is in
+      const progress = {
+        progress: Number(data.progress ?? 0),
+        total: typeof data.total === "number" ? data.total : null,
+        message: typeof data.message === "string" ? data.message : null,
+      };
+      return { ...state, toolCalls: { ...state.toolCalls, [id]: { ...previous, progress } } };
+    }
     case "tool.result": {
       const id = String(data.id ?? "");
       const previous = state.toolCalls[id];

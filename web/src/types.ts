@@ -85,6 +85,14 @@ export interface ToolCall {
   media?: MediaFile[];
   started_at: string | null;
   finished_at: string | null;
+  /** The running tool's latest progress report (live only: progress events are not stored). */
+  progress?: ToolProgress | null;
+}
+
+export interface ToolProgress {
+  progress: number;
+  total: number | null;
+  message: string | null;
 }
 
 export interface SessionDetail extends Session {

@@ -9,7 +9,7 @@ import { navigate, sessionHref } from "../router";
 import { modeLabel, useModes } from "../modes";
 import { useSessionDetail, type TimelineNote } from "../sessionDetail";
 import { decidedList, forgetSession, pendingList, upsertSession, useAppState } from "../store";
-import type { MediaFile, Message, Session, ToolCall } from "../types";
+import type { MediaFile, Message, Session, ToolCall, ToolProgress } from "../types";
 import { Breadcrumb } from "./ApprovalCard";
 import { ApprovalQueue } from "./ApprovalQueue";
 import { ArgumentsView } from "./Arguments";
@@ -47,6 +47,18 @@ function ToolMedia({ sessionId, media }: { sessionId: string; media: MediaFile[]
   );
 }
 
+/** What the tool last said of its progress: a bar when it gave a total, and its message. */
+function ProgressView({ progress }: { progress: ToolProgress }) {
+  const { total, message } = progress;
+  const amount = total ? `${progress.progress}/${total}` : String(progress.progress);
+  return (
+    <span className="tool-card-progress" data-testid="tool-call-progress">
+      {total ? <progress value={progress.progress} max={total} aria-label="Progress" /> : null}
+      <span>{message ? `${message} (${amount})` : amount}</span>
+    </span>
+  );
+}
+
 function formatBytes(size: number): string {
   if (size < 1024) return `${size} bytes`;
   if (size < 1024 * 1024) return `${(size / 1024).toFixed(1)} KB`;
@@ -71,6 +83,7 @@ function ToolCallCard({ call, sessionId }: { call: ToolCall; sessionId: string }
         <span className={`tool-card-status status-text-${call.status}`} data-testid="tool-call-status">
           {STATUS_TEXT[call.status] ?? call.status}
         </span>
+        {running && call.progress && <ProgressView progress={call.progress} />}
         {duration !== null && <span className="tool-card-duration">{formatDuration(duration)}</span>}
       </summary>
       <div className="tool-card-body">
