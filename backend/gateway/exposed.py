@@ -12,8 +12,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
-from collections.abc import Awaitable, Callable
-from typing import Any
+from collections.abc import Awaitable
+from typing import Any, Protocol
 
 import anyio
 import mcp_types as wire
@@ -26,7 +26,10 @@ from backend.permissions.gate import GateCall, GateSession
 
 log = logging.getLogger(__name__)
 
-Reporter = Callable[[float, str], Awaitable[None]]
+class Reporter(Protocol):
+    """Sends the calling client a progress notification (the MCP `progressToken` it gave)."""
+
+    def __call__(self, progress: float, message: str, total: float | None = None) -> Awaitable[None]: ...
 
 READY_TIMEOUT = 30.0
 """How long `tools/list` waits for the pool's servers to start (they start in the background)."""
@@ -96,7 +99,8 @@ class ExposedTools:
         """Record the call in the caller's session, then hand it to the gate (the only road to a tool).
 
         While it waits for an approval, `report` tells the client which one, so a person can
-        find it on the dashboard (or answer it with `answer_approval`).
+        find it on the dashboard (or answer it with `answer_approval`); once it runs, the tool's
+        own progress reports are passed on.
         """
         session = await self._session_for(caller, client)
         call_id = f"mcpgw_{uuid.uuid4().hex[:24]}"
@@ -109,18 +113,34 @@ class ExposedTools:
         )
         await self.host.bus.publish(session.session_id, "message", asked.model_dump(mode="json"))
         events = self.host.bus.subscribe(session.session_id)
+        last = -1.0
+
+        async def tell(progress: float, message: str, total: float | None = None) -> None:
+            nonlocal last
+            if progress <= last:  # the spec asks each notification's progress to grow
+                return
+            last = progress
+            await _best_effort(report(progress, message, total))
+
         try:
             async with anyio.create_task_group() as tg:
 
                 async def tell_waiting() -> None:
                     async for event in events:
-                        if event.type == "approval.requested" and event.data.get("tool_call_id") == call_id:
-                            approval_id = event.data.get("id")
+                        data = event.data
+                        if event.type == "approval.requested" and data.get("tool_call_id") == call_id:
                             note = (
-                                f"waiting for approval of {name} (approval {approval_id}): "
+                                f"waiting for approval of {name} (approval {data.get('id')}): "
                                 "answer it on the Overseer dashboard or with answer_approval"
                             )
-                            await _best_effort(report(1, note))
+                            await tell(0, note)
+                        elif event.type == "tool.progress" and data.get("id") == call_id:
+                            total = data.get("total")
+                            await tell(
+                                float(data.get("progress") or 0),
+                                data.get("message") or f"{name} is working",
+                                float(total) if isinstance(total, (int, float)) else None,
+                            )
 
                 tg.start_soon(tell_waiting)
                 result = await self.host.gate.run(

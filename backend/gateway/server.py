@@ -109,8 +109,8 @@ class GatewayServer(MCPServer):
         params = context.session.client_params
         client = params.client_info.name if params is not None else "an MCP client"
 
-        async def report(step: float, message: str) -> None:
-            await context.report_progress(step, None, message)
+        async def report(progress: float, message: str, total: float | None = None) -> None:
+            await context.report_progress(progress, total, message)
 
         return await exposed.call(name, arguments, caller=principal, client=client, report=report)
 

@@ -6,7 +6,9 @@ an approval through the host's REST API, as the dashboard does, while an MCP cal
 
 from __future__ import annotations
 
+import sys
 from contextlib import suppress
+from pathlib import Path
 
 import anyio
 import httpx
@@ -24,6 +26,8 @@ from gateway_testkit import (
 )
 
 from backend.domain.models import Decision
+from backend.mcp.config import McpServerConfig
+from backend.mcp.pool import McpPool
 from backend.store.sqlite import SqliteStore
 from backend.testing import Reply, ScriptedToolCall
 
@@ -350,3 +354,38 @@ async def assert_left_for_recovery(served: ServedApp, approval_id: str) -> None:
         await store.close()
     assert approval.status == "pending"
     assert session.status in ("running", "waiting_approval")
+
+
+FEATURES_SERVER = Path(__file__).resolve().parents[1] / "mcp" / "fixtures" / "client_features_server.py"
+
+
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+async def test_an_exposed_tools_progress_reaches_the_invoking_client_in_order(tmp_path, mode):
+    config = McpServerConfig(command=sys.executable, args=[str(FEATURES_SERVER)], start_timeout=30)
+    seen: list[tuple[float, float | None, str | None]] = []
+
+    async def progress(value: float, total: float | None, message: str | None) -> None:
+        seen.append((value, total, message))
+
+    async with McpPool({"features": config}, log_dir=tmp_path / "logs") as features:
+        async with served_app(tmp_path, [], expose_tools=True, pool=features) as served:
+            async with served.client(mode=mode) as client:
+                with anyio.fail_after(BOUND):
+                    async with anyio.create_task_group() as tg:
+                        results: list[wire.CallToolResult] = []
+                        requested = served.host.bus.subscribe(None)
+
+                        async def call() -> None:
+                            results.append(
+                                await client.call_tool(
+                                    "mcp__features__progress", {"steps": 3}, progress_callback=progress
+                                )
+                            )
+
+                        tg.start_soon(call)
+                        while (event := await requested.get()).type != "approval.requested":
+                            pass
+                        await served.host.broker.answer(event.data["id"], Decision(kind="allow_once"))
+    assert results[0].is_error is False
+    assert seen[0][0] == 0 and "waiting for approval" in (seen[0][2] or "")
+    assert seen[1:] == [(1, 3, "step 1 of 3"), (2, 3, "step 2 of 3"), (3, 3, "step 3 of 3")]
