@@ -18,6 +18,7 @@ from backend.auth import Principal
 from backend.domain.errors import Forbidden, Invalid
 from backend.domain.models import Approval, Decision, Door
 from backend.permissions.approvals import ApprovalBroker, ApprovalClosed, ApprovalNotFound
+from backend.permissions.elicitation import checked_content
 from backend.permissions.narrow import narrow_rules_for
 from backend.permissions.policy import ToolCallView
 from backend.permissions.rules import RuleError, RuleSet
@@ -34,6 +35,23 @@ class RuleNotPermitted(Forbidden):
 
 class RuleInvalid(Invalid):
     """A standing decision carries a rule that does not parse, or one for a gate."""
+
+
+class DecisionInvalid(Invalid):
+    """A decision of a kind the approval cannot take (e.g. "always allow" for a server's question)."""
+
+
+def _checked_elicitation_answer(approval: Approval, decision: Decision) -> Decision:
+    """A server's question takes accept (allow_once, with content fitting its schema), decline (deny) or cancel."""
+    if decision.kind in ("deny", "cancel"):
+        return decision.model_copy(update={"updated_arguments": None, "rules": None})
+    if decision.kind != "allow_once":
+        raise DecisionInvalid(
+            "a server's question is answered once: accept it (allow_once, with the form's content), "
+            "decline it (deny) or cancel it"
+        )
+    content = checked_content(approval.arguments.get("schema") or {}, decision.updated_arguments)
+    return decision.model_copy(update={"updated_arguments": content, "rules": None})
 
 
 class ApprovalService:
@@ -62,6 +80,10 @@ class ApprovalService:
 
     async def _checked(self, approval: Approval, decision: Decision, by: Principal) -> Decision:
         """The decision as it will be applied: a standing decision's rules resolved and vetted."""
+        if approval.kind == "elicitation":
+            return _checked_elicitation_answer(approval, decision)
+        if decision.kind == "cancel":
+            raise DecisionInvalid(f"cancel answers only a server's question; allow or deny this {approval.kind}")
         if decision.kind not in ("allow_session", "allow_always"):
             return decision
         if approval.kind != "tool":

@@ -34,6 +34,7 @@ from backend.modes.registry import ModeRegistry
 from backend.paths import BUILTIN_MODES_DIR, BUILTIN_SKILLS_DIR
 from backend.paths import private_dir
 from backend.permissions.approvals import ApprovalBroker
+from backend.permissions.elicitation import ElicitationDesk
 from backend.permissions.gate import ToolGate
 from backend.permissions.hooks import HookChain
 from backend.scheduler import Scheduler
@@ -95,6 +96,9 @@ class Host:
         self.pool = pool or McpPool(server_configs(settings, host_api), log_dir=self.data_dir / "logs")
         self.broker = ApprovalBroker(self.store, self.bus, timeout=settings.approval_timeout)
         self.approvals = ApprovalService(store=self.store, broker=self.broker)
+        # A server's questions (`elicitation/create`) are asked as approvals in the calling session.
+        self.elicitations = ElicitationDesk(self.broker, self)
+        self.pool.elicitations.handler = self.elicitations.ask
         self.hooks = hooks or HookChain()
         self.demo: Any = None
         self.policies = PolicyService(settings)
@@ -203,6 +207,8 @@ class Host:
             await asyncio.wait({self._watching_servers})
         if self._owns_pool:
             await self.pool.aclose()
+        elif self.pool.elicitations.handler == self.elicitations.ask:
+            self.pool.elicitations.handler = None  # a shared pool outlives this host
         if self.demo is not None:
             self.demo.stop()
         await self.store.close()

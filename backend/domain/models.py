@@ -24,10 +24,12 @@ Role = Literal["system", "user", "assistant", "tool"]
 ToolCallStatus = Literal["pending", "waiting_approval", "running", "done", "error", "denied", "interrupted", "stopped"]
 
 ApprovalStatus = Literal["pending", "allowed", "denied", "expired", "cancelled"]
-DecisionKind = Literal["allow_once", "allow_session", "allow_always", "deny"]
+DecisionKind = Literal["allow_once", "allow_session", "allow_always", "deny", "cancel"]
+"""`cancel` answers only an elicitation: the person dismissed the question without deciding."""
 DecidedBy = Literal["rule", "policy", "user", "timeout", "hook", "stop"]
-ApprovalKind = Literal["tool", "mode_switch", "workflow_step"]
-"""What an approval gates: a tool call, a plan's switch to its next mode, a workflow's next step."""
+ApprovalKind = Literal["tool", "mode_switch", "workflow_step", "elicitation"]
+"""What an approval gates: a tool call, a plan's switch to its next mode, a workflow's next step,
+or a server's question to the person (`elicitation/create`: accept with content, decline, cancel)."""
 
 EventType = Literal[
     # a session's life
@@ -214,7 +216,7 @@ class Decision(BaseModel):
 
     @property
     def allows(self) -> bool:
-        return self.kind != "deny"
+        return self.kind not in ("deny", "cancel")
 
 
 class Approval(BaseModel):

@@ -22,6 +22,7 @@ from mcp_types import RequestParamsMeta
 
 from backend.domain.tools import ToolInfo, ToolResult, split_tool_name
 from backend.mcp.config import McpServerConfig, check_server_name
+from backend.mcp.elicitation import CallInFlight, ElicitationRouter
 from backend.mcp.errors import McpPoolError, ToolNotFound
 from backend.mcp.results import DEFAULT_SPILL_LIMIT, cap_result, to_tool_result
 from backend.mcp.server import HANG_AFTER, ProgressCallback, ServerRunner, ServerState, ServerStatus
@@ -72,6 +73,8 @@ class McpPool:
                 raise McpPoolError(str(exc)) from None
         self._log_dir = log_dir
         self._spill_limit = spill_limit
+        self.elicitations = ElicitationRouter()
+        """Places servers' questions in the calling session; the host attaches who answers them."""
         self._runners = {
             name: ServerRunner(
                 name,
@@ -79,6 +82,7 @@ class McpPool:
                 log_path=log_dir / f"{name}.log",
                 hang_after=hang_after,
                 on_tools_changed=on_tools_changed,
+                elicitation_callback=self.elicitations.callback_for(name),
             )
             for name, config in servers.items()
         }
@@ -200,9 +204,10 @@ class McpPool:
             raise ToolNotFound(name, f"MCP server {server!r} is disabled")
         # An open TypedDict (extra keys allowed at run time) that type checkers cannot yet express.
         meta = cast(RequestParamsMeta, {WORKSPACE_META_KEY: str(workspace), SESSION_META_KEY: session_id})
-        raw = await runner.call(
-            tool, arguments, workspace=workspace, meta=meta, timeout=timeout, full_name=name, on_progress=on_progress
-        )
+        with self.elicitations.calling(CallInFlight(server=server, tool=name, session_id=session_id, call_id=call_id)):
+            raw = await runner.call(
+                tool, arguments, workspace=workspace, meta=meta, timeout=timeout, full_name=name, on_progress=on_progress
+            )
         result = raw if isinstance(raw, ToolResult) else to_tool_result(raw)
         if redact is not None:
             result = redact(result)

@@ -25,7 +25,7 @@ import anyio.lowlevel
 import mcp_types
 from mcp import Client
 from anyio.abc import TaskGroup
-from mcp.client.session import ClientRequestContext, IncomingMessage
+from mcp.client.session import ClientRequestContext, ElicitationFnT, IncomingMessage
 from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
@@ -112,10 +112,13 @@ class ServerRunner:
         log_path: Path,
         hang_after: int = HANG_AFTER,
         on_tools_changed: Callable[[str], None] | None = None,
+        elicitation_callback: ElicitationFnT | None = None,
     ) -> None:
-        """`on_tools_changed(name)` is called once a running server's new tool list is in `tools`."""
+        """`on_tools_changed(name)` is called once a running server's new tool list is in `tools`;
+        `elicitation_callback` answers the server's `elicitation/create` (else the SDK refuses it)."""
         self.name = name
         self.on_tools_changed = on_tools_changed
+        self.elicitation_callback = elicitation_callback
         self.config = config
         self.log_path = log_path
         self.hang_after = hang_after
@@ -279,6 +282,7 @@ class ServerRunner:
                             cache=None,
                             client_info=CLIENT_INFO,
                             list_roots_callback=self._list_roots,
+                            elicitation_callback=self.elicitation_callback,
                             message_handler=partial(self._on_message, stale),
                         ) as client,
                         anyio.create_task_group() as tg,

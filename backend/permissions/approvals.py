@@ -145,8 +145,7 @@ class ApprovalBroker:
         if approval.status == "pending" and approval.expires_at <= self._clock():
             await self._close(approval, "expired", self._timeout_decision(approval), "timeout")
             raise ApprovalClosed(f"approval {approval_id} expired at {approval.expires_at.isoformat()}")
-        status = "allowed" if decision.allows else "denied"
-        return await self._close(approval, status, decision, by, decider)
+        return await self._close(approval, _status_of(decision), decision, by, decider)
 
     async def settle(self, approval_id: str, decision: Decision, *, by: DecidedBy) -> Approval:
         """Close a pending approval with the verdict the rules now give its call by themselves.
@@ -203,3 +202,10 @@ class ApprovalBroker:
 
     async def pending(self, *, session_id: str | None = None) -> list[Approval]:
         return await self._store.list_approvals(status="pending", session_id=session_id)
+
+
+def _status_of(decision: Decision) -> str:
+    """An approval's status once `decision` closes it (`cancel` only answers elicitations)."""
+    if decision.kind == "cancel":
+        return "cancelled"
+    return "allowed" if decision.allows else "denied"

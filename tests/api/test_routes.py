@@ -299,3 +299,38 @@ async def test_every_operation_documents_the_refusals_it_sends(api):
             assert schema == {"$ref": "#/components/schemas/ErrorBody"}, f"{method} {route}"
     missing = await api.client.get("/api/sessions/missing")
     assert missing.status_code == 404 and isinstance(missing.json()["detail"], str)
+
+
+async def test_an_answer_to_a_servers_question_that_does_not_fit_its_form_is_422_naming_the_field(api):
+    session = await api.host.runner.create(prompt="hello")
+    await api.host.runner.wait(session.id, timeout=30)
+    schema = {
+        "type": "object",
+        "properties": {"seats": {"type": "integer", "maximum": 8}, "vip": {"type": "boolean"}},
+        "required": ["seats"],
+    }
+    approval = await api.host.broker.open(
+        session_id=session.id,
+        kind="elicitation",
+        tool_call_id="elicitation:c1:1",
+        tool_name="mcp__ask__book",
+        arguments={"server": "ask", "message": "How many seats?", "schema": schema},
+    )
+    url = f"/api/approvals/{approval.id}"
+    bad = await api.client.post(url, json={"decision": "allow_once", "updated_arguments": {"seats": "two"}})
+    assert bad.status_code == 422 and "'seats'" in bad.json()["detail"]
+    standing = await api.client.post(url, json={"decision": "allow_session"})
+    assert standing.status_code == 422
+    good = await api.client.post(url, json={"decision": "allow_once", "updated_arguments": {"seats": 2, "vip": True}})
+    assert good.status_code == 200
+    assert good.json()["decision"]["updated_arguments"] == {"seats": 2, "vip": True}
+
+
+async def test_cancel_answers_only_a_servers_question(api):
+    api.model.push(write("cancel.txt"), Reply(text="done"))
+    session_id = (await api.client.post("/api/sessions", json={"prompt": "write"})).json()["id"]
+    approval = await _pending_approval(api)
+    refused = await api.client.post(f"/api/approvals/{approval['id']}", json={"decision": "cancel"})
+    assert refused.status_code == 422
+    assert (await api.client.post(f"/api/approvals/{approval['id']}", json={"decision": "deny"})).status_code == 200
+    await api.host.runner.wait(session_id, timeout=30)
