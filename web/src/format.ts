@@ -80,6 +80,7 @@ export function outcomeLabel(
   decision: Approval["decision"],
   decidedBy: DecidedBy | null,
 ): string {
+  if (decisionKind(decision) === "cancel") return "cancelled";
   if (status === "expired" || decidedBy === "timeout") return "Timed out – denied";
   if (status === "cancelled" || decidedBy === "stop") return "cancelled (session stopped)";
   const kind = decisionKind(decision);
@@ -118,11 +119,25 @@ export function isGate(approval: Approval): boolean {
   return approval.kind === "mode_switch" || approval.kind === "workflow_step";
 }
 
+/** Whether an approval is a server's question (MCP elicitation), answered with a form. */
+export function isElicitation(approval: Approval): boolean {
+  return approval.kind === "elicitation";
+}
+
+/** A server's question's outcome in its own words: "answered", "declined", "cancelled". */
+export function elicitationOutcome(outcome: string): string {
+  if (outcome.startsWith("allowed")) return "answered";
+  if (outcome.startsWith("denied")) return "declined";
+  if (outcome.startsWith("Timed out")) return "Timed out – cancelled";
+  return outcome.startsWith("cancelled") ? "cancelled" : outcome;
+}
+
 /** The question a card asks: a gate's decision about the work, or the tool's title. */
 export function approvalTitle(approval: Approval): string {
   const args = approval.arguments ?? {};
   if (approval.kind === "mode_switch") return `Switch to ${String(args.mode ?? "the next")} mode and carry out this plan?`;
   if (approval.kind === "workflow_step") return `Start step ${String(args.step ?? "?")} of ${String(args.of ?? "?")} (${String(args.mode ?? "?")})?`;
+  if (approval.kind === "elicitation") return `${String(args.server ?? "A server")} asks`;
   return toolTitle(approval.tool_name, approval.annotations?.title);
 }
 
@@ -131,6 +146,7 @@ export function approvalSubject(approval: Approval): string {
   const args = approval.arguments ?? {};
   if (approval.kind === "mode_switch") return `plan → ${String(args.mode ?? "next")} mode`;
   if (approval.kind === "workflow_step") return `${String(args.workflow ?? "workflow")} step ${String(args.step ?? "?")}`;
+  if (approval.kind === "elicitation") return `question from ${String(args.server ?? "a server")}`;
   return approval.tool_name;
 }
 

@@ -109,7 +109,7 @@ export interface ToolAnnotations {
   openWorldHint?: boolean | null;
 }
 
-export type DecisionKind = "allow_once" | "allow_session" | "allow_always" | "deny";
+export type DecisionKind = "allow_once" | "allow_session" | "allow_always" | "deny" | "cancel";
 export type DecidedBy = "rule" | "policy" | "user" | "timeout" | "hook" | "stop";
 export type ApprovalStatus = "pending" | "allowed" | "denied" | "expired" | "cancelled";
 
@@ -120,8 +120,9 @@ export interface Decision {
   rules?: string[] | null;
 }
 
-/** What an approval gates: a tool call, a plan's switch to its next mode, a workflow's next step. */
-export type ApprovalKind = "tool" | "mode_switch" | "workflow_step";
+/** What an approval gates: a tool call, a plan's switch to its next mode, a workflow's next step,
+ * or a server's question to the person (MCP elicitation). */
+export type ApprovalKind = "tool" | "mode_switch" | "workflow_step" | "elicitation";
 
 export interface Approval {
   id: string;

@@ -2,11 +2,12 @@
 // compact rows, a batch bar from two pending, and one-line rows for what was just decided.
 
 import { useEffect, useMemo, useState } from "react";
-import { approvalSubject, approvalTitle, argumentSummary, formatAge, gateOutcome, isGate, splitToolName, truncate } from "../format";
+import { approvalSubject, approvalTitle, argumentSummary, elicitationOutcome, formatAge, gateOutcome, isElicitation, isGate, splitToolName, truncate } from "../format";
 import { useNow } from "../hooks";
 import { decideAll, requestFocus, useAppState, type DecidedEntry } from "../store";
 import type { Approval } from "../types";
 import { ApprovalCard } from "./ApprovalCard";
+import { ElicitationCard } from "./ElicitationCard";
 import { GateCard } from "./GateCard";
 
 interface QueueProps {
@@ -58,7 +59,11 @@ export function ApprovalQueue({ pending, decided, shortcuts = true, emptyText, s
                 {entry.denied ? "✕" : "✓"}
               </span>
               <code>{approvalSubject(entry.approval)}</code> —{" "}
-              {isGate(entry.approval) ? gateOutcome(entry.outcome) : entry.outcome}
+              {isGate(entry.approval)
+                ? gateOutcome(entry.outcome)
+                : isElicitation(entry.approval)
+                  ? elicitationOutcome(entry.outcome)
+                  : entry.outcome}
             </li>
           ))}
         </ul>
@@ -67,7 +72,7 @@ export function ApprovalQueue({ pending, decided, shortcuts = true, emptyText, s
       {pending.length >= 2 && (
         <div className="batch-bar" role="group" aria-label="Answer all waiting requests" data-testid="batch-bar">
           <span className="batch-count">{pending.length} waiting</span>
-          <button type="button" className="btn" data-testid="allow-all-once" disabled={anyBusy} onClick={() => void decideAll(pending, "allow_once")}>
+          <button type="button" className="btn" data-testid="allow-all-once" disabled={anyBusy} onClick={() => void decideAll(pending.filter((a) => !isElicitation(a)), "allow_once")}>
             Allow all once
           </button>
           <button type="button" className="btn" data-testid="deny-all" disabled={anyBusy} onClick={() => void decideAll(pending, "deny")}>
@@ -87,7 +92,9 @@ export function ApprovalQueue({ pending, decided, shortcuts = true, emptyText, s
         </div>
       )}
 
-      {focused && isGate(focused) ? (
+      {focused && isElicitation(focused) ? (
+        <ElicitationCard key={focused.id} approval={focused} position={position} total={pending.length} />
+      ) : focused && isGate(focused) ? (
         <GateCard key={focused.id} approval={focused} position={position} total={pending.length} shortcuts={shortcuts} />
       ) : focused ? (
         <ApprovalCard key={focused.id} approval={focused} position={position} total={pending.length} shortcuts={shortcuts} />
@@ -110,7 +117,14 @@ export function ApprovalQueue({ pending, decided, shortcuts = true, emptyText, s
                   <span className="chip server-chip">{splitToolName(approval.tool_name).server}</span>
                 )}
                 <span className="compact-args">
-                  {truncate(isGate(approval) ? String(approval.arguments.plan ?? approval.arguments.prompt ?? "") : argumentSummary(approval.arguments), 90)}
+                  {truncate(
+                    isGate(approval)
+                      ? String(approval.arguments.plan ?? approval.arguments.prompt ?? "")
+                      : isElicitation(approval)
+                        ? String(approval.arguments.message ?? "")
+                        : argumentSummary(approval.arguments),
+                    90,
+                  )}
                 </span>
                 <span className="age">{formatAge(approval.created_at, now)}</span>
               </button>
