@@ -59,8 +59,26 @@ def client_elicits(ctx: Context) -> bool:
     return elicitation.form is not None or elicitation.url is None
 
 
+ASKED_KINDS = ("tool", "elicitation")
+"""The approvals an invoking client is asked: tool calls, and MCP servers' own questions (passed on as they are)."""
+
+
+def schema_of(approval: Approval) -> dict[str, Any]:
+    """The form the client shows: the approval form, or the server's own for its question."""
+    if approval.kind == "elicitation":
+        return dict(approval.arguments.get("schema") or {"type": "object", "properties": {}})
+    return APPROVAL_SCHEMA
+
+
 def question(approval: Approval) -> str:
     """What the client shows: the tool, its arguments, why it asks, and where else it can be answered."""
+    if approval.kind == "elicitation":
+        return (
+            f"The MCP server {approval.arguments.get('server')!r}, running {approval.tool_name} for an Overseer "
+            f"agent, asks:\n{approval.arguments.get('message', '')}\n\n"
+            f"(session {approval.session_id}, approval {approval.id}; the first answer counts, "
+            "here or on the Overseer dashboard)"
+        )
     arguments = json.dumps(approval.arguments, indent=2, ensure_ascii=False)
     if len(arguments) > ARGUMENTS_SHOWN:
         arguments = arguments[:ARGUMENTS_SHOWN] + "\n... (cut; see the dashboard for all of it)"
@@ -72,8 +90,16 @@ def question(approval: Approval) -> str:
     )
 
 
-def decision_from(action: str, content: dict[str, Any] | None) -> Decision | None:
-    """The decision a client's answer means; None when it gave none (cancelled, or a bad form)."""
+def decision_from(action: str, content: dict[str, Any] | None, *, kind: str = "tool") -> Decision | None:
+    """The decision a client's answer means; None when it gave none (cancelled, or a bad form).
+
+    A server's question passes the client's answer on as it is: accept with its content (the
+    approval door checks it against the server's schema), decline, or cancel.
+    """
+    if kind == "elicitation":
+        if action == "accept":
+            return Decision(kind="allow_once", updated_arguments=dict(content or {}))
+        return Decision(kind="deny" if action == "decline" else "cancel")
     if action == "decline":
         return Decision(kind="deny", message="Declined in the MCP client.")
     if action != "accept":
@@ -107,12 +133,20 @@ class PushAsker:
     async def ask(self, approval: Approval) -> None:
         """Ask once and apply the answer, if any and if still wanted."""
         try:
-            result = await self._ctx.elicit(question(approval), ApprovalAnswer)
+            if approval.kind == "elicitation":
+                raw = await self._ctx.request_context.session.elicit_form(
+                    question(approval), schema_of(approval), related_request_id=self._ctx.request_id
+                )
+                result: Any = None
+            else:
+                result = await self._ctx.elicit(question(approval), ApprovalAnswer)
         except (MCPError, ValueError) as exc:
             # The client could not or would not answer; the dashboard still can.
             log.info("elicitation for approval %s failed: %s", approval.id, exc)
             return
-        if isinstance(result, AcceptedElicitation):
+        if result is None:
+            decision = decision_from(raw.action, dict(raw.content or {}), kind="elicitation")
+        elif isinstance(result, AcceptedElicitation):
             decision = decision_from("accept", result.data.model_dump())
         else:
             decision = decision_from(result.action, None)
@@ -125,12 +159,12 @@ class PushAsker:
 def input_request(approval: Approval) -> wire.ElicitRequest:
     """2026-07-28: the question for one approval, to ride an InputRequiredResult."""
     return wire.ElicitRequest(
-        params=wire.ElicitRequestFormParams(message=question(approval), requested_schema=APPROVAL_SCHEMA)
+        params=wire.ElicitRequestFormParams(message=question(approval), requested_schema=schema_of(approval))
     )
 
 
-def decision_from_response(response: object) -> Decision | None:
+def decision_from_response(response: object, *, kind: str = "tool") -> Decision | None:
     """2026-07-28: the decision in a client's input response, if it is an elicitation answer."""
     if not isinstance(response, wire.ElicitResult):
         return None
-    return decision_from(response.action, dict(response.content) if response.content else None)
+    return decision_from(response.action, dict(response.content) if response.content else None, kind=kind)

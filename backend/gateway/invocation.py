@@ -19,7 +19,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from backend.app.host import Host
 from backend.domain.models import Approval, EngineName, Event, Session
 from backend.engine.events import Subscription
-from backend.gateway.elicitation import PushAsker
+from backend.gateway.elicitation import ASKED_KINDS, PushAsker
 from backend.store.base import NotFound
 
 log = logging.getLogger(__name__)
@@ -96,7 +96,7 @@ class Watch:
 
     async def pending_tool_approvals(self) -> list[Approval]:
         return [
-            a for a in await self.host.broker.pending() if a.session_id in self.family and a.kind == "tool"
+            a for a in await self.host.broker.pending() if a.session_id in self.family and a.kind in ASKED_KINDS
         ]
 
     async def note(self, message: str) -> None:
@@ -167,7 +167,7 @@ class Watch:
                 described = self._describe(event)
                 if described:
                     await self.note(described)
-                if event.type == "approval.requested" and event.data.get("kind", "tool") == "tool":
+                if event.type == "approval.requested" and event.data.get("kind", "tool") in ASKED_KINDS:
                     # The broker's list, not the event alone: parallel calls ask together.
                     await needs_client(await self.pending_tool_approvals())
         return outcome

@@ -177,8 +177,14 @@ def build_server(gateway: Gateway) -> GatewayServer:
                     raise ToolError(f"session {state.session_id} is gone; call invoke_agent again") from None
                 asked = set(state.asked)
                 for key, response in (ctx.input_responses or {}).items():
-                    decision = decision_from_response(response)
-                    if key in asked and decision is not None:
+                    if key not in asked:
+                        continue
+                    try:
+                        kind = (await host.store.get_approval(key)).kind
+                    except NotFound:
+                        continue
+                    decision = decision_from_response(response, kind=kind)
+                    if decision is not None:
                         await answer_first(host.approvals, key, decision, caller)
 
             async def report(step: float, message: str) -> None:

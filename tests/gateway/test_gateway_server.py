@@ -280,3 +280,39 @@ async def test_an_unknown_mode_is_an_error_result_and_starts_nothing(tmp_path, p
             result = await client.call_tool("invoke_agent", {"prompt": "x", "mode": "no-such-mode"})
         assert result.is_error is True
         assert await h.host.store.list_sessions() == []
+
+
+@pytest.mark.parametrize("mode", ERAS)
+async def test_an_mcp_servers_question_inside_the_invoked_agent_is_put_to_the_client_as_it_asked_it(tmp_path, mode):
+    import json
+    import sys
+    from pathlib import Path
+
+    from backend.mcp.config import McpServerConfig
+    from backend.mcp.pool import McpPool
+    from backend.testing import ScriptedToolCall
+
+    server = Path(__file__).parents[1] / "mcp" / "fixtures" / "elicitation_server.py"
+    config = McpServerConfig(command=sys.executable, args=[str(server), "--legacy"], start_timeout=BOUND)
+    booking = {"name": "Ada", "seats": 2, "vip": False, "meal": "veg"}
+    asked: list[tuple[str, dict]] = []
+
+    async def fill_in(context, params):
+        asked.append((params.message, params.requested_schema))
+        return wire.ElicitResult(action="accept", content=booking)
+
+    script = [Reply(tool_calls=[ScriptedToolCall(name="mcp__ask__book", arguments={})]), Reply(text="booked")]
+    async with McpPool({"ask": config}, log_dir=tmp_path / "logs") as ask_pool:
+        await ask_pool.wait_ready(timeout=BOUND)
+        async with scripted_host(tmp_path, script, pool=ask_pool, permissions={"allow": ["mcp__ask"]}) as h:
+            async with Client(build_server(Gateway(h.host)), mode=mode, elicitation_callback=fill_in) as client:
+                with anyio.fail_after(BOUND):
+                    result = await client.call_tool("invoke_agent", {"prompt": "book a table"})
+            assert result.content[0].text == "booked"
+            [(message, schema)] = asked
+            assert "Booking a table: who is it for, and how many seats?" in message
+            assert schema["properties"]["meal"]["enum"] == ["veg", "fish", "meat"]
+            [tool_result] = h.model.requests[-1].tool_results()
+            assert json.loads(tool_result.text) == {"action": "accept", "content": booking}
+            (approval,) = await h.host.store.list_approvals()
+            assert (approval.kind, approval.status, approval.decider.via) == ("elicitation", "allowed", "elicitation")
