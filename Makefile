@@ -11,8 +11,8 @@ export CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC := 1
 
 .PHONY: install web chromium run run-cli test bench soak clean
 
-# The browser tool server drives Debian's Chromium, so installing includes it.
-install: $(STAMP) chromium
+# Python deps only: `make run` works for any user. The tests also need Debian's Chromium (apt, root).
+install: $(STAMP)
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -42,11 +42,11 @@ run-cli: install
 PYTEST_WORKERS ?= 2
 
 # The import contracts (pyproject.toml) first: a layering violation fails in seconds.
-test: install web
+test: install chromium web
 	$(BIN)/lint-imports --no-cache --no-logo
 	$(BIN)/python -m pytest -q -n $(PYTEST_WORKERS) --dist loadfile --no-loadscope-reorder
 
-bench: install web
+bench: install chromium web
 	$(BIN)/python bench/tool_call_overhead.py
 	$(BIN)/python bench/concurrency.py
 	$(BIN)/python bench/approval_roundtrip.py
