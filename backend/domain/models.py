@@ -264,6 +264,29 @@ class AuditEntry(BaseModel):
     latency_ms: float = 0.0
     created_at: datetime = Field(default_factory=utcnow)
 
+    @classmethod
+    def of(
+        cls,
+        record: ToolCallRecord,
+        decision: Literal["allow", "deny"],
+        by: DecidedBy,
+        detail: str,
+        latency_ms: float = 0.0,
+        decider: Decider = OVERSEER,
+    ) -> AuditEntry:
+        """The audit row of a decision on one tool call."""
+        return cls(
+            session_id=record.session_id,
+            tool_call_id=record.id,
+            tool_name=record.name,
+            arguments=dict(record.arguments),
+            decision=decision,
+            decided_by=by,
+            decider=decider,
+            detail=detail,
+            latency_ms=latency_ms,
+        )
+
 
 class Event(BaseModel):
     """One thing that happened in a session, as the dashboard and the CLI see it.

@@ -21,11 +21,9 @@ from pathlib import Path
 from typing import Any, Literal
 
 import anyio
-import anyio.lowlevel
 import mcp_types
 from mcp import Client
-from anyio.abc import TaskGroup
-from mcp.client.session import ClientRequestContext, ElicitationFnT, IncomingMessage
+from mcp.client.session import ClientRequestContext, ElicitationFnT
 from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
@@ -35,6 +33,7 @@ from backend.mcp.catalog import list_tools
 from backend.mcp.config import McpServerConfig
 from backend.mcp.errors import McpPoolError, ToolNotFound
 from backend.mcp.roots import WorkspaceRoots, roots_result
+from backend.mcp.tool_changes import follow_changes, listen_for_changes, on_message
 from backend.mcp.transport import StdioProcessTransport, log_tail
 from backend.paths import private_opener
 
@@ -283,13 +282,13 @@ class ServerRunner:
                             client_info=CLIENT_INFO,
                             list_roots_callback=self._list_roots,
                             elicitation_callback=self.elicitation_callback,
-                            message_handler=partial(self._on_message, stale),
+                            message_handler=partial(on_message, stale),
                         ) as client,
                         anyio.create_task_group() as tg,
                     ):
                         conn = _Connection(client=client, transport=transport, tools={}, tools_stale=stale)
                         # Listening before listing: no change can fall between the two.
-                        await self._listen_for_tool_changes(conn, tg)
+                        await listen_for_changes(conn, tg, server=self.name)
                         tools = conn.tools = await list_tools(client, self.name)
                         start_scope.deadline = math.inf
                         started = True
@@ -297,7 +296,15 @@ class ServerRunner:
                         self.tools, self.pid = tools, transport.pid
                         self._set("ready")
                         logger.info("MCP server %r ready (pid %s, %d tools)", self.name, self.pid, len(tools))
-                        tg.start_soon(self._follow_tool_changes, conn)
+                        tg.start_soon(
+                            partial(
+                                follow_changes,
+                                conn,
+                                server=self.name,
+                                timeout=self.config.start_timeout,
+                                adopt=partial(self._adopt_tools, conn),
+                            )
+                        )
                         await transport.lost.wait()
                         tg.cancel_scope.cancel()
                         # Say so before the (bounded, but not instant) teardown below.
@@ -311,7 +318,8 @@ class ServerRunner:
             except Exception as exc:
                 if started:
                     raise
-                start_error = self._describe_start_failure(exc, transport)
+                logger.debug("MCP server %r failed to start", self.name, exc_info=exc)
+                start_error = transport.start_failure(exc)
             # The client is closed: the process is stopped and its exit code known.
             if start_error is not None:
                 if transport.returncode is not None and transport.lost.is_set():
@@ -328,66 +336,15 @@ class ServerRunner:
         self._set("starting", error=f"{cause}; restarting")
         return True
 
-    async def _on_message(self, stale: anyio.Event, message: IncomingMessage) -> None:
-        """A server notification: a changed tool list marks the catalog stale (handshake era, and listens)."""
-        if isinstance(message, mcp_types.ToolListChangedNotification):
-            stale.set()
-        await anyio.lowlevel.checkpoint()
-
-    async def _listen_for_tool_changes(self, conn: _Connection, tg: TaskGroup) -> None:
-        """On a 2026-07-28 connection, subscribe to tool list changes; return once subscribed.
-
-        That era sends `notifications/tools/list_changed` only on a `subscriptions/listen`
-        stream; a handshake-era server sends it unasked, to `_on_message`.
-        """
-        tools = conn.client.server_capabilities.tools
-        if conn.handshake_era or tools is None or not tools.list_changed:
-            return
-        listening = anyio.Event()
-
-        async def listen() -> None:
-            try:
-                async with conn.client.listen(tools_list_changed=True) as subscription:
-                    listening.set()
-                    async for _ in subscription:
-                        conn.tools_stale.set()
-            # Whatever ends the stream (the server refused it, or died), calls go on without it.
-            except Exception as exc:  # noqa: BLE001
-                logger.debug("MCP server %r: no longer listening for tool changes: %r", self.name, exc)
-            finally:
-                listening.set()
-
-        tg.start_soon(listen)
-        await listening.wait()
-
-    async def _follow_tool_changes(self, conn: _Connection) -> None:
-        """Re-list the tools each time the server says they changed, so the next turn offers them."""
-        while True:
-            await conn.tools_stale.wait()
-            conn.tools_stale = anyio.Event()
-            try:
-                with anyio.fail_after(self.config.start_timeout):
-                    tools = await list_tools(conn.client, self.name)
-            except (MCPError, ValidationError, TimeoutError, anyio.BrokenResourceError, anyio.ClosedResourceError):
-                logger.warning("MCP server %r: re-listing its changed tools failed", self.name, exc_info=True)
-                continue
-            if conn is not self._conn:
-                return
-            conn.tools = self.tools = tools
-            logger.info("MCP server %r changed its tools (%d now)", self.name, len(tools))
-            if self.on_tools_changed is not None:
-                self.on_tools_changed(self.name)
-
-    def _describe_start_failure(self, exc: Exception, transport: StdioProcessTransport) -> str:
-        leaves = _leaf_exceptions(exc)
-        logger.debug("MCP server %r failed to start", self.name, exc_info=exc)
-        if transport.pid is None:
-            os_errors = [e for e in leaves if isinstance(e, OSError)]
-            reason = (os_errors[0].strerror or str(os_errors[0])) if os_errors else str(leaves[0])
-            return f"could not launch {self.config.command!r}: {reason}"
-        if transport.lost.is_set():
-            return "exited while starting"
-        return f"failed to start: {leaves[0]!r}"
+    def _adopt_tools(self, conn: _Connection, tools: dict[str, ToolInfo]) -> bool:
+        """Take a changed tool list, if `conn` is still this server's connection."""
+        if conn is not self._conn:
+            return False
+        conn.tools = self.tools = tools
+        logger.info("MCP server %r changed its tools (%d now)", self.name, len(tools))
+        if self.on_tools_changed is not None:
+            self.on_tools_changed(self.name)
+        return True
 
     async def _list_roots(self, context: ClientRequestContext) -> mcp_types.ListRootsResult:
         """Answer the server's `roots/list` (see backend/mcp/roots.py for which workspaces)."""
@@ -527,10 +484,3 @@ class ServerRunner:
 
 class _StartFailed(Exception):
     """The server could not be started; the message says why."""
-
-
-def _leaf_exceptions(exc: BaseException) -> list[BaseException]:
-    """The exceptions inside (nested) exception groups, or the exception itself."""
-    if isinstance(exc, BaseExceptionGroup):
-        return [leaf for inner in exc.exceptions for leaf in _leaf_exceptions(inner)]
-    return [exc]

@@ -83,6 +83,17 @@ class StdioProcessTransport:
             with suppress(ProcessLookupError, PermissionError):
                 os.killpg(process.pid, signal.SIGKILL)
 
+    def start_failure(self, exc: Exception) -> str:
+        """Why the server did not start, from what ended the start (`exc`) and the process's fate."""
+        leaves = _leaf_exceptions(exc)
+        if self.pid is None:
+            os_errors = [e for e in leaves if isinstance(e, OSError)]
+            reason = (os_errors[0].strerror or str(os_errors[0])) if os_errors else str(leaves[0])
+            return f"could not launch {self.command!r}: {reason}"
+        if self.lost.is_set():
+            return "exited while starting"
+        return f"failed to start: {leaves[0]!r}"
+
     @asynccontextmanager
     async def _run(self) -> AsyncIterator[TransportStreams]:
         process = await anyio.open_process(
@@ -234,6 +245,13 @@ def _parse_line(line: str) -> SessionMessage | Exception:
     except ValueError as exc:
         logger.warning("MCP server wrote a line that is not JSON-RPC: %.200s", line)
         return exc
+
+
+def _leaf_exceptions(exc: BaseException) -> list[BaseException]:
+    """The exceptions inside (nested) exception groups, or the exception itself."""
+    if isinstance(exc, BaseExceptionGroup):
+        return [leaf for inner in exc.exceptions for leaf in _leaf_exceptions(inner)]
+    return [exc]
 
 
 def log_tail(path: Path, start: int, max_bytes: int = 800) -> str:

@@ -16,7 +16,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from backend.domain.models import (
     OVERSEER,
@@ -31,7 +31,7 @@ from backend.domain.models import (
     ToolCallRecord,
     utcnow,
 )
-from backend.domain.media import MediaFile, MediaKind
+from backend.domain.media import MediaFile
 from backend.domain.tools import ToolInfo, ToolResult
 from backend.permissions.approvals import ApprovalBroker, ApprovalError, Publisher
 from backend.permissions.hooks import ToolHooks
@@ -247,12 +247,12 @@ class ToolGate:
                         return await self._refuse(record, ToolResult.error(f"Denied: {again.reason}."), "denied")
                 await self._apply_standing_decision(session, view, decision)
                 record.decision = f"{decision.kind} ({decision_by})"
-                allow = self._audit_entry(
+                allow = AuditEntry.of(
                     record, "allow", decision_by, decision.kind, latency.total_seconds() * 1000, decider
                 )
             else:
                 record.decision = evaluation.reason
-                allow = self._audit_entry(record, "allow", decided_by, evaluation.reason)
+                allow = AuditEntry.of(record, "allow", decided_by, evaluation.reason)
             allowed = GateDecision(record=record, view=view, allow=allow)
             self._allowed[(session.session_id, call.id)] = allowed
             return allowed
@@ -415,7 +415,9 @@ class ToolGate:
     async def _finish(self, record: ToolCallRecord, result: ToolResult, status: str) -> ToolResult:
         if result.is_error and not result.text.endswith(ERROR_HINT):
             result = result.model_copy(update={"text": result.text + ERROR_HINT})
-        media = await self._keep_media(record.session_id, result)
+        media: list[MediaFile] = []
+        if self.media is not None and (result.images or result.audio):
+            media = await asyncio.to_thread(self.media.keep, record.session_id, result)
         record.status = status  # type: ignore[assignment]
         record.result = result.text
         record.is_error = result.is_error
@@ -450,19 +452,6 @@ class ToolGate:
         )
         return result
 
-    async def _keep_media(self, session_id: str, result: ToolResult) -> list[MediaFile]:
-        """Write the result's images and audio to the media folder; the message refers to them."""
-        if self.media is None or not (result.images or result.audio):
-            return []
-        store = self.media
-        kinds: list[tuple[MediaKind, dict[str, str]]] = [("image", i) for i in result.images]
-        kinds += [("audio", a) for a in result.audio]
-
-        def write() -> list[MediaFile]:
-            return [store.save_base64(session_id, kind, m["mime_type"], m["data"]) for kind, m in kinds]
-
-        return await asyncio.to_thread(write)
-
     async def record_interrupted(self, record: ToolCallRecord) -> None:
         """A call the previous process left running: reported to the model, never re-run."""
         await self._finish(record, ToolResult.error(INTERRUPTED), "interrupted")
@@ -478,34 +467,13 @@ class ToolGate:
     async def _audit(
         self,
         record: ToolCallRecord,
-        decision: str,
+        decision: Literal["allow", "deny"],
         by: DecidedBy,
         detail: str,
         latency_ms: float = 0.0,
         decider: Decider = OVERSEER,
     ) -> None:
-        await self.store.add_audit(self._audit_entry(record, decision, by, detail, latency_ms, decider))
-
-    @staticmethod
-    def _audit_entry(
-        record: ToolCallRecord,
-        decision: str,
-        by: DecidedBy,
-        detail: str,
-        latency_ms: float = 0.0,
-        decider: Decider = OVERSEER,
-    ) -> AuditEntry:
-        return AuditEntry(
-            session_id=record.session_id,
-            tool_call_id=record.id,
-            tool_name=record.name,
-            arguments=dict(record.arguments),
-            decision=decision,  # type: ignore[arg-type]
-            decided_by=by,
-            decider=decider,
-            detail=detail,
-            latency_ms=latency_ms,
-        )
+        await self.store.add_audit(AuditEntry.of(record, decision, by, detail, latency_ms, decider))
 
 
 async def _event_of(write: Awaitable[Written]) -> Event:

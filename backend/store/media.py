@@ -17,6 +17,7 @@ from pathlib import Path
 
 from backend.domain.errors import NotFound
 from backend.domain.media import MediaFile, MediaKind, media_extension
+from backend.domain.tools import ToolResult
 from backend.paths import private_dir, private_opener
 
 _SESSION = re.compile(r"[A-Za-z0-9_-]{1,128}")
@@ -58,6 +59,12 @@ class MediaStore:
     def save_base64(self, session_id: str, kind: MediaKind, mime_type: str, data: str) -> MediaFile:
         """`save` for base64 data, as MCP carries it."""
         return self.save(session_id, kind, mime_type, base64.b64decode(data))
+
+    def keep(self, session_id: str, result: ToolResult) -> list[MediaFile]:
+        """Write a tool result's images and audio; the message refers to the files, not the data."""
+        kinds: list[tuple[MediaKind, dict[str, str]]] = [("image", i) for i in result.images]
+        kinds += [("audio", a) for a in result.audio]
+        return [self.save_base64(session_id, kind, m["mime_type"], m["data"]) for kind, m in kinds]
 
     def path(self, session_id: str, name: str) -> Path:
         """The file of a session's media; MediaNotFound for a name that is not one (no `..`, no `/`)."""
