@@ -1,4 +1,4 @@
-"""A server's `elicitation/create`, routed to the session whose call it is asking about.
+"""A server's `elicitation/create` and `sampling/createMessage`, routed to the session whose call it is part of.
 
 The pool's connection to a server is shared by every session, so a question coming in from a
 server must first be placed: which session's tool call is it part of? Two ways to tell:
@@ -9,7 +9,8 @@ server must first be placed: which session's tool call is it part of? Two ways t
   belongs to one session. Otherwise nobody can be asked honestly, and it is declined.
 
 The question itself is answered by a handler the host attaches (the approval desk); a pool
-without one declines, saying why.
+without one declines, saying why. A request to sample the model is placed the same way and
+answered by the host's sampler; one that cannot be placed is refused with an error.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import mcp_types
-from mcp.client.session import ClientRequestContext, ElicitationFnT
+from mcp.client.session import ClientRequestContext, ElicitationFnT, SamplingFnT
 
 logger = logging.getLogger(__name__)
 
@@ -52,6 +53,18 @@ class Elicitation:
 ElicitationHandler = Callable[[Elicitation], Awaitable[mcp_types.ElicitResult]]
 """Puts the question to a person and returns their answer (accept with content, decline, cancel)."""
 
+
+@dataclass(frozen=True, kw_only=True)
+class SamplingRequest:
+    """A server asking for a model completion, placed in the session of the call it belongs to."""
+
+    call: CallInFlight
+    params: mcp_types.CreateMessageRequestParams
+
+
+SamplingHandler = Callable[[SamplingRequest], Awaitable[mcp_types.CreateMessageResult | mcp_types.ErrorData]]
+"""Asks the person, then runs the session's model; an ErrorData says why it did not."""
+
 _current_call: contextvars.ContextVar[CallInFlight | None] = contextvars.ContextVar("mcp_call", default=None)
 
 
@@ -61,11 +74,18 @@ def declined(reason: str) -> mcp_types.ElicitResult:
     return mcp_types.ElicitResult(action="decline", _meta={DECLINE_REASON_META_KEY: reason})  # type: ignore[call-arg]
 
 
+def refused(reason: str) -> mcp_types.ErrorData:
+    """A sampling request Overseer refuses by itself (the spec's user-rejected code, -1)."""
+    logger.info("refused a sampling request: %s", reason)
+    return mcp_types.ErrorData(code=-1, message=reason)
+
+
 class ElicitationRouter:
     """Knows the calls in flight on each server, and hands each server's questions to `handler`."""
 
     def __init__(self) -> None:
         self.handler: ElicitationHandler | None = None
+        self.sampler: SamplingHandler | None = None
         self._in_flight: dict[str, list[CallInFlight]] = {}
 
     @contextmanager
@@ -89,6 +109,30 @@ class ElicitationRouter:
             return await self.route(server, params)
 
         return on_elicit
+
+    def sampling_callback_for(self, server: str) -> SamplingFnT:
+        """The SDK client's `sampling_callback` for one server's connection."""
+
+        async def on_sample(
+            context: ClientRequestContext, params: mcp_types.CreateMessageRequestParams
+        ) -> mcp_types.CreateMessageResult | mcp_types.ErrorData:
+            return await self.sample(server, params)
+
+        return on_sample
+
+    async def sample(
+        self, server: str, params: mcp_types.CreateMessageRequestParams
+    ) -> mcp_types.CreateMessageResult | mcp_types.ErrorData:
+        """Place the request and hand it to the sampler; refuse (saying why) what cannot be placed."""
+        call = self.place(server)
+        if call is None:
+            return refused(
+                f"MCP server {server!r} asked to sample the model outside a single session's tool call, "
+                "so there is no session whose model and approvals it could use"
+            )
+        if self.sampler is None:
+            return refused("this Overseer pool has no model to sample")
+        return await self.sampler(SamplingRequest(call=call, params=params))
 
     def place(self, server: str) -> CallInFlight | None:
         """The call a question from `server` belongs to, or None when it cannot be told."""

@@ -83,6 +83,7 @@ class McpPool:
                 hang_after=hang_after,
                 on_tools_changed=on_tools_changed,
                 elicitation_callback=self.elicitations.callback_for(name),
+                sampling_callback=self.elicitations.sampling_callback_for(name),
             )
             for name, config in servers.items()
         }

@@ -23,7 +23,7 @@ from typing import Any, Literal
 import anyio
 import mcp_types
 from mcp import Client
-from mcp.client.session import ClientRequestContext, ElicitationFnT
+from mcp.client.session import ClientRequestContext, ElicitationFnT, SamplingFnT
 from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
@@ -112,12 +112,15 @@ class ServerRunner:
         hang_after: int = HANG_AFTER,
         on_tools_changed: Callable[[str], None] | None = None,
         elicitation_callback: ElicitationFnT | None = None,
+        sampling_callback: SamplingFnT | None = None,
     ) -> None:
         """`on_tools_changed(name)` is called once a running server's new tool list is in `tools`;
-        `elicitation_callback` answers the server's `elicitation/create` (else the SDK refuses it)."""
+        `elicitation_callback` answers the server's `elicitation/create` and `sampling_callback` its
+        `sampling/createMessage` (without one, the SDK refuses the request and no capability is declared)."""
         self.name = name
         self.on_tools_changed = on_tools_changed
         self.elicitation_callback = elicitation_callback
+        self.sampling_callback = sampling_callback
         self.config = config
         self.log_path = log_path
         self.hang_after = hang_after
@@ -282,6 +285,7 @@ class ServerRunner:
                             client_info=CLIENT_INFO,
                             list_roots_callback=self._list_roots,
                             elicitation_callback=self.elicitation_callback,
+                            sampling_callback=self.sampling_callback,
                             message_handler=partial(on_message, stale),
                         ) as client,
                         anyio.create_task_group() as tg,
