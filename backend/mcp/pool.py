@@ -17,6 +17,7 @@ from types import TracebackType
 from typing import Any, Self, cast
 
 import anyio
+import anyio.abc
 import anyio.to_thread
 from mcp_types import RequestParamsMeta
 
@@ -73,22 +74,32 @@ class McpPool:
                 raise McpPoolError(str(exc)) from None
         self._log_dir = log_dir
         self._spill_limit = spill_limit
+        self._hang_after = hang_after
+        self._on_tools_changed = on_tools_changed
+        self._watchers: list[Callable[[str], None]] = []
         self.elicitations = ElicitationRouter()
         """Places servers' questions in the calling session; the host attaches who answers them."""
-        self._runners = {
-            name: ServerRunner(
-                name,
-                config,
-                log_path=log_dir / f"{name}.log",
-                hang_after=hang_after,
-                on_tools_changed=on_tools_changed,
-                elicitation_callback=self.elicitations.callback_for(name),
-                sampling_callback=self.elicitations.sampling_callback_for(name),
-            )
-            for name, config in servers.items()
-        }
+        self._runners = {name: self._new_runner(name, config) for name, config in servers.items()}
         self._task: asyncio.Task[None] | None = None
         self._closed = False
+        # Servers added at run time join the supervisor's task group (see add_server).
+        self._group: anyio.abc.TaskGroup | None = None
+        self._closing: anyio.Event | None = None
+        self._finished: dict[ServerRunner, anyio.Event] = {}
+
+    def _new_runner(self, name: str, config: McpServerConfig) -> ServerRunner:
+        """A supervisor for one server, wired to this pool (questions, tool changes, watchers)."""
+        runner = ServerRunner(
+            name,
+            config,
+            log_path=self._log_dir / f"{name}.log",
+            hang_after=self._hang_after,
+            on_tools_changed=self._tools_changed,
+            elicitation_callback=self.elicitations.callback_for(name),
+            sampling_callback=self.elicitations.sampling_callback_for(name),
+        )
+        runner.on_state_changed = self._notify
+        return runner
 
     async def start(self) -> None:
         """Launch every enabled server in the background and return at once.
@@ -98,6 +109,7 @@ class McpPool:
         if self._task is not None:
             raise McpPoolError("the MCP pool has already been started")
         private_dir(self._log_dir)
+        self._closing = anyio.Event()
         for runner in self._runners.values():
             runner.prepare()
         # A plain asyncio task, not a task group of the caller's: start() must return while
@@ -106,9 +118,13 @@ class McpPool:
 
     async def _supervise(self) -> None:
         async with anyio.create_task_group() as tg:
-            for runner in self._runners.values():
-                if not runner.config.disabled:
-                    tg.start_soon(runner.run, name=f"mcp-server:{runner.name}")
+            self._group = tg
+            for runner in list(self._runners.values()):
+                self._launch(runner)
+            # Open until aclose(), so servers added later have a group to run in.
+            assert self._closing is not None
+            tg.start_soon(self._closing.wait, name="mcp-pool-open")
+        self._group = None
 
     async def wait_ready(self, timeout: float | None = None) -> None:
         """Wait until every enabled server is ready or has failed.
@@ -133,6 +149,8 @@ class McpPool:
         with anyio.CancelScope(shield=True):
             for runner in self._runners.values():
                 runner.request_stop()
+            if self._closing is not None:
+                self._closing.set()
             # asyncio.wait, unlike awaiting the task, does not cancel it when the wait ends.
             done, _ = await asyncio.wait({task}, timeout=_STOP_TIMEOUT)
             if not done:
@@ -224,3 +242,111 @@ class McpPool:
                 )
             )
         return result
+
+    # Changing the servers while the pool runs (the dashboard's Servers page), and watching them.
+
+    def watch(self, watcher: Callable[[str], None]) -> Callable[[], None]:
+        """Call `watcher(server)` whenever a server changes state or tools, is added or is removed.
+
+        It is called in the event loop and must not block. Returns a function that stops the calls.
+        """
+        self._watchers.append(watcher)
+        return lambda: self._watchers.remove(watcher) if watcher in self._watchers else None
+
+    def config_of(self, name: str) -> McpServerConfig | None:
+        """The configuration a server in the pool runs with, or None if there is no such server."""
+        runner = self._runners.get(name)
+        return None if runner is None else runner.config
+
+    async def add_server(self, name: str, config: McpServerConfig) -> None:
+        """Start one more server; its tools join the catalog once it is ready.
+
+        Raises McpPoolError for a bad or taken name, or once the pool is closed.
+        """
+        if self._closed:
+            raise McpPoolError("the MCP pool is closed")
+        try:
+            check_server_name(name)
+        except ValueError as exc:
+            raise McpPoolError(str(exc)) from None
+        if name in self._runners:
+            raise McpPoolError(f"the MCP pool already has a server named {name!r}")
+        runner = self._new_runner(name, config)
+        self._runners[name] = runner
+        if self._task is not None:
+            runner.prepare()
+            self._launch(runner)
+        self._notify(name)
+
+    async def remove_server(self, name: str) -> None:
+        """Stop a server and forget it: calls in flight fail saying it was stopped, later ones find
+        no such server. Bounded like aclose(); raises McpPoolError for an unknown name."""
+        runner = self._runners.pop(name, None)
+        if runner is None:
+            raise McpPoolError(f"the MCP pool has no server named {name!r}")
+        await self._stop(runner)
+        self._notify(name)
+
+    async def restart_server(
+        self, name: str, config: McpServerConfig | None = None, *, reason: str = "restarted on request"
+    ) -> None:
+        """Stop a server and start it again, with `config` if given (an edit), else as it was.
+
+        From the moment this is called, new calls wait for the new process (bounded by its start
+        timeout); calls in flight on the old one fail saying it was stopped. A plain restart counts
+        as one (`restarts`, `last_restart` = `reason`); a new config starts the count afresh.
+        """
+        old = self._runners.get(name)
+        if old is None:
+            raise McpPoolError(f"the MCP pool has no server named {name!r}")
+        if self._closed:
+            raise McpPoolError("the MCP pool is closed")
+        new = self._new_runner(name, config or old.config)
+        if config is None:
+            new.restarts, new.last_restart = old.restarts + 1, reason
+        if self._task is not None:
+            new.prepare()  # "starting" at once: calls from now on wait for it, not the old process
+        self._runners[name] = new  # the same key keeps the server's place in the order
+        await self._stop(old)
+        if self._task is not None and self._runners.get(name) is new:
+            self._launch(new)
+        self._notify(name)
+
+    def _launch(self, runner: ServerRunner) -> None:
+        """Run an enabled server in the supervisor's group (once the group exists; until then,
+        _supervise launches what is in the pool when it begins)."""
+        if self._group is None or runner.config.disabled or runner in self._finished:
+            return
+        finished = self._finished[runner] = anyio.Event()
+
+        async def run() -> None:
+            try:
+                await runner.run()
+            finally:
+                finished.set()
+                self._finished.pop(runner, None)
+
+        self._group.start_soon(run, name=f"mcp-server:{runner.name}")
+
+    async def _stop(self, runner: ServerRunner) -> None:
+        """Stop one runner and wait (shielded, bounded) until its process is gone."""
+        runner.request_stop()
+        finished = self._finished.get(runner)
+        if finished is None:
+            return  # never launched
+        with anyio.CancelScope(shield=True), anyio.move_on_after(_STOP_TIMEOUT) as scope:
+            await finished.wait()
+        if scope.cancelled_caught:
+            logger.warning("MCP server %r did not stop within %.0f s", runner.name, _STOP_TIMEOUT)
+
+    def _tools_changed(self, name: str) -> None:
+        if self._on_tools_changed is not None:
+            self._on_tools_changed(name)
+        self._notify(name)
+
+    def _notify(self, name: str) -> None:
+        for watcher in list(self._watchers):
+            try:
+                watcher(name)
+            except Exception:  # one broken watcher must not stop a server's supervision
+                logger.exception("a watcher of MCP server %r failed", name)

@@ -121,6 +121,8 @@ class ServerRunner:
         self.on_tools_changed = on_tools_changed
         self.elicitation_callback = elicitation_callback
         self.sampling_callback = sampling_callback
+        self.on_state_changed: Callable[[str], None] | None = None
+        """Called with the name after every state change, for whoever shows servers live."""
         self.config = config
         self.log_path = log_path
         self.hang_after = hang_after
@@ -187,6 +189,8 @@ class ServerRunner:
         # Wake everyone waiting for a change, then give later waiters a fresh event.
         self._changed.set()
         self._changed = anyio.Event()
+        if self.on_state_changed is not None:
+            self.on_state_changed(self.name)
 
     async def wait_settled(self) -> None:
         """Wait until the server is no longer starting (ready, error or stopped)."""
