@@ -95,6 +95,11 @@ class Settings(BaseSettings):
     model_stream_silence_timeout: float = Field(default=MODEL_STREAM_SILENCE_TIMEOUT, gt=0)
     """Seconds a started stream may send nothing; past it the call is retried."""
     read_only_auto_allow: bool = False
+    sampling: Literal["ask", "deny"] = "ask"
+    """Whether MCP servers may ask to run a session's model (`sampling/createMessage`): "ask" puts
+    each request to the person as an approval, "deny" refuses them all. A mode may deny it too."""
+    sampling_max_tokens: int = Field(default=4096, ge=1)
+    """The most tokens a server's sampling request may have the model write."""
     builtin_servers: bool = True
     scheduler_enabled: bool = True
     """Fire cron jobs (`/api/schedules`) while the host runs."""

@@ -13,6 +13,7 @@ from backend.domain.models import Approval, Decision, Event
 from backend.engine.chat import ChatInput
 from backend.app.host import Host
 from backend.permissions.approvals import ApprovalError
+from backend.permissions.sampling import prompt_text as sampling_prompt_text
 
 ApproveMode = Literal["ask", "all", "none"]
 
@@ -162,6 +163,8 @@ class TerminalUI:
             self.line(f"  (not applied: {exc})")
 
     async def ask(self, approval: Approval) -> Decision:
+        if approval.kind == "sampling":
+            return await self.ask_sampling(approval)
         if approval.kind != "tool":
             return await self.ask_gate(approval)
         self.line(f"? {approval.tool_name} wants to run with:")
@@ -197,6 +200,19 @@ class TerminalUI:
                     continue
                 return Decision(kind="allow_once", updated_arguments=value)
             self.line("  please answer y, s, a, n or e")
+
+    async def ask_sampling(self, approval: Approval) -> Decision:
+        """A server asking to run the model: its prompt as the model would read it; run it once or deny."""
+        self.line(f"? {approval.reason} ({approval.arguments.get('model')}):")
+        self.line("  " + sampling_prompt_text(approval.arguments).replace("\n", "\n  "))
+        while True:
+            choice = (await self._input("  [y] run it once  [n] deny > ")).strip().lower()
+            if choice in ("y", "yes", ""):
+                return Decision(kind="allow_once")
+            if choice in ("n", "no"):
+                reason = (await self._input("  reason for the server (optional) > ", on_eof="")).strip()
+                return Decision(kind="deny", message=reason or None)
+            self.line("  please answer y or n")
 
     async def ask_gate(self, approval: Approval) -> Decision:
         """A gate between modes or steps: the question in words, the text the person may rewrite."""

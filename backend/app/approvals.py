@@ -22,6 +22,7 @@ from backend.permissions.elicitation import checked_content
 from backend.permissions.narrow import narrow_rules_for
 from backend.permissions.policy import ToolCallView
 from backend.permissions.rules import RuleError, RuleSet
+from backend.permissions.sampling import checked_edit
 from backend.store.base import NotFound, Store
 
 
@@ -54,6 +55,20 @@ def _checked_elicitation_answer(approval: Approval, decision: Decision) -> Decis
     return decision.model_copy(update={"updated_arguments": content, "rules": None})
 
 
+def _checked_sampling_answer(approval: Approval, decision: Decision) -> Decision:
+    """A server's sampling request runs once as asked or edited (allow_once), or is refused (deny)."""
+    if decision.kind == "deny":
+        return decision.model_copy(update={"updated_arguments": None, "rules": None})
+    if decision.kind != "allow_once":
+        raise DecisionInvalid(
+            "a server's sampling request is answered once: allow it (allow_once, optionally with its "
+            "texts edited) or deny it"
+        )
+    prompt = checked_edit(approval.arguments, decision.updated_arguments)
+    edited = prompt if prompt != approval.arguments else None
+    return decision.model_copy(update={"updated_arguments": edited, "rules": None})
+
+
 class ApprovalService:
     """Answers approvals on behalf of a principal; the only way people decide."""
 
@@ -82,6 +97,8 @@ class ApprovalService:
         """The decision as it will be applied: a standing decision's rules resolved and vetted."""
         if approval.kind == "elicitation":
             return _checked_elicitation_answer(approval, decision)
+        if approval.kind == "sampling":
+            return _checked_sampling_answer(approval, decision)
         if decision.kind == "cancel":
             raise DecisionInvalid(f"cancel answers only a server's question; allow or deny this {approval.kind}")
         if decision.kind not in ("allow_session", "allow_always"):

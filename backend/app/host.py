@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import sys
 from pathlib import Path
@@ -25,8 +26,9 @@ from backend.engine.chat import Chat
 from backend.engine.claude_sdk import ClaudeSdkEngine, SdkTarget, sdk_base_url, sdk_model
 from backend.engine.events import EventBus
 from backend.engine.loop import LoopLimits
-from backend.engine.model import LiteLLMClient, ModelClient
+from backend.engine.model import LiteLLMClient
 from backend.engine.runner import SessionRunner
+from backend.engine.sampling import Sampler, SamplingLimits
 from backend.mcp.config import HostApi, McpServerConfig, builtin_servers
 from backend.mcp.errors import McpPoolError
 from backend.mcp.pool import McpPool
@@ -35,6 +37,7 @@ from backend.paths import BUILTIN_MODES_DIR, BUILTIN_SKILLS_DIR
 from backend.paths import private_dir
 from backend.permissions.approvals import ApprovalBroker
 from backend.permissions.elicitation import ElicitationDesk
+from backend.permissions.sampling import SamplingDesk
 from backend.permissions.gate import ToolGate
 from backend.permissions.hooks import HookChain
 from backend.scheduler import Scheduler
@@ -48,6 +51,8 @@ log = logging.getLogger(__name__)
 
 DEMO_MODEL = "openai/overseer-demo"
 TOOLS_READY_TIMEOUT = 60.0
+SERVER_REQUEST_KINDS = ("elicitation", "sampling")
+"""Approvals asked for a server's own request, which a restart ends (they cannot be resumed)."""
 
 
 def server_configs(settings: Settings, host_api: HostApi | None = None) -> dict[str, McpServerConfig]:
@@ -141,6 +146,17 @@ class Host:
             secrets=known_secrets,
         )
         self.chat = Chat(self.runner)
+        # A server's `sampling/createMessage` runs on the calling session's model once a person allows it.
+        self.sampler = Sampler(
+            desk=SamplingDesk(self.broker, self),
+            bus=self.bus,
+            session_of=self.store.get_session,
+            mode_of=lambda session: self.modes.get(session.mode),
+            model_for=self.sampling_model_for,
+            add_usage=self.runner.add_usage,
+            limits=SamplingLimits(policy=settings.sampling, max_tokens=settings.sampling_max_tokens),
+        )
+        self.pool.elicitations.sampler = self.sampler.sample
         self.server_failures = ServerFailures(
             pool=self.pool, bus=self.bus, store=self.store, is_running=self.runner.is_running
         )
@@ -177,12 +193,25 @@ class Host:
         if self.is_demo:
             self._demo_server()
         if recover:
+            await self._withdraw_server_requests()
             await self.runner.recover()
             # After the sessions, so a step's session is found running and is waited for.
             await self.workflows.recover()
             # After recovery, so a job's interrupted run is found running, not fired again.
             if self.settings.scheduler_enabled:
                 await self.scheduler.start()
+
+    async def _withdraw_server_requests(self) -> None:
+        """Close the questions and sampling requests servers asked before the last shutdown.
+
+        Unlike a tool call's approval, they cannot be resumed: the request that waited for the
+        answer ended with the server's connection, and an answer now would reach nobody.
+        """
+        for approval in await self.broker.pending():
+            if approval.kind in SERVER_REQUEST_KINDS:
+                await self.broker.cancel(
+                    approval.id, "Overseer restarted, and the MCP server's request ended with its connection."
+                )
 
     @property
     def closing(self) -> bool:
@@ -207,8 +236,11 @@ class Host:
             await asyncio.wait({self._watching_servers})
         if self._owns_pool:
             await self.pool.aclose()
-        elif self.pool.elicitations.handler == self.elicitations.ask:
-            self.pool.elicitations.handler = None  # a shared pool outlives this host
+        else:  # a shared pool outlives this host: it must not ask its approvals any more
+            if self.pool.elicitations.handler == self.elicitations.ask:
+                self.pool.elicitations.handler = None
+            if self.pool.elicitations.sampler == self.sampler.sample:
+                self.pool.elicitations.sampler = None
         if self.demo is not None:
             self.demo.stop()
         await self.store.close()
@@ -251,7 +283,7 @@ class Host:
             self.demo = ScriptedModelServer(demo_script(str(self.settings.resolved_workspace))).start()
         return self.demo
 
-    def model_for(self, session: Session) -> ModelClient:
+    def model_for(self, session: Session) -> LiteLLMClient:
         """The model client for a session: its own model, else the configured one, else the demo."""
         s = self.settings
         if (session.model or self.runner.default_model) == DEMO_MODEL:
@@ -266,6 +298,10 @@ class Host:
             request_timeout=s.model_request_timeout,
             stream_silence_timeout=s.model_stream_silence_timeout,
         )
+
+    def sampling_model_for(self, session: Session, options: dict[str, Any]) -> LiteLLMClient:
+        """The session's model for a server's sampling request (either engine), with its limits."""
+        return dataclasses.replace(self.model_for(session), extra=options)
 
     def sdk_target_for(self, session: Session) -> SdkTarget:
         """Where a claude-sdk session's CLI sends model requests: the same model and base as LiteLLM's."""

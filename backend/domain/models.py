@@ -27,9 +27,10 @@ ApprovalStatus = Literal["pending", "allowed", "denied", "expired", "cancelled"]
 DecisionKind = Literal["allow_once", "allow_session", "allow_always", "deny", "cancel"]
 """`cancel` answers only an elicitation: the person dismissed the question without deciding."""
 DecidedBy = Literal["rule", "policy", "user", "timeout", "hook", "stop"]
-ApprovalKind = Literal["tool", "mode_switch", "workflow_step", "elicitation"]
+ApprovalKind = Literal["tool", "mode_switch", "workflow_step", "elicitation", "sampling"]
 """What an approval gates: a tool call, a plan's switch to its next mode, a workflow's next step,
-or a server's question to the person (`elicitation/create`: accept with content, decline, cancel)."""
+a server's question to the person (`elicitation/create`: accept with content, decline, cancel),
+or a server's request to run the session's model on its prompt (`sampling/createMessage`)."""
 
 EventType = Literal[
     # a session's life
@@ -53,6 +54,7 @@ EventType = Literal[
     "approval.requested",  # data: the Approval
     "approval.resolved",  # id, status, decision, decided_by, decider
     "server.failed",  # server, error (with the end of its log): its tools are left out
+    "sampling.completed",  # server, model, text, usage, edited: a server's allowed request answered by the model
     # workflows
     "workflow.step",
     "workflow.gate",

@@ -151,7 +151,7 @@ class SessionRunner:
             lambda s: {"session_rules": s.session_rules + [r for r in rules if r not in s.session_rules]},
         )
 
-    async def _add_usage(self, session_id: str, usage: Usage) -> None:
+    async def add_usage(self, session_id: str, usage: Usage) -> None:
         await self._change(session_id, lambda s: {"usage": s.usage.plus(usage)})
         await self.bus.publish(session_id, "usage", usage.model_dump())
 
@@ -339,7 +339,7 @@ class SessionRunner:
             session=session,
             turn=await self._prepare_turn(session),
             limits=self.limits,
-            on_usage=lambda usage: self._add_usage(session_id, usage),
+            on_usage=lambda usage: self.add_usage(session_id, usage),
             on_sdk_session=lambda sdk_id: self._update(session_id, sdk_session_id=sdk_id),
         )
 
@@ -353,7 +353,7 @@ class SessionRunner:
             workspace=Path(session.workspace),
         )
         if memory.usage is not None:
-            await self._add_usage(session.id, memory.usage)
+            await self.add_usage(session.id, memory.usage)
         if not memory.consolidated:
             return session
         upto = memory.memory_from

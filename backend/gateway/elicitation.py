@@ -31,6 +31,7 @@ from backend.auth import Principal
 from backend.domain.errors import DomainError
 from backend.domain.models import Approval, Decision
 from backend.permissions.approvals import ApprovalError
+from backend.permissions.sampling import prompt_text as sampling_prompt_text
 
 log = logging.getLogger(__name__)
 
@@ -59,8 +60,9 @@ def client_elicits(ctx: Context) -> bool:
     return elicitation.form is not None or elicitation.url is None
 
 
-ASKED_KINDS = ("tool", "elicitation")
-"""The approvals an invoking client is asked: tool calls, and MCP servers' own questions (passed on as they are)."""
+ASKED_KINDS = ("tool", "elicitation", "sampling")
+"""The approvals an invoking client is asked: tool calls, MCP servers' own questions (passed on as
+they are) and their requests to run the session's model (allowed or denied as a tool call is)."""
 
 
 def schema_of(approval: Approval) -> dict[str, Any]:
@@ -78,6 +80,14 @@ def question(approval: Approval) -> str:
             f"agent, asks:\n{approval.arguments.get('message', '')}\n\n"
             f"(session {approval.session_id}, approval {approval.id}; the first answer counts, "
             "here or on the Overseer dashboard)"
+        )
+    if approval.kind == "sampling":
+        return (
+            f"The MCP server {approval.arguments.get('server')!r}, running {approval.tool_name} for an Overseer "
+            f"agent, asks to run the model {approval.arguments.get('model')!r} on this prompt:\n"
+            f"{sampling_prompt_text(approval.arguments)[:ARGUMENTS_SHOWN]}\n\n"
+            f"(session {approval.session_id}, approval {approval.id}; allowing runs it once; the first answer "
+            "counts, here or on the Overseer dashboard, where the prompt can also be edited)"
         )
     arguments = json.dumps(approval.arguments, indent=2, ensure_ascii=False)
     if len(arguments) > ARGUMENTS_SHOWN:
@@ -109,6 +119,8 @@ def decision_from(action: str, content: dict[str, Any] | None, *, kind: str = "t
     except ValidationError:
         log.info("ignored an elicitation answer that does not fit the approval form")
         return None
+    if kind == "sampling" and answer.decision != "deny":
+        return Decision(kind="allow_once")  # a sampling request is allowed one request at a time
     return Decision(kind=answer.decision, message=answer.message or None)
 
 
@@ -147,7 +159,7 @@ class PushAsker:
         if result is None:
             decision = decision_from(raw.action, dict(raw.content or {}), kind="elicitation")
         elif isinstance(result, AcceptedElicitation):
-            decision = decision_from("accept", result.data.model_dump())
+            decision = decision_from("accept", result.data.model_dump(), kind=approval.kind)
         else:
             decision = decision_from(result.action, None)
         if decision is not None:

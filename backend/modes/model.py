@@ -33,11 +33,12 @@ READ_ONLY = "read-only"
 and not destructive (policy.is_read_only)."""
 
 ModeSource = Literal["builtin", "user"]
+SamplingPolicy = Literal["ask", "deny"]
 
 NAME_PATTERN = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
 _NOWHERE = Path("/")
 # What a person may write in a mode file's front matter; the body is the prompt.
-FRONT_MATTER_KEYS = ("name", "description", "tools", "policies", "default_folder", "next_mode", "icon")
+FRONT_MATTER_KEYS = ("name", "description", "tools", "policies", "default_folder", "next_mode", "icon", "sampling")
 
 
 class InvalidMode(BadRequest):
@@ -91,6 +92,7 @@ class ModeWrite(BaseModel):
     default_folder: str | None = None
     next_mode: str | None = None
     icon: str | None = None
+    sampling: SamplingPolicy = "ask"
     prompt: str = ""
     # No None-as-empty-text here (a file's empty `description:` is a YAML quirk): the API takes
     # what its document says, a string, and `null` is a 422.
@@ -112,6 +114,9 @@ class Mode(BaseModel):
     next_mode: str | None = None
     """The mode this one hands over to once the person approves (plan -> agent)."""
     icon: str | None = None
+    sampling: SamplingPolicy = "ask"
+    """Whether MCP servers may ask to run the session's model (`sampling/createMessage`) in this
+    mode: "ask" puts each request to the person, "deny" refuses them all."""
     prompt: str = ""
     """The mode's system prompt: the Markdown body of its file."""
     source: ModeSource = "builtin"
@@ -236,4 +241,6 @@ def render_mode_file(mode: Mode) -> str:
         value = getattr(mode, key)
         if value is not None:
             meta[key] = value
+    if mode.sampling != "ask":
+        meta["sampling"] = mode.sampling
     return render_front_matter(meta, mode.prompt)

@@ -14,11 +14,10 @@ a `format` or an `enum`), numbers, integers or booleans.
 
 from __future__ import annotations
 
-import asyncio
 import re
 import uuid
 from datetime import date, datetime
-from typing import Any, Protocol
+from typing import Any
 
 import mcp_types
 
@@ -26,18 +25,13 @@ from backend.domain.errors import Invalid
 from backend.domain.models import Approval
 from backend.mcp.elicitation import Elicitation
 from backend.permissions.approvals import ApprovalBroker
+from backend.permissions.asking import WaitingSink, ask_and_wait
 
 _EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 
 
 class ElicitationContentInvalid(Invalid):
     """Accepted content that does not fit the schema the server asked with; names the field."""
-
-
-class WaitingSink(Protocol):
-    """The session's owner, told while one of its sessions waits for a person."""
-
-    async def approval_waiting(self, session_id: str, delta: int) -> None: ...
 
 
 def checked_content(schema: dict[str, Any], content: dict[str, Any] | None) -> dict[str, Any]:
@@ -135,28 +129,19 @@ class ElicitationDesk:
     async def ask(self, question: Elicitation) -> mcp_types.ElicitResult:
         """Open the approval in the call's session, wait (bounded by its expiry), map the answer."""
         call = question.call
-        session_id = call.session_id
-        await self._sessions.approval_waiting(session_id, +1)
-        approval: Approval | None = None
-        try:
-            approval = await self._broker.open(
-                session_id=session_id,
-                kind="elicitation",
-                tool_call_id=f"elicitation:{call.call_id or '-'}:{uuid.uuid4().hex[:8]}",
-                tool_name=call.tool,
-                arguments={
-                    "server": call.server,
-                    "message": question.message,
-                    "schema": question.requested_schema,
-                    "call_id": call.call_id,
-                },
-                reason=question.message,
-            )
-            return result_of(await self._broker.wait(approval.id))
-        except asyncio.CancelledError:
-            # The call ended (timed out, stopped) while the person was still being asked.
-            if approval is not None:
-                await asyncio.shield(self._broker.cancel(approval.id, "The tool call ended before an answer."))
-            raise
-        finally:
-            await asyncio.shield(self._sessions.approval_waiting(session_id, -1))
+        approval = await ask_and_wait(
+            self._broker,
+            self._sessions,
+            session_id=call.session_id,
+            kind="elicitation",
+            tool_call_id=f"elicitation:{call.call_id or '-'}:{uuid.uuid4().hex[:8]}",
+            tool_name=call.tool,
+            arguments={
+                "server": call.server,
+                "message": question.message,
+                "schema": question.requested_schema,
+                "call_id": call.call_id,
+            },
+            reason=question.message,
+        )
+        return result_of(approval)
