@@ -124,6 +124,11 @@ export function isElicitation(approval: Approval): boolean {
   return approval.kind === "elicitation";
 }
 
+/** Whether an approval is a server's request to run the model (MCP sampling), reviewed as a prompt. */
+export function isSampling(approval: Approval): boolean {
+  return approval.kind === "sampling";
+}
+
 /** A server's question's outcome in its own words: "answered", "declined", "cancelled". */
 export function elicitationOutcome(outcome: string): string {
   if (outcome.startsWith("allowed")) return "answered";
@@ -138,6 +143,7 @@ export function approvalTitle(approval: Approval): string {
   if (approval.kind === "mode_switch") return `Switch to ${String(args.mode ?? "the next")} mode and carry out this plan?`;
   if (approval.kind === "workflow_step") return `Start step ${String(args.step ?? "?")} of ${String(args.of ?? "?")} (${String(args.mode ?? "?")})?`;
   if (approval.kind === "elicitation") return `${String(args.server ?? "A server")} asks`;
+  if (approval.kind === "sampling") return `${String(args.server ?? "A server")} asks to run the model`;
   return toolTitle(approval.tool_name, approval.annotations?.title);
 }
 
@@ -147,6 +153,7 @@ export function approvalSubject(approval: Approval): string {
   if (approval.kind === "mode_switch") return `plan → ${String(args.mode ?? "next")} mode`;
   if (approval.kind === "workflow_step") return `${String(args.workflow ?? "workflow")} step ${String(args.step ?? "?")}`;
   if (approval.kind === "elicitation") return `question from ${String(args.server ?? "a server")}`;
+  if (approval.kind === "sampling") return `model run for ${String(args.server ?? "a server")}`;
   return approval.tool_name;
 }
 

@@ -24,7 +24,7 @@ export interface TimelineNote {
   status?: string;
 }
 
-const NOTE_TYPES = new Set(["notice", "server.failed", "session.cleared", "session.mode", "workflow.step", "workflow.gate", "workflow.finished"]);
+const NOTE_TYPES = new Set(["notice", "server.failed", "sampling.completed", "session.cleared", "session.mode", "workflow.step", "workflow.gate", "workflow.finished"]);
 
 function workflowText(type: string, data: Record<string, unknown>): string {
   const where = `step ${String(data.step)} of ${String(data.of)} (${String(data.mode)})`;
@@ -59,6 +59,13 @@ export function noteOf(event: LiveEvent, after: number): TimelineNote | null {
     case "server.failed":
       // Its tools are missing from this session: say which server and why, where the person reads.
       return { seq: event.seq, kind: "notice", text: `Tool server ${String(data.server ?? "?")} is not running, so its tools are left out: ${String(data.error ?? "")}`, after };
+    case "sampling.completed":
+      return {
+        seq: event.seq,
+        kind: "notice",
+        text: `${String(data.model ?? "The model")} answered ${String(data.server ?? "a server")}'s prompt${data.edited ? " (as you edited it)" : ""}: ${String(data.text ?? "")}`,
+        after,
+      };
     case "workflow.step":
     case "workflow.gate":
     case "workflow.finished":

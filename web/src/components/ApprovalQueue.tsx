@@ -2,12 +2,13 @@
 // compact rows, a batch bar from two pending, and one-line rows for what was just decided.
 
 import { useEffect, useMemo, useState } from "react";
-import { approvalSubject, approvalTitle, argumentSummary, elicitationOutcome, formatAge, gateOutcome, isElicitation, isGate, splitToolName, truncate } from "../format";
+import { approvalSubject, approvalTitle, argumentSummary, elicitationOutcome, formatAge, gateOutcome, isElicitation, isGate, isSampling, splitToolName, truncate } from "../format";
 import { useNow } from "../hooks";
 import { decideAll, requestFocus, useAppState, type DecidedEntry } from "../store";
 import type { Approval } from "../types";
 import { ApprovalCard } from "./ApprovalCard";
 import { ElicitationCard } from "./ElicitationCard";
+import { SamplingCard } from "./SamplingCard";
 import { GateCard } from "./GateCard";
 
 interface QueueProps {
@@ -94,6 +95,8 @@ export function ApprovalQueue({ pending, decided, shortcuts = true, emptyText, s
 
       {focused && isElicitation(focused) ? (
         <ElicitationCard key={focused.id} approval={focused} position={position} total={pending.length} />
+      ) : focused && isSampling(focused) ? (
+        <SamplingCard key={focused.id} approval={focused} position={position} total={pending.length} />
       ) : focused && isGate(focused) ? (
         <GateCard key={focused.id} approval={focused} position={position} total={pending.length} shortcuts={shortcuts} />
       ) : focused ? (
@@ -122,7 +125,9 @@ export function ApprovalQueue({ pending, decided, shortcuts = true, emptyText, s
                       ? String(approval.arguments.plan ?? approval.arguments.prompt ?? "")
                       : isElicitation(approval)
                         ? String(approval.arguments.message ?? "")
-                        : argumentSummary(approval.arguments),
+                        : isSampling(approval)
+                          ? String((approval.arguments.messages as { text?: string }[] | undefined)?.[0]?.text ?? "")
+                          : argumentSummary(approval.arguments),
                     90,
                   )}
                 </span>
