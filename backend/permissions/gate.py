@@ -68,11 +68,13 @@ class ToolRunner(Protocol):
         workspace: Path,
         session_id: str,
         timeout: float | None = None,
+        call_id: str | None = None,
         redact: Redactor | None = None,
         on_progress: ProgressCallback | None = None,
     ) -> ToolResult:
-        """Run a tool; `redact` rewrites its result before anything stores or spills it, and
-        `on_progress` hears the tool's progress reports while it runs."""
+        """Run a tool; `call_id` ties what the server asks mid-call (questions, sampling) to the call,
+        `redact` rewrites its result before anything stores or spills it, and `on_progress` hears
+        the tool's progress reports while it runs."""
         ...
 
 
@@ -396,6 +398,7 @@ class ToolGate:
                 view.arguments,
                 workspace=session.workspace,
                 session_id=session.session_id,
+                call_id=record.id,
                 redact=search_redactor(record.name, view.arguments, hidden),
                 on_progress=partial(self._progress, session.session_id, record.id),
             )

@@ -91,6 +91,7 @@ class RecordingTools:
         workspace: Path,
         session_id: str,
         timeout: float | None = None,
+        call_id: str | None = None,
         redact: Any = None,
         on_progress: Any = None,
     ) -> ToolResult:

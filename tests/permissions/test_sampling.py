@@ -96,6 +96,8 @@ async def test_a_sampling_request_is_an_approval_showing_the_servers_prompt_and_
         assert args["messages"][1]["type"] == "image" and args["messages"][1]["mime_type"] == "image/png"
         assert (args["max_tokens"], args["asked_max_tokens"]) == (4096, 50_000)  # capped by sampling_max_tokens
         assert "sample" in approval.reason
+        [running] = await h.host.store.list_tool_calls(session.id)
+        assert args["call_id"] == running.id  # the request is tied to the call it came from
         assert (await h.host.store.get_session(session.id)).status == "waiting_approval"
         await h.answer(approval, Decision(kind="deny"))
         await h.host.runner.wait(session.id, timeout=BOUND)
