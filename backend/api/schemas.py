@@ -111,6 +111,10 @@ class ToolView(BaseModel):
     input_schema: dict[str, Any]
     annotations: dict[str, Any]
     policy: PolicyValue | None
+    """The policy set for this tool or its server, if any."""
+    effective_policy: PolicyValue = "ask"
+    """What a call matching no rule gets: the policy set, else allow for a read-only tool where
+    `read_only_auto_allow` is on, else ask."""
 
 
 class ServerView(BaseModel):
@@ -122,3 +126,35 @@ class ServerView(BaseModel):
     """Restarts after a crash or a hang since the host started."""
     last_restart: str | None = None
     """Why it was last restarted ("crashed (exit code 1)", "stopped answering ...")."""
+    type: str = "stdio"
+    """How Overseer reaches it (`stdio`, or a remote transport)."""
+    url: str | None = None
+    """A remote server's address, without credentials."""
+    last_http_error: str | None = None
+    """A remote server's last HTTP error, where the status has one."""
+    builtin: bool = False
+    """One of Overseer's own servers: it can be restarted, not edited or removed."""
+    enabled: bool = True
+    editable: bool = False
+    """A person's server from the config file: admins may edit, disable and remove it."""
+
+
+class ServerEntryBody(Strict):
+    """A server as an `mcpServers` entry of the config file (validated as the file would be)."""
+
+    entry: dict[str, Any]
+
+
+class NewServerBody(ServerEntryBody):
+    name: str = Field(min_length=1, max_length=40)
+
+
+class ServerEntryView(BaseModel):
+    name: str
+    entry: dict[str, Any]
+    """Literal `env` and `headers` values show as `********`; sent back so, they are kept."""
+
+
+class ServerLogView(BaseModel):
+    name: str
+    lines: list[str]

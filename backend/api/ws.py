@@ -3,6 +3,11 @@
 A client subscribes to all sessions or one, optionally with the seq it saw last (per session),
 and gets exactly what it missed, then everything new. A bad credential closes with 4001; a
 browser page from another origin is refused.
+
+Servers are host-wide, not a session's: `{"type": "servers.subscribe"}` answers with every
+server at once and again whenever one changes (state, tools, added, removed, policies), as
+`{"type": "servers.changed", "changed": [names], "servers": [as GET /api/servers]}`. Each message
+is the whole list, so one a client misses is made good by the next.
 """
 
 from __future__ import annotations
@@ -16,7 +21,9 @@ from fastapi import APIRouter, WebSocket, WebSocketDisconnect
 from pydantic import ValidationError
 
 from backend.api.deps import MAX_STORED_INT, credential_of
+from backend.api.routes.servers import server_views
 from backend.api.schemas import AnswerApproval
+from backend.app.servers import ServerWatch
 from backend.engine.events import Subscription
 from backend.domain.errors import DomainError
 from backend.permissions.approvals import ApprovalError
@@ -60,6 +67,8 @@ class _Connection:
         self.principal = principal
         self.sub: Subscription | None = None
         self.pump: asyncio.Task[None] | None = None
+        self.server_watch: ServerWatch | None = None
+        self.server_pump: asyncio.Task[None] | None = None
         self.send_lock = asyncio.Lock()
 
     async def send(self, payload: dict[str, Any]) -> None:
@@ -77,6 +86,7 @@ class _Connection:
             await self.websocket.close(code=1003, reason="messages must be JSON objects")
         finally:
             self.unsubscribe()
+            self.unwatch_servers()
 
     async def handle(self, message: Any) -> None:
         if not isinstance(message, dict):
@@ -87,6 +97,8 @@ class _Connection:
             await self.subscribe(message.get("session_id"), message.get("since"))
         elif kind == "answer":
             await self.answer(message)
+        elif kind == "servers.subscribe":
+            await self.watch_servers()
         elif kind == "ping":
             await self.send({"type": "pong"})
         else:
@@ -132,6 +144,32 @@ class _Connection:
         if self.pump is not None:
             self.pump.cancel()
             self.pump = None
+
+    async def watch_servers(self) -> None:
+        """Send every server now and whenever one changes (again at once if already watching)."""
+        if self.server_watch is None:
+            self.server_watch = self.host.servers.feed.watch()
+            self.server_pump = asyncio.create_task(self._pump_servers(self.server_watch))
+        await self.send_servers(set())
+
+    async def send_servers(self, changed: set[str]) -> None:
+        servers = [view.model_dump(mode="json") for view in server_views(self.host)]
+        await self.send({"type": "servers.changed", "changed": sorted(changed), "servers": servers})
+
+    async def _pump_servers(self, watch: ServerWatch) -> None:
+        try:
+            while True:
+                await self.send_servers(await watch.changes())
+        except (WebSocketDisconnect, RuntimeError):
+            pass
+
+    def unwatch_servers(self) -> None:
+        if self.server_watch is not None:
+            self.host.servers.feed.unwatch(self.server_watch)
+            self.server_watch = None
+        if self.server_pump is not None:
+            self.server_pump.cancel()
+            self.server_pump = None
 
     async def answer(self, message: dict[str, Any]) -> None:
         approval_id = message.get("id")

@@ -18,6 +18,7 @@ from typing import Any
 from backend.app.approvals import ApprovalService
 from backend.app.policy import PolicyService
 from backend.app.servers import ServerFailures
+from backend.app.servers_admin import ServerAdmin
 from backend.app.sessions import SessionService
 from backend.config import Settings
 from backend.domain.models import Session
@@ -161,6 +162,8 @@ class Host:
             pool=self.pool, bus=self.bus, store=self.store, is_running=self.runner.is_running
         )
         self._watching_servers: asyncio.Task[None] | None = None
+        self.servers = ServerAdmin(settings=settings, pool=self.pool)
+        """The servers as the dashboard shows and changes them, with their live feed."""
         self.sessions = SessionService(
             store=self.store,
             runner=self.runner,

@@ -67,3 +67,52 @@ class ServerFailures:
                     await self._bus.publish(
                         session.id, "server.failed", {"server": status.name, "error": status.error}
                     )
+
+
+class ServerWatch:
+    """One live dashboard's view of server changes: the names changed since it last looked."""
+
+    def __init__(self) -> None:
+        self._pending: set[str] = set()
+        self._wake = asyncio.Event()
+        self.stop_watching: Callable[[], None] = lambda: None
+
+    def note(self, name: str) -> None:
+        """A server changed (called in the event loop, never blocks)."""
+        self._pending.add(name)
+        self._wake.set()
+
+    async def changes(self) -> set[str]:
+        """Wait for changes and return the names; a burst of them comes back as one set."""
+        await self._wake.wait()
+        self._wake.clear()
+        names, self._pending = self._pending, set()
+        return names
+
+
+class ServerFeed:
+    """Host-wide news of MCP servers for live dashboards: the pool's own changes (states, tools,
+    servers added or removed) and changes that only touch the configuration (a disabled server
+    edited, policies changed)."""
+
+    def __init__(self, pool: McpPool) -> None:
+        self._pool = pool
+        self._watches: set[ServerWatch] = set()
+
+    def watch(self) -> ServerWatch:
+        """Start watching; pair with `unwatch`."""
+        watch = ServerWatch()
+        watch.stop_watching = self._pool.watch(watch.note)
+        self._watches.add(watch)
+        return watch
+
+    def unwatch(self, watch: ServerWatch) -> None:
+        watch.stop_watching()
+        self._watches.discard(watch)
+
+    def changed(self, *names: str) -> None:
+        """Tell every watcher that these servers changed (all of them when none is named)."""
+        names = names or tuple(status.name for status in self._pool.statuses())
+        for watch in list(self._watches):
+            for name in names:
+                watch.note(name)

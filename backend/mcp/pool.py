@@ -258,6 +258,10 @@ class McpPool:
         runner = self._runners.get(name)
         return None if runner is None else runner.config
 
+    def log_path(self, name: str) -> Path:
+        """Where a server of this name writes its stderr (whether or not it is in the pool now)."""
+        return self._log_dir / f"{name}.log"
+
     async def add_server(self, name: str, config: McpServerConfig) -> None:
         """Start one more server; its tools join the catalog once it is ready.
 

@@ -316,3 +316,41 @@ async def test_an_mcp_servers_question_inside_the_invoked_agent_is_put_to_the_cl
             assert json.loads(tool_result.text) == {"action": "accept", "content": booking}
             (approval,) = await h.host.store.list_approvals()
             assert (approval.kind, approval.status, approval.decider.via) == ("elicitation", "allowed", "elicitation")
+
+
+@pytest.mark.parametrize("mode", ERAS)
+async def test_an_mcp_servers_sampling_request_inside_the_invoked_agent_is_put_to_the_client_with_its_prompt(
+    tmp_path, mode
+):
+    import json
+    import sys
+    from pathlib import Path
+
+    from backend.mcp.config import McpServerConfig
+    from backend.mcp.pool import McpPool
+    from backend.testing import ScriptedToolCall
+
+    server = Path(__file__).parents[1] / "mcp" / "fixtures" / "sampling_server.py"
+    config = McpServerConfig(command=sys.executable, args=[str(server), "--legacy"], start_timeout=BOUND)
+    asked: list[str] = []
+
+    async def allow_for_session(context, params):
+        asked.append(params.message)
+        return accept("allow_session")  # a sampling request is run once, whatever the client chose
+
+    call = Reply(tool_calls=[ScriptedToolCall(name="mcp__sample__haiku", arguments={"topic": "frogs"})])
+    script = [call, Reply(text="Old pond"), Reply(text="done")]
+    async with McpPool({"sample": config}, log_dir=tmp_path / "logs") as sample_pool:
+        await sample_pool.wait_ready(timeout=BOUND)
+        async with scripted_host(tmp_path, script, pool=sample_pool, permissions={"allow": ["mcp__sample"]}) as h:
+            async with Client(build_server(Gateway(h.host)), mode=mode, elicitation_callback=allow_for_session) as client:
+                with anyio.fail_after(BOUND):
+                    result = await client.call_tool("invoke_agent", {"prompt": "a haiku"})
+            assert result.content[0].text == "done"
+            [message] = asked
+            assert "asks to run the model 'openai/scripted'" in message
+            assert "[system] You write haiku." in message and "[user] A haiku about frogs." in message
+            [tool_result] = h.model.requests[-1].tool_results()
+            assert json.loads(tool_result.text)["text"] == "Old pond"
+            (approval,) = await h.host.store.list_approvals()
+            assert (approval.kind, approval.status, approval.decision.kind) == ("sampling", "allowed", "allow_once")

@@ -1,40 +1,14 @@
-"""Servers, policies, permission rules and the audit log."""
+"""Policies, permission rules and the audit log (the servers are in servers.py)."""
 
 from __future__ import annotations
 
 from fastapi import APIRouter, Query
 
 from backend.api.deps import MAX_STORED_INT, Admin, HostDep, Viewer
-from backend.api.schemas import AuditPage, PoliciesBody, ServerView, ToolView
+from backend.api.schemas import AuditPage, PoliciesBody
 from backend.config import PermissionsConfig
 
 router = APIRouter(prefix="/api", tags=["settings"])
-
-
-@router.get("/servers")
-async def list_servers(host: HostDep, _: Viewer) -> list[ServerView]:
-    """Every configured MCP server, its state, and each tool's effective policy."""
-    policy = host.policies.engine
-    return [
-        ServerView(
-            name=status.name,
-            state=status.state,
-            error=status.error,
-            restarts=status.restarts,
-            last_restart=status.last_restart,
-            tools=[
-                ToolView(
-                    name=tool.name,
-                    description=tool.description,
-                    input_schema=tool.input_schema,
-                    annotations=tool.annotations.model_dump(),
-                    policy=policy.policy_for(tool.name),
-                )
-                for tool in status.tools
-            ],
-        )
-        for status in host.pool.statuses()
-    ]
 
 
 @router.get("/policies")
@@ -44,7 +18,9 @@ async def get_policies(host: HostDep, _: Viewer) -> PoliciesBody:
 
 @router.put("/policies")
 async def put_policies(body: PoliciesBody, host: HostDep, _: Admin) -> PoliciesBody:
-    return PoliciesBody(policies=host.policies.set_policies(body.policies))
+    policies = PoliciesBody(policies=host.policies.set_policies(body.policies))
+    host.servers.feed.changed()  # every tool's effective policy may have changed
+    return policies
 
 
 @router.get("/permissions")
