@@ -204,7 +204,10 @@ async def _servers(args: argparse.Namespace) -> int:
                   file=sys.stderr)
     else:
         for status in statuses:
-            print(f"{status.name}: {status.state}" + (f" ({status.error})" if status.error else ""))
+            where = f" {status.url}" if status.url else ""
+            print(f"{status.name}{where}: {status.state}" + (f" ({status.error})" if status.error else ""))
+            if status.last_http_error and status.state != "ready":
+                print(f"  last HTTP error: {status.last_http_error}")
             for tool in status.tools:
                 hints = [k for k, v in tool.annotations.model_dump().items() if v is True]
                 print(f"  {tool.name}" + (f"  [{', '.join(hints)}]" if hints else ""))
@@ -218,6 +221,8 @@ def _status_json(status: Any) -> dict[str, Any]:
         "error": status.error,
         "restarts": status.restarts,
         "last_restart": status.last_restart,
+        "url": status.url,
+        "last_http_error": status.last_http_error,
         "tools": [t.model_dump() for t in status.tools],
     }
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import sys
 from collections.abc import Mapping, Sequence
@@ -19,26 +20,38 @@ MANAGED_ENV_VAR = "OVERSEER_MANAGED"
 _SERVER_NAME = re.compile(r"^[A-Za-z0-9_-]{1,40}$")
 
 
-class McpServerConfig(BaseModel):
-    """One stdio MCP server, spelled as a Claude Desktop `mcpServers` entry.
+ServerType = Literal["stdio", "http", "sse"]
+"""How the host reaches a server: a process of its own, Streamable HTTP, or the older HTTP+SSE."""
 
-    `command`, `args` and `env` are the standard fields, so an entry pasted from Claude
-    Desktop or Claude Code works unchanged; the rest are Overseer's optional extras.
+_STDIO_ONLY = ("command", "args", "env", "cwd")
+_REMOTE_ONLY = ("url", "headers")
+_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+
+
+class McpServerConfig(BaseModel):
+    """One MCP server, spelled as a Claude Desktop / Claude Code `mcpServers` entry.
+
+    A stdio server has `command`, `args` and `env`; a remote one `type: http` (Streamable HTTP)
+    or `type: sse`, a `url` and optional `headers`, exactly as Claude Code's `.mcp.json` writes
+    them, so a pasted entry works unchanged. The rest are Overseer's optional extras.
     """
 
     # Unknown keys are refused so that a typo ("arg") fails loudly instead of being dropped.
     model_config = ConfigDict(extra="forbid")
 
-    type: Literal["stdio"] = "stdio"
-    """Claude Code writes `"type": "stdio"`; only stdio servers are supported."""
-    command: str = Field(min_length=1)
+    type: ServerType = "stdio"
+    command: str = ""
     args: list[str] = Field(default_factory=list)
     env: dict[str, str] = Field(default_factory=dict)
     """Extra environment, merged over a minimal safe base (PATH, HOME, ...), as Claude Desktop does."""
-
     cwd: str | None = None
+    url: str | None = None
+    """The endpoint of a remote server (`type: http` or `sse`)."""
+    headers: dict[str, str] = Field(default_factory=dict)
+    """HTTP headers sent to a remote server; `${VAR}` is read from the environment when connecting."""
+
     start_timeout: float = Field(default=30, gt=0)
-    """Seconds from launch until the server must have listed its tools."""
+    """Seconds from launch (or connecting) until the server must have listed its tools."""
     call_timeout: float = Field(default=120, gt=0)
     """Seconds a tool call may take unless the call gives its own timeout."""
     disabled: bool = False
@@ -47,17 +60,71 @@ class McpServerConfig(BaseModel):
 
     @model_validator(mode="before")
     @classmethod
-    def _disabled_needs_no_command(cls, data: Any) -> Any:
+    def _read_as_claude_code_does(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
         # `memory: {disabled: true}` switches a built-in off: nothing is launched, so no command.
-        if isinstance(data, dict) and data.get("disabled") is True and "command" not in data:
+        if data.get("disabled") is True and "command" not in data and "url" not in data:
             return {**data, "command": "off"}
+        # Claude Code refuses a `url` without a `type` (its schema has no default for remote
+        # entries); say so here instead of guessing the transport.
+        if "url" in data and "type" not in data:
+            raise ValueError(
+                "an entry with `url` needs `type: http` (Streamable HTTP) or `type: sse`, as Claude Code's .mcp.json has"
+            )
         return data
+
+    @model_validator(mode="after")
+    def _fields_fit_the_type(self) -> McpServerConfig:
+        given = self.model_fields_set
+        if self.type == "stdio":
+            if not self.command:
+                raise ValueError("a stdio server needs `command`")
+            wrong = [key for key in _REMOTE_ONLY if key in given]
+        else:
+            if not self.url:
+                raise ValueError(f"a `type: {self.type}` server needs `url`")
+            if not self.url.startswith(("http://", "https://")):
+                raise ValueError(f"`url` must start with http:// or https://, got {self.url!r}")
+            if self.managed:
+                raise ValueError("a remote server cannot be one of Overseer's managed servers")
+            wrong = [key for key in _STDIO_ONLY if key in given]
+            self.resolved_headers()  # a missing variable is a configuration error, now
+        if wrong:
+            raise ValueError(f"{', '.join(map(repr, wrong))} not allowed in a `type: {self.type}` server")
+        return self
+
+    @property
+    def is_remote(self) -> bool:
+        """Whether the server is reached over HTTP rather than launched by the host."""
+        return self.type != "stdio"
+
+    def resolved_headers(self) -> dict[str, str]:
+        """The headers with `${VAR}` / `${VAR:-default}` read from the environment now.
+
+        Read at connect time (not kept expanded), so a secret stays out of any config that is
+        written back or shown; an unset variable without default raises ValueError naming it.
+        """
+        return {name: _expand(value, where=f"headers.{name}") for name, value in self.headers.items()}
 
     def process_env(self) -> dict[str, str]:
         """The extra environment the process gets, including the managed flag."""
         if self.managed:
             return {**self.env, MANAGED_ENV_VAR: "1"}
         return dict(self.env)
+
+
+def _expand(value: str, *, where: str) -> str:
+    def replace(match: re.Match[str]) -> str:
+        name, default = match.group(1), match.group(2)
+        found = os.environ.get(name)
+        if found is None:
+            if default is None:
+                raise ValueError(f"{where}: ${{{name}}} is not set in the environment")
+            return default
+        return found
+
+    return _VAR.sub(replace, value)
 
 
 def check_server_name(name: str) -> None:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import logging
 import math
-import shlex
 from collections import deque
 from collections.abc import Awaitable, Callable
 from contextlib import suppress
@@ -32,6 +31,15 @@ from backend.domain.tools import ToolInfo, ToolResult
 from backend.mcp.catalog import list_tools
 from backend.mcp.config import McpServerConfig
 from backend.mcp.errors import McpPoolError, ToolNotFound
+from backend.mcp.call_failures import failed_call, hung_notice, not_taken
+from backend.mcp.remote import (
+    CallAttempt,
+    RemoteTransport,
+    current_attempt,
+    display_url,
+    open_transport,
+    reconnect_delay,
+)
 from backend.mcp.roots import WorkspaceRoots, roots_result
 from backend.mcp.tool_changes import follow_changes, listen_for_changes, on_message
 from backend.mcp.transport import StdioProcessTransport, log_tail
@@ -72,6 +80,10 @@ class ServerStatus:
     restarts: int
     last_restart: str | None = None
     """Why the server was last restarted ("crashed (exit code 1)", "stopped answering ..."), if it was."""
+    url: str | None = None
+    """Where a remote server is (without credentials or query); None for a stdio server."""
+    last_http_error: str | None = None
+    """A remote server's last HTTP error ("HTTP 401 on POST", "cannot reach the server (...)")."""
 
 
 @dataclass(kw_only=True)
@@ -79,7 +91,7 @@ class _Connection:
     """One live server process and what it offered when it started."""
 
     client: Client
-    transport: StdioProcessTransport
+    transport: StdioProcessTransport | RemoteTransport
     tools: dict[str, ToolInfo]
     timeouts: int = 0
     """Calls that timed out since this process last answered one."""
@@ -131,6 +143,7 @@ class ServerRunner:
         self.tools: dict[str, ToolInfo] = {}
         """Tools by their name on the server; kept from the last start while restarting."""
         self.pid: int | None = None
+        self.last_http_error: str | None = None
         self.restarts = 0
         self.last_restart: str | None = None
         self.roots = WorkspaceRoots()
@@ -152,14 +165,25 @@ class ServerRunner:
             pid=self.pid if state == "ready" else None,
             restarts=self.restarts,
             last_restart=self.last_restart,
+            url=display_url(self.config.url) if self.config.url else None,
+            last_http_error=self.last_http_error,
         )
 
     def current_state(self) -> tuple[ServerState, str | None]:
         """The state and error, true even between a process's death and the supervisor noticing."""
         conn = self._conn
         if self.state == "ready" and conn is not None and conn.transport.lost.is_set():
-            return "starting", f"{conn.hung or 'crashed'}; restarting"
+            return "starting", f"{self._loss_cause(conn)}; {self._again}"
         return self.state, self.error
+
+    def _loss_cause(self, conn: _Connection) -> str:
+        if isinstance(conn.transport, RemoteTransport):
+            return conn.transport.cause or "the connection was lost"
+        return conn.hung or "crashed"
+
+    @property
+    def _again(self) -> str:
+        return "reconnecting" if self.config.is_remote else "restarting"
 
     def offers_tools(self) -> bool:
         """Whether the catalog lists this server's tools: when ready, and while it restarts.
@@ -201,12 +225,24 @@ class ServerRunner:
     async def run(self) -> None:
         """Run the server until stopped, restarting it after a crash with a bounded backoff."""
         crashes: deque[float] = deque()
+        failures = 0
         while not self._stopping:
             try:
                 lost = await self._run_process_until_stop()
+                failures = 0
             except _StartFailed as exc:
-                self._set("error", error=str(exc))
-                return
+                if not self.config.is_remote:
+                    self._set("error", error=str(exc))
+                    return
+                # A remote server that is down comes back by itself: keep trying, ever more slowly,
+                # while its tools are unavailable and calls to it fail at once with the reason.
+                failures += 1
+                delay = reconnect_delay(failures)
+                self._set("error", error=f"{exc}; trying again in {delay:g} s")
+                assert self._stop is not None
+                with anyio.move_on_after(delay):
+                    await self._stop.wait()
+                continue
             except Exception as exc:  # a bug here must not take the other servers down with it
                 logger.exception("supervising MCP server %r failed", self.name)
                 self._set("error", error=f"internal error while supervising the server: {exc!r}")
@@ -217,7 +253,7 @@ class ServerRunner:
             crashes.append(now)
             while now - crashes[0] > RESTART_WINDOW:
                 crashes.popleft()
-            if len(crashes) > MAX_RESTARTS:
+            if len(crashes) > MAX_RESTARTS and not self.config.is_remote:
                 self._set(
                     "error",
                     error=f"crashed {len(crashes)} times within {RESTART_WINDOW:g} s; "
@@ -263,15 +299,10 @@ class ServerRunner:
         # A local append-open, once per start: not worth a worker thread.
         with open(self.log_path, "ab", buffering=0, opener=private_opener) as log:  # noqa: ASYNC230
             log_start = log.tell()
-            command = shlex.join([self.config.command, *self.config.args])
-            log.write(f"--- {datetime.now().isoformat(timespec='seconds')} starting: {command}\n".encode())
-            transport = StdioProcessTransport(
-                command=self.config.command,
-                args=self.config.args,
-                env=self.config.process_env(),
-                cwd=self.config.cwd,
-                errlog=log,
-            )
+            try:
+                transport = open_transport(self.config, log)
+            except ValueError as exc:  # a header's variable is gone from the environment
+                raise _StartFailed(f"MCP server {self.name!r} cannot connect: {exc}") from None
             started = False
             start_error: str | None = None
             hung: str | None = None
@@ -299,11 +330,14 @@ class ServerRunner:
                         await listen_for_changes(conn, tg, server=self.name)
                         tools = conn.tools = await list_tools(client, self.name)
                         start_scope.deadline = math.inf
+                        if isinstance(transport, RemoteTransport):
+                            transport.connected = True
                         started = True
                         self._conn = conn
                         self.tools, self.pid = tools, transport.pid
                         self._set("ready")
-                        logger.info("MCP server %r ready (pid %s, %d tools)", self.name, self.pid, len(tools))
+                        where = f"pid {self.pid}" if self.pid else display_url(self.config.url or "")
+                        logger.info("MCP server %r ready (%s, %d tools)", self.name, where, len(tools))
                         tg.start_soon(
                             partial(
                                 follow_changes,
@@ -319,29 +353,38 @@ class ServerRunner:
                         self._conn, self.pid = None, None
                         hung = conn.hung
                         if not self._stopping:
-                            self._set("starting", error=f"{hung or 'crashed'}; restarting")
+                            self._set("starting", error=f"{self._loss_cause(conn)}; {self._again}")
                 if not started:
                     start_error = f"did not start within {self.config.start_timeout:g} s"
             # Anything that stops a start is a start error (the client may wrap it in a group).
             except Exception as exc:
-                if started:
+                if started and not (self.config.is_remote and transport.lost.is_set()):
                     raise
-                logger.debug("MCP server %r failed to start", self.name, exc_info=exc)
-                start_error = transport.start_failure(exc)
+                if started:
+                    # A dropped remote connection may fail its own teardown (a stream already closed).
+                    logger.debug("MCP server %r: connection ended with %r", self.name, exc)
+                else:
+                    logger.debug("MCP server %r failed to start", self.name, exc_info=exc)
+                    start_error = transport.start_failure(exc)
             # The client is closed: the process is stopped and its exit code known.
+            if isinstance(transport, RemoteTransport):
+                self.last_http_error = transport.last_http_error or self.last_http_error
             if start_error is not None:
                 if transport.returncode is not None and transport.lost.is_set():
                     start_error += f" (exit code {transport.returncode})"
-                raise _StartFailed(
-                    f"MCP server {self.name!r} {start_error}{log_tail(self.log_path, log_start)}"
-                )
+                # A remote server's log holds only what this start already says.
+                tail = "" if self.config.is_remote else log_tail(self.log_path, log_start)
+                raise _StartFailed(f"MCP server {self.name!r} {start_error}{tail}")
             if self._stopping:
                 return False
-            cause = hung or f"crashed (exit code {transport.returncode})"
-            log.write(f"--- {datetime.now().isoformat(timespec='seconds')} {cause}; restarting\n".encode())
-        logger.warning("MCP server %r %s; restarting", self.name, cause)
+            if isinstance(transport, RemoteTransport):
+                cause = transport.cause or "the connection was lost"
+            else:
+                cause = hung or f"crashed (exit code {transport.returncode})"
+            log.write(f"--- {datetime.now().isoformat(timespec='seconds')} {cause}; {self._again}\n".encode())
+        logger.warning("MCP server %r %s; %s", self.name, cause, self._again)
         self.last_restart = cause
-        self._set("starting", error=f"{cause}; restarting")
+        self._set("starting", error=f"{cause}; {self._again}")
         return True
 
     def _adopt_tools(self, conn: _Connection, tools: dict[str, ToolInfo]) -> bool:
@@ -378,7 +421,7 @@ class ServerRunner:
         arguments: dict[str, Any],
         *,
         workspace: Path,
-        meta: mcp_types.RequestParamsMeta,
+        meta: mcp_types.RequestParamsMeta | None,
         timeout: float | None,
         full_name: str,
         on_progress: ProgressCallback | None = None,
@@ -390,15 +433,24 @@ class ServerRunner:
         should read comes back as an error `ToolResult`; a tool the server does not offer
         raises `ToolNotFound`.
         """
-        conn = await self._connection()
-        if isinstance(conn, ToolResult):
-            return conn
-        if tool not in conn.tools:
-            raise ToolNotFound(full_name, f"MCP server {self.name!r} has no tool {tool!r}")
+        if self.config.is_remote:
+            # The host's per-call context (workspace path, session id) is for servers on this
+            # machine; a third party over the network is not told it.
+            meta = None
         with self.roots.calling(workspace):
-            return await self._call(
-                conn, tool, arguments, meta=meta, timeout=timeout, full_name=full_name, on_progress=on_progress
-            )
+            for retry in (False, True):
+                conn = await self._connection()
+                if isinstance(conn, ToolResult):
+                    return conn
+                if tool not in conn.tools:
+                    raise ToolNotFound(full_name, f"MCP server {self.name!r} has no tool {tool!r}")
+                result = await self._call(
+                    conn, tool, arguments, meta=meta, timeout=timeout, full_name=full_name, on_progress=on_progress,
+                    retry=retry,
+                )
+                if result is not _RETRY:
+                    return result
+        raise AssertionError("unreachable: a call is retried once at most")
 
     async def _call(
         self,
@@ -406,11 +458,13 @@ class ServerRunner:
         tool: str,
         arguments: dict[str, Any],
         *,
-        meta: mcp_types.RequestParamsMeta,
+        meta: mcp_types.RequestParamsMeta | None,
         timeout: float | None,
         full_name: str,
         on_progress: ProgressCallback | None,
-    ) -> mcp_types.CallToolResult | ToolResult:
+        retry: bool,
+    ) -> mcp_types.CallToolResult | ToolResult | _Retry:
+        """One attempt; `_RETRY` when a remote server cannot have run it (refused, session expired)."""
 
         # Always a callback: it is what makes the SDK send a progressToken with the call.
         async def progress(value: float, total: float | None, message: str | None) -> None:
@@ -422,29 +476,19 @@ class ServerRunner:
                 logger.exception("passing on progress of %r failed", full_name)
 
         limit = timeout if timeout is not None else self.config.call_timeout
-        with anyio.move_on_after(limit):
-            try:
-                await self._announce_roots(conn)
-                result = await conn.client.call_tool(tool, arguments, meta=meta, progress_callback=progress)
-                conn.timeouts = 0
-                return result
-            except (MCPError, ValidationError, anyio.BrokenResourceError, anyio.ClosedResourceError) as exc:
-                if self._stopping:
-                    return ToolResult.error(f"MCP server '{self.name}' was stopped while running '{tool}'.")
-                if conn.hung is not None:
-                    return ToolResult.error(
-                        f"{self._hung_notice(conn)}; '{tool}' was abandoned and whether it took effect "
-                        "is unknown. The tool can be called again once the server is back."
-                    )
-                if conn.transport.lost.is_set():
-                    return ToolResult.error(
-                        f"MCP server '{self.name}' crashed while running '{tool}'; it is being restarted "
-                        "(unless it keeps crashing), so the tool can be called again. "
-                        "Whether this call took effect is unknown."
-                    )
-                # A protocol-level refusal (bad request, invalid result): the model may fix its call.
-                conn.timeouts = 0  # an answer all the same: the server is alive
-                return ToolResult.error(f"MCP server '{self.name}' failed to run '{tool}': {exc}")
+        attempt = CallAttempt()
+        token = current_attempt.set(attempt)
+        try:
+            with anyio.move_on_after(limit):
+                try:
+                    await self._announce_roots(conn)
+                    result = await conn.client.call_tool(tool, arguments, meta=meta, progress_callback=progress)
+                    conn.timeouts = 0
+                    return result
+                except (MCPError, ValidationError, anyio.BrokenResourceError, anyio.ClosedResourceError) as exc:
+                    return self._failure(conn, tool, exc, attempt, retry=retry)
+        finally:
+            current_attempt.reset(token)
         # Leaving the scope cancelled the request, which tells the server to stop working on it.
         timed_out = f"tool '{full_name}' timed out after {limit:g} s"
         self._note_timeout(conn)
@@ -455,8 +499,22 @@ class ServerRunner:
             )
         return ToolResult.error(timed_out)
 
+    def _failure(
+        self, conn: _Connection, tool: str, exc: Exception, attempt: CallAttempt, *, retry: bool
+    ) -> ToolResult | _Retry:
+        """What a failed call means for the model, or `_RETRY` where running it again is safe."""
+        if self._stopping:
+            return ToolResult.error(f"MCP server '{self.name}' was stopped while running '{tool}'.")
+        transport = conn.transport
+        if isinstance(transport, RemoteTransport) and attempt.cannot_have_run(transport):
+            return _RETRY if not retry else not_taken(self.name, tool, attempt)
+        if conn.hung is None and not transport.lost.is_set():
+            # A protocol-level refusal (bad request, invalid result): the model may fix its call.
+            conn.timeouts = 0  # an answer all the same: the server is alive
+        return failed_call(self.name, tool, exc, transport=transport, hung=conn.hung)
+
     def _hung_notice(self, conn: _Connection) -> str:
-        return f"MCP server '{self.name}' {conn.hung}, so it was killed and is being restarted"
+        return hung_notice(self.name, conn.hung or "")
 
     def _note_timeout(self, conn: _Connection) -> None:
         """Count a timeout on `conn`, and kill its process once it looks hung (see HANG_AFTER)."""
@@ -488,6 +546,13 @@ class ServerRunner:
         return ToolResult.error(
             f"MCP server '{self.name}' did not become ready within {self.config.start_timeout:g} s."
         )
+
+
+class _Retry:
+    """The marker of an attempt the server cannot have run: try once more on a new connection."""
+
+
+_RETRY = _Retry()
 
 
 class _StartFailed(Exception):

@@ -44,11 +44,11 @@ def test_overseer_extras_have_defaults():
     assert not config.disabled and not config.managed
 
 
-def test_unknown_keys_and_non_stdio_servers_are_refused():
+def test_unknown_keys_and_unknown_transports_are_refused():
     with pytest.raises(ValidationError):
         McpServerConfig.model_validate({"command": "x", "arg": ["typo"]})
     with pytest.raises(ValidationError):
-        McpServerConfig.model_validate({"type": "http", "url": "https://example.com/mcp"})
+        McpServerConfig.model_validate({"type": "ws", "url": "wss://example.com/mcp"})
 
 
 def test_server_names_must_fit_in_tool_names():
