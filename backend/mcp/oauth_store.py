@@ -1,0 +1,127 @@
+"""Where remote servers' OAuth tokens and client registrations are kept: encrypted, in the data dir.
+
+One file per server (`<data dir>/oauth/<server>.json.enc`), each Fernet-encrypted (AES-128-CBC
+with an HMAC) under one key in `<data dir>/oauth/key`, mode 0600. A stolen backup of the folder
+without the key reads as noise; a file that does not decrypt (wrong key, tampered) reads as
+"no tokens", so the server asks for a sign-in again instead of failing. Nothing here logs a
+token or puts one in an exception message.
+
+`ServerTokenStorage` is the `mcp` SDK's `TokenStorage` for one server, to give its
+`OAuthClientProvider`.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from pathlib import Path
+
+import anyio.to_thread
+from cryptography.fernet import Fernet, InvalidToken
+from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
+from pydantic import BaseModel, ValidationError
+
+from backend.mcp.config import check_server_name
+from backend.paths import private_dir, private_opener
+
+logger = logging.getLogger(__name__)
+
+KEY_FILE = "key"
+
+
+class _Stored(BaseModel):
+    """What is kept for one server (the plaintext inside the encrypted file)."""
+
+    tokens: OAuthToken | None = None
+    client_info: OAuthClientInformationFull | None = None
+
+
+class OAuthVault:
+    """The encrypted token files of every remote server, under `folder` (created 0700)."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self._fernet: Fernet | None = None
+
+    def _key(self) -> Fernet:
+        if self._fernet is None:
+            private_dir(self.folder)
+            path = self.folder / KEY_FILE
+            try:
+                # O_EXCL: two hosts starting at once must not each write a key of their own.
+                with open(path, "xb", opener=private_opener) as out:
+                    out.write(Fernet.generate_key())
+            except FileExistsError:
+                pass
+            self._fernet = Fernet(path.read_bytes().strip())
+        return self._fernet
+
+    def _path(self, server: str) -> Path:
+        check_server_name(server)  # also keeps the name from walking out of the folder
+        return self.folder / f"{server}.json.enc"
+
+    def read(self, server: str) -> _Stored:
+        """What is stored for `server`; empty when nothing is, or it cannot be read."""
+        path = self._path(server)
+        try:
+            data = self._key().decrypt(path.read_bytes())
+            return _Stored.model_validate_json(data)
+        except FileNotFoundError:
+            return _Stored()
+        except (InvalidToken, ValidationError, ValueError):
+            logger.warning("the stored sign-in for MCP server %r cannot be read; a new sign-in is needed", server)
+            return _Stored()
+
+    def write(self, server: str, stored: _Stored) -> None:
+        """Replace what is stored for `server`, atomically."""
+        path = self._path(server)
+        data = self._key().encrypt(stored.model_dump_json(exclude_none=True).encode())
+        tmp = path.with_suffix(".tmp")
+        with open(tmp, "wb", opener=private_opener) as out:
+            out.write(data)
+        os.replace(tmp, path)
+
+    def forget(self, server: str) -> None:
+        """Drop `server`'s tokens and registration (sign out)."""
+        self._path(server).unlink(missing_ok=True)
+
+    def has_tokens(self, server: str) -> bool:
+        """Whether a sign-in is stored for `server` (whether or not it still works)."""
+        return self.read(server).tokens is not None
+
+    def storage_for(self, server: str) -> ServerTokenStorage:
+        """The SDK `TokenStorage` of one server."""
+        return ServerTokenStorage(self, server)
+
+
+class ServerTokenStorage:
+    """`mcp.client.auth.TokenStorage` over the vault, for one server; file I/O off the event loop."""
+
+    def __init__(self, vault: OAuthVault, server: str) -> None:
+        self.vault = vault
+        self.server = server
+
+    def __repr__(self) -> str:  # never the tokens, whatever prints this
+        return f"ServerTokenStorage({self.server!r})"
+
+    async def _read(self) -> _Stored:
+        return await anyio.to_thread.run_sync(self.vault.read, self.server)
+
+    async def _update(self, **changes: object) -> None:
+        def update() -> None:
+            stored = self.vault.read(self.server)
+            self.vault.write(self.server, stored.model_copy(update=changes))
+
+        await anyio.to_thread.run_sync(update)
+
+    async def get_tokens(self) -> OAuthToken | None:
+        return (await self._read()).tokens
+
+    async def set_tokens(self, tokens: OAuthToken) -> None:
+        await self._update(tokens=tokens)
+
+    async def get_client_info(self) -> OAuthClientInformationFull | None:
+        return (await self._read()).client_info
+
+    async def set_client_info(self, client_info: OAuthClientInformationFull) -> None:
+        await self._update(client_info=client_info)
