@@ -6,8 +6,9 @@ browser page from another origin is refused.
 
 Servers are host-wide, not a session's: `{"type": "servers.subscribe"}` answers with every
 server at once and again whenever one changes (state, tools, added, removed, policies), as
-`{"type": "servers.changed", "changed": [names], "servers": [as GET /api/servers]}`. Each message
-is the whole list, so one a client misses is made good by the next.
+`{"type": "servers.changed", "changed": [names], "servers": [as GET /api/servers]}`, until
+`servers.unsubscribe`. Each message is the whole list, so one a client misses is made good by
+the next.
 """
 
 from __future__ import annotations
@@ -99,6 +100,8 @@ class _Connection:
             await self.answer(message)
         elif kind == "servers.subscribe":
             await self.watch_servers()
+        elif kind == "servers.unsubscribe":
+            self.unwatch_servers()
         elif kind == "ping":
             await self.send({"type": "pong"})
         else:

@@ -86,10 +86,10 @@ class ServerAdmin:
     async def add(self, name: str, entry: Mapping[str, Any]) -> ManagedServer:
         """Add a server to the config file and start it (unless the entry says `disabled`)."""
         async with self._lock:
+            entry = _reveal(entry, {})  # nothing is stored yet: a hidden value is a mistake
+            config = validate_entry(name, entry)  # first: a built-in's name gets its own answer
             if name in self._configs or self._pool.config_of(name) is not None:
                 raise Conflict(f"an MCP server named {name!r} exists already; edit it instead")
-            entry = _reveal(entry, {})  # nothing is stored yet: a hidden value is a mistake
-            config = validate_entry(name, entry)
             self._write(name, entry)
             self._configs[name], self._entries[name] = config, entry
             if not config.disabled:

@@ -4,6 +4,7 @@ import { Inbox } from "./components/Inbox";
 import { Login } from "./components/Login";
 import { ModesView } from "./components/Modes";
 import { SchedulesView } from "./components/Schedules";
+import { ServersView } from "./components/Servers";
 import { SessionView } from "./components/SessionView";
 import { SettingsView } from "./components/Settings";
 import { Sidebar } from "./components/Sidebar";
@@ -41,6 +42,8 @@ export function App() {
           <SkillsView selected={route.item} />
         ) : route.name === "workflows" ? (
           <WorkflowsView />
+        ) : route.name === "servers" ? (
+          <ServersView />
         ) : (
           <Inbox />
         )}

@@ -19,6 +19,7 @@ import type {
   Policy,
   Schedule,
   ScheduleCreateBody,
+  ServerEntry,
   ServerInfo,
   Session,
   SessionDetail,
@@ -118,6 +119,17 @@ export const api = {
     request<Approval>("POST", `/api/approvals/${encodeURIComponent(id)}`, body),
 
   servers: () => request<ServerInfo[]>("GET", "/api/servers"),
+  serverLog: (name: string, lines = 100) =>
+    request<{ name: string; lines: string[] }>("GET", `/api/servers/${encodeURIComponent(name)}/log?lines=${lines}`),
+  serverEntry: (name: string) =>
+    request<{ name: string; entry: ServerEntry }>("GET", `/api/servers/${encodeURIComponent(name)}/config`),
+  addServer: (name: string, entry: ServerEntry) => request<ServerInfo>("POST", "/api/servers", { name, entry }),
+  updateServer: (name: string, entry: ServerEntry) =>
+    request<ServerInfo>("PUT", `/api/servers/${encodeURIComponent(name)}`, { entry }),
+  setServerEnabled: (name: string, enabled: boolean) =>
+    request<ServerInfo>("POST", `/api/servers/${encodeURIComponent(name)}/${enabled ? "enable" : "disable"}`),
+  restartServer: (name: string) => request<ServerInfo>("POST", `/api/servers/${encodeURIComponent(name)}/restart`),
+  removeServer: (name: string) => request<void>("DELETE", `/api/servers/${encodeURIComponent(name)}`),
   setPolicies: (policies: Record<string, Policy>) =>
     request<{ policies: Record<string, Policy> }>("PUT", "/api/policies", { policies }),
   permissions: () => request<Permissions>("GET", "/api/permissions"),

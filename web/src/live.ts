@@ -3,14 +3,18 @@
 // On reconnect it sends, per session, the last persisted `seq` it saw, so the server replays
 // exactly what was missed. Events are deduplicated by (session_id, seq, part): a replay that
 // overlaps what already arrived, or a token delta sent twice, is applied once.
+//
+// Servers are host-wide: while anything listens (`onServers`), the socket asks for them
+// (`servers.subscribe`, again after each reconnect) and gets every server after each change.
 
 import { reportUnauthorized } from "./api";
-import type { LiveEvent } from "./types";
+import type { LiveEvent, ServersChanged } from "./types";
 
 export type LiveState = "connecting" | "open" | "reconnecting" | "unauthorized" | "stopped";
 
 type EventListener = (event: LiveEvent) => void;
 type StateListener = (state: LiveState, reconnected: boolean) => void;
+type ServersListener = (message: ServersChanged) => void;
 
 const SEEN_LIMIT = 20_000;
 const MAX_BACKOFF_MS = 5_000;
@@ -24,6 +28,7 @@ export class LiveConnection {
   private readonly seen = new Set<string>();
   private readonly eventListeners = new Set<EventListener>();
   private readonly stateListeners = new Set<StateListener>();
+  private readonly serversListeners = new Set<ServersListener>();
   private retryTimer: number | undefined;
   private backoff = 250;
   private opened = false;
@@ -38,6 +43,20 @@ export class LiveConnection {
   onState(listener: StateListener): () => void {
     this.stateListeners.add(listener);
     return () => this.stateListeners.delete(listener);
+  }
+
+  /** Every MCP server, at once (once the socket is open) and again after each change. */
+  onServers(listener: ServersListener): () => void {
+    this.serversListeners.add(listener);
+    this.sendIfOpen({ type: "servers.subscribe" });
+    return () => {
+      this.serversListeners.delete(listener);
+      if (this.serversListeners.size === 0) this.sendIfOpen({ type: "servers.unsubscribe" });
+    };
+  }
+
+  private sendIfOpen(message: Record<string, unknown>): void {
+    if (this.socket?.readyState === WebSocket.OPEN) this.socket.send(JSON.stringify(message));
   }
 
   start(): void {
@@ -88,6 +107,7 @@ export class LiveConnection {
       const subscribe: Record<string, unknown> = { type: "subscribe", session_id: null };
       if (Object.keys(since).length > 0) subscribe.since = since;
       socket.send(JSON.stringify(subscribe));
+      if (this.serversListeners.size > 0) socket.send(JSON.stringify({ type: "servers.subscribe" }));
       this.opened = true;
       this.setState("open", reconnect);
     };
@@ -101,6 +121,9 @@ export class LiveConnection {
       }
       if (parsed && typeof parsed === "object" && "session_id" in parsed && "seq" in parsed) {
         this.receive(parsed as LiveEvent);
+      } else if (parsed && typeof parsed === "object" && (parsed as { type?: string }).type === "servers.changed") {
+        const servers = parsed as ServersChanged;
+        this.serversListeners.forEach((listener) => listener(servers));
       } else if (parsed && typeof parsed === "object" && (parsed as { type?: string }).type === "error") {
         // The server cut us off for falling behind: reconnecting resumes from our last seq.
         const text = String((parsed as { message?: unknown }).message ?? "");

@@ -1,6 +1,6 @@
 // Hash routes, so the server needs no fallback for client-side paths:
 // `#/` the inbox, `#/s/<id>` a session, `#/settings`, `#/schedules`, `#/modes[/<name>]`,
-// `#/skills[/<name>]`, `#/workflows`.
+// `#/skills[/<name>]`, `#/workflows`, `#/servers`.
 
 import { useSyncExternalStore } from "react";
 
@@ -11,7 +11,8 @@ export type Route =
   | { name: "schedules" }
   | { name: "modes"; item: string | null }
   | { name: "skills"; item: string | null }
-  | { name: "workflows" };
+  | { name: "workflows" }
+  | { name: "servers" };
 
 export function parseRoute(hash: string): Route {
   const path = hash.replace(/^#/, "") || "/";
@@ -20,6 +21,7 @@ export function parseRoute(hash: string): Route {
   if (path.startsWith("/settings")) return { name: "settings" };
   if (path.startsWith("/schedules")) return { name: "schedules" };
   if (path.startsWith("/workflows")) return { name: "workflows" };
+  if (path.startsWith("/servers")) return { name: "servers" };
   const library = /^\/(modes|skills)(?:\/([^/?#]+))?/.exec(path);
   if (library) {
     const item = library[2] ? decodeURIComponent(library[2]) : null;

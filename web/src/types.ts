@@ -156,15 +156,36 @@ export interface ServerTool {
   description: string;
   annotations: ToolAnnotations;
   policy: Policy | null;
+  /** What a call no rule matches gets: the policy set, else the default. */
+  effective_policy?: Policy;
 }
+
+export type ServerState = "starting" | "ready" | "error" | "stopped";
 
 export interface ServerInfo {
   name: string;
-  state: "starting" | "ready" | "error" | "stopped";
+  state: ServerState;
   error: string | null;
   tools: ServerTool[];
   restarts: number;
   last_restart: string | null;
+  type?: string;
+  url?: string | null;
+  last_http_error?: string | null;
+  builtin?: boolean;
+  enabled?: boolean;
+  /** A person's server from the config file: admins may edit, disable and remove it. */
+  editable?: boolean;
+}
+
+/** A server as an `mcpServers` entry of the config file (literal env/header values hidden). */
+export type ServerEntry = Record<string, unknown>;
+
+/** What the WebSocket sends to a client that asked for servers: all of them, after any change. */
+export interface ServersChanged {
+  type: "servers.changed";
+  changed: string[];
+  servers: ServerInfo[];
 }
 
 export interface Permissions {

@@ -47,6 +47,9 @@ export function Header({ route, onToggleSidebar, sidebarOpen }: { route: Route; 
         <a href="#/workflows" aria-current={route.name === "workflows" ? "page" : undefined} data-testid="nav-workflows">
           Workflows
         </a>
+        <a href="#/servers" aria-current={route.name === "servers" ? "page" : undefined} data-testid="nav-servers">
+          Servers
+        </a>
         <a href="#/settings" aria-current={route.name === "settings" ? "page" : undefined} data-testid="nav-settings">
           Settings
         </a>
