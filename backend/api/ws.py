@@ -25,8 +25,8 @@ from backend.api.deps import MAX_STORED_INT, credential_of
 from backend.api.routes.servers import server_views
 from backend.api.schemas import AnswerApproval
 from backend.app.servers import ServerWatch
-from backend.engine.events import Subscription
 from backend.domain.errors import DomainError
+from backend.engine.events import Subscription
 from backend.permissions.approvals import ApprovalError
 
 log = logging.getLogger(__name__)

@@ -242,7 +242,8 @@ def _reveal(entry: Mapping[str, Any], stored: Mapping[str, Any]) -> dict[str, An
     revealed: dict[str, Any] = {}
     for key, value in entry.items():
         if isinstance(value, dict):
-            before = stored.get(key) if isinstance(stored.get(key), dict) else {}
+            kept = stored.get(key)
+            before: dict[str, Any] = kept if isinstance(kept, dict) else {}
             value = dict(value)
             for item, text in value.items():
                 if text == HIDDEN:

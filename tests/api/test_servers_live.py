@@ -8,6 +8,7 @@ import json
 import sys
 from pathlib import Path
 
+import httpx
 import pytest
 from websockets.asyncio.client import connect
 
@@ -98,4 +99,38 @@ async def test_a_socket_that_did_not_subscribe_gets_no_server_news(server):
         await other.send(json.dumps({"type": "ping"}))
         async with asyncio.timeout(BOUND):
             first = json.loads(await other.recv())
+    assert first["type"] == "pong"
+
+
+async def test_a_changed_policy_reaches_subscribed_dashboards_as_the_tools_effective_policy(server):
+    async with connect(ws_url(server)) as ws:
+        await ws.send(json.dumps({"type": "servers.subscribe"}))
+        await servers_until(ws, lambda s: "feat" in s)
+        async with httpx.AsyncClient(headers={"Authorization": f"Bearer {server.token}"}) as client:
+            response = await client.put(f"{server.url}/api/policies", json={"policies": {"mcp__feat": "deny"}})
+        assert response.status_code == 200
+        message = await servers_until(
+            ws, lambda s: all(t["effective_policy"] == "deny" for t in s["feat"]["tools"])
+        )
+    assert "feat" in message["changed"]
+
+
+async def test_after_unsubscribing_a_socket_hears_no_more_server_news(server):
+    async with connect(ws_url(server)) as ws, connect(ws_url(server)) as witness:
+        for socket in (ws, witness):
+            await socket.send(json.dumps({"type": "servers.subscribe"}))
+            await servers_until(socket, lambda s: "feat" in s)
+        await ws.send(json.dumps({"type": "servers.unsubscribe"}))
+        # Messages on a socket are handled in order: once this pong is back, so is the unsubscribe.
+        await ws.send(json.dumps({"type": "ping"}))
+        async with asyncio.timeout(BOUND):
+            while json.loads(await ws.recv())["type"] != "pong":
+                pass
+        server.call(
+            server.host.pool.call("mcp__feat__add_tool", {"name": "unheard"}, workspace=server.workspace, session_id="s")
+        )
+        await servers_until(witness, lambda s: "mcp__feat__unheard" in tools_of(s["feat"]))
+        await ws.send(json.dumps({"type": "ping"}))
+        async with asyncio.timeout(BOUND):
+            first = json.loads(await ws.recv())
     assert first["type"] == "pong"

@@ -105,3 +105,31 @@ def test_a_built_in_name_is_refused_with_the_hosts_message(serve, new_page):
     expect(page.get_by_test_id("server-form-error")).to_contain_text("memory-server")
     expect(card(page, "memory")).to_have_attribute("data-state", "disabled")  # the built-in, switched off
     assert h.host.pool.config_of("memory") is None
+
+
+def test_an_edit_on_the_page_keeps_hidden_values_and_restarts_the_server_with_the_new_ones(serve, new_page):
+    h = serve([], servers=())
+    entry = {"command": sys.executable, "args": [str(ECHO_SERVER)], "env": {"TOKEN": "s3cret-value"}, "call_timeout": 60}
+    h.call(h.host.servers.add("echo", entry))
+    page = new_page(h, path="#/servers")
+    echo = card(page, "echo")
+    expect(echo).to_have_attribute("data-state", "ready")
+
+    echo.get_by_test_id("server-edit").click()
+    env = page.get_by_test_id("server-form-env")
+    expect(env).to_have_value("TOKEN=********")  # the secret never reaches the page
+    env.fill("TOKEN=********\nFLAVOUR=new")
+    page.get_by_test_id("server-form-save").click()
+    expect(page.get_by_test_id("server-form")).to_have_count(0)
+
+    flavour = h.call(h.host.pool.call("mcp__echo__getenv", {"name": "FLAVOUR"}, workspace=h.workspace, session_id="s"))
+    token = h.call(h.host.pool.call("mcp__echo__getenv", {"name": "TOKEN"}, workspace=h.workspace, session_id="s"))
+    assert (flavour.text, token.text) == ("new", "s3cret-value")
+    written = yaml.safe_load(h.host.settings.writable_config_file.read_text())["mcpServers"]["echo"]
+    assert written == {**entry, "env": {"TOKEN": "s3cret-value", "FLAVOUR": "new"}}  # call_timeout kept
+
+    echo.get_by_test_id("server-toggle").click()
+    expect(echo).to_have_attribute("data-state", "disabled")
+    assert h.host.pool.config_of("echo") is None
+    echo.get_by_test_id("server-toggle").click()
+    expect(echo).to_have_attribute("data-state", "ready")
