@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from backend.config import PolicyValue
 from backend.domain.models import Decision, DecisionKind, EngineName, Message, Session, ToolCallRecord
 from backend.engine.chat import ChatInput, ImageInput
+from backend.mcp.config import ServerType
 
 
 class Strict(BaseModel):
@@ -126,7 +127,7 @@ class ServerView(BaseModel):
     """Restarts after a crash or a hang since the host started."""
     last_restart: str | None = None
     """Why it was last restarted ("crashed (exit code 1)", "stopped answering ...")."""
-    type: str = "stdio"
+    type: ServerType = "stdio"
     """How Overseer reaches it (`stdio`, or a remote transport)."""
     url: str | None = None
     """A remote server's address, without credentials."""

@@ -196,7 +196,9 @@ def validate_entry(name: str, entry: Mapping[str, Any]) -> McpServerConfig:
         raise Invalid(f"name: {exc}") from None
     where = f"mcpServers.{name}"
     try:
-        expanded = _expand(dict(entry), where)
+        # A remote server's headers keep their ${VAR}: the config reads them when it connects
+        # (McpServerConfig.resolved_headers, which refuses an unset one), so no token is held.
+        expanded = {key: value if key == "headers" else _expand(value, f"{where}.{key}") for key, value in entry.items()}
         config = _CONFIG.validate_python(expanded)
     except ConfigError as exc:
         raise Invalid(str(exc)) from None

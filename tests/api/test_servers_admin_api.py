@@ -19,6 +19,7 @@ from backend.app.host import Host
 from backend.mcp.pool import McpPool
 from backend.testing import ScriptedModelServer
 from backend.testing.harness import scripted_settings
+from tests.mcp.fixtures.remote_server import RemoteServer
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -245,3 +246,28 @@ async def test_only_admins_change_servers_while_viewers_may_look(api):
             assert response.status_code == 403, (role, method, path)
     assert config_of(api)["mcpServers"] == {"parked": {"command": "parked-server", "disabled": True}}
     assert api.host.pool.statuses() == []
+
+
+async def test_a_remote_server_added_by_url_connects_and_keeps_its_token_a_reference(api, monkeypatch):
+    monkeypatch.setenv("DOCS_TOKEN", "s3cret-token")
+    async with RemoteServer(token="s3cret-token", legacy=True) as remote:
+        entry = {"type": "http", "url": remote.url, "headers": {"Authorization": "Bearer ${DOCS_TOKEN}"}}
+        response = await api.client.post("/api/servers", json={"name": "docs", "entry": entry})
+        assert response.status_code == 201, response.text
+        docs = await until_state(api, "docs", "ready")
+        with anyio.fail_after(BOUND):
+            echoed = await api.host.pool.call("mcp__docs__echo", {"text": "in"}, workspace=Path("/"), session_id="s")
+        shown = (await api.client.get("/api/servers/docs/config")).json()["entry"]
+        running = api.host.pool.config_of("docs")
+        assert running is not None and running.headers == {"Authorization": "Bearer ${DOCS_TOKEN}"}
+        await api.client.delete("/api/servers/docs")
+    assert (docs["type"], docs["url"]) == ("http", remote.url)
+    assert echoed.text == "echo: in"
+    assert shown["headers"] == {"Authorization": "Bearer ${DOCS_TOKEN}"}
+    assert "s3cret-token" not in api.host.settings.writable_config_file.read_text()
+
+
+async def test_a_remote_entry_without_its_type_is_a_422_saying_what_to_add(api):
+    response = await api.client.post("/api/servers", json={"name": "docs", "entry": {"url": "http://127.0.0.1:9/mcp"}})
+    assert response.status_code == 422
+    assert "mcpServers.docs" in response.json()["detail"] and "type: http" in response.json()["detail"]

@@ -169,7 +169,7 @@ export interface ServerInfo {
   tools: ServerTool[];
   restarts: number;
   last_restart: string | null;
-  type?: string;
+  type?: "stdio" | "http" | "sse";
   url?: string | null;
   last_http_error?: string | null;
   builtin?: boolean;

@@ -40,10 +40,9 @@ def _view(server: ManagedServer, policy: PolicyEngine) -> ServerView:
         restarts=state.restarts,
         last_restart=state.last_restart,
         tools=[_tool_view(tool, policy) for tool in state.tools],
-        type=str(getattr(server.config, "type", "stdio")),
-        # Remote servers' details, where the pool's status has them.
-        url=getattr(state, "url", None),
-        last_http_error=getattr(state, "last_http_error", None),
+        type=server.config.type if server.config is not None else "stdio",
+        url=state.url,
+        last_http_error=state.last_http_error,
         builtin=server.builtin,
         enabled=server.enabled,
         editable=server.editable,
