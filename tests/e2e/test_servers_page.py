@@ -9,6 +9,7 @@ from pathlib import Path
 import yaml
 from playwright.sync_api import Page, expect
 
+from backend.auth import Authenticator
 from backend.mcp.config import McpServerConfig
 from tests.e2e.dashboard import page_screenshot
 
@@ -133,3 +134,23 @@ def test_an_edit_on_the_page_keeps_hidden_values_and_restarts_the_server_with_th
     assert h.host.pool.config_of("echo") is None
     echo.get_by_test_id("server-toggle").click()
     expect(echo).to_have_attribute("data-state", "ready")
+
+
+def test_a_viewer_sees_servers_live_but_no_controls_to_change_them(serve, browser):
+    h = serve([], servers=(), mcp_servers={"feat": FEATURES})
+    key = Authenticator(data_dir=h.data_dir, token=h.token, users=[]).create_api_key("watcher", role="viewer")
+    context = browser.new_context()
+    try:
+        page = context.new_page()
+        page.goto(f"{h.url}/login?token={key}")
+        expect(page.get_by_test_id("pending-counter")).to_be_visible()
+        page.goto(f"{h.url}/#/servers")
+        feat = card(page, "feat")
+        expect(feat).to_have_attribute("data-state", "ready")
+        expect(page.get_by_test_id("servers-view")).to_contain_text("Only admins can change servers.")
+        h.call(h.host.pool.call("mcp__feat__add_tool", {"name": "seen"}, workspace=h.workspace, session_id="s"))
+        expect(feat.locator('[data-tool="mcp__feat__seen"]')).to_be_visible()
+        for control in ("server-add", "server-restart", "server-edit", "server-toggle", "server-remove"):
+            expect(page.get_by_test_id(control)).to_have_count(0)
+    finally:
+        context.close()
