@@ -21,7 +21,11 @@ function ServersSection() {
   const [saving, setSaving] = useState<string | null>(null);
 
   const load = useCallback(() => {
-    api.servers().then(setServers).catch((e: unknown) => setError(e instanceof Error ? e.message : String(e)));
+    api
+      .servers()
+      // Servers switched off have no tools to set policies for: the Servers page lists them.
+      .then((list) => setServers(list.filter((s) => s.enabled !== false)))
+      .catch((e: unknown) => setError(e instanceof Error ? e.message : String(e)));
   }, []);
   useEffect(load, [load]);
 
@@ -48,6 +52,9 @@ function ServersSection() {
     <section className="settings-section" aria-labelledby="servers-heading" data-testid="servers-section">
       <div className="section-head">
         <h2 id="servers-heading">MCP servers</h2>
+        <a href="#/servers" className="small" data-testid="manage-servers">
+          Add, restart or remove servers
+        </a>
         <button type="button" className="btn small" onClick={load}>
           Refresh
         </button>
