@@ -208,3 +208,19 @@ async def test_closing_the_pool_stops_servers_added_at_run_time(tmp_path, echo_c
         await exited(pid)
     with pytest.raises(McpPoolError, match="closed"):
         await pool.add_server("late", echo_config())
+
+
+async def test_a_watcher_hears_a_crashed_server_go_back_to_starting_and_ready_again(pool, echo_config, tmp_path):
+    await pool.add_server("echo", echo_config())
+    await pool.wait_ready(timeout=BOUND)
+    heard = Heard(pool)
+    pool.watch(heard)
+
+    with anyio.fail_after(BOUND):
+        crashed = await pool.call("mcp__echo__crash", {}, **ws(tmp_path))
+    assert crashed.is_error
+    await heard.until("echo", "ready")
+
+    assert heard.states.index(("echo", "starting")) < heard.states.index(("echo", "ready"))
+    status = next(s for s in pool.statuses() if s.name == "echo")
+    assert status.restarts == 1
