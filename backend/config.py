@@ -94,6 +94,10 @@ class Settings(BaseSettings):
     """Seconds from a model call to the first streamed chunk; past it the call is retried."""
     model_stream_silence_timeout: float = Field(default=MODEL_STREAM_SILENCE_TIMEOUT, gt=0)
     """Seconds a started stream may send nothing; past it the call is retried."""
+    model_transport: Literal["auto", "litellm"] = "auto"
+    """How models are reached: "auto" streams `openai/*` models (OpenAI and every OpenAI-compatible
+    server) over httpx directly, a fraction of LiteLLM's CPU per call, and the rest through
+    LiteLLM; "litellm" sends every call through LiteLLM."""
     read_only_auto_allow: bool = False
     sampling: Literal["ask", "deny"] = "ask"
     """Whether MCP servers may ask to run a session's model (`sampling/createMessage`): "ask" puts

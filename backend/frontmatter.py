@@ -9,6 +9,8 @@
 
 from __future__ import annotations
 
+import copy
+import functools
 from typing import Any
 
 import yaml
@@ -39,12 +41,19 @@ def parse_front_matter(text: str, *, source: str) -> tuple[dict[str, Any], str]:
         raise FrontMatterError(f"{source}: front matter opened with '---' on line 1 is never closed")
     raw = "".join(lines[1:end])
     try:
-        meta = yaml.safe_load(raw) if raw.strip() else {}
+        meta = copy.deepcopy(_load_yaml(raw)) if raw.strip() else {}
     except yaml.YAMLError as exc:
         raise FrontMatterError(f"{source}: front matter is not valid YAML: {exc}") from exc
     if not isinstance(meta, dict):
         raise FrontMatterError(f"{source}: front matter must be a mapping of keys, got {type(meta).__name__}")
     return meta, "".join(lines[end + 1 :]).lstrip("\n")
+
+
+@functools.lru_cache(maxsize=512)
+def _load_yaml(raw: str) -> Any:
+    """Mode and skill files are read for every turn; their YAML is parsed once per distinct text
+    (the callers get a deep copy, so nothing they change reaches the cache)."""
+    return yaml.safe_load(raw)
 
 
 def render_front_matter(meta: dict[str, Any], body: str) -> str:

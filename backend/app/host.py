@@ -300,6 +300,7 @@ class Host:
             backoff=s.retry_backoff,
             request_timeout=s.model_request_timeout,
             stream_silence_timeout=s.model_stream_silence_timeout,
+            direct=s.model_transport == "auto",
         )
 
     def sampling_model_for(self, session: Session, options: dict[str, Any]) -> LiteLLMClient:

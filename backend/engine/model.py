@@ -13,6 +13,7 @@ the whole call, so a long answer that keeps streaming is never cut off.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import os
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -25,6 +26,17 @@ from backend.domain.models import ToolCallRequest, Usage
 from backend.domain.redact import redact
 from backend.engine.arguments import parse_arguments
 from backend.engine.caching import wants_cache_control, with_cache_control
+from backend.engine.openai_direct import ChatRequest, TurnBuilder, open_stream, uses_direct_path
+from backend.engine.model_types import (
+    ModelError,
+    ModelHttpError,
+    ModelTimeout,
+    ModelTurn,
+    ModelUnreachable,
+    NoAnswer,
+    OnDelta,
+    OnRetry,
+)
 
 log = logging.getLogger(__name__)
 
@@ -34,55 +46,6 @@ HTTP_TIMEOUT_MARGIN = 5.0
 fires first, so a tripped limit is always reported by its name."""
 
 T = TypeVar("T")
-
-OnDelta = Callable[[str], Awaitable[None]]
-OnRetry = Callable[[str], Awaitable[None]]
-
-
-class ModelError(Exception):
-    """The model could not be reached or refused; the message is meant for the person."""
-
-
-class ModelTimeout(ModelError):
-    """A limit on waiting for the model tripped. Retried like any timeout; the message names the
-    setting and its value, so the person knows what to raise if the model is just slow."""
-
-    def __init__(self, message: str, *, setting: str, seconds: float) -> None:
-        super().__init__(message)
-        self.setting = setting
-        self.seconds = seconds
-
-    @classmethod
-    def not_started(cls, seconds: float) -> ModelTimeout:
-        """No response (no headers, or no first chunk) within the request limit."""
-        setting = "model_request_timeout"
-        message = f"the model did not start answering within {seconds:g} s ({setting})"
-        return cls(message, setting=setting, seconds=seconds)
-
-    @classmethod
-    def went_silent(cls, seconds: float) -> ModelTimeout:
-        """A started stream sent nothing for the silence limit."""
-        setting = "model_stream_silence_timeout"
-        message = f"the model sent nothing for {seconds:g} s mid-stream ({setting})"
-        return cls(message, setting=setting, seconds=seconds)
-
-
-class NoAnswer(ModelError):
-    """A 200 that carried neither text nor a tool call: an empty or malformed body, not an answer.
-
-    Worth another try, like a broken connection; never a session that "completed" saying nothing.
-    """
-
-
-@dataclass(kw_only=True)
-class ModelTurn:
-    """One complete assistant turn."""
-
-    text: str = ""
-    tool_calls: list[ToolCallRequest] = field(default_factory=list)
-    usage: Usage = field(default_factory=Usage)
-    model: str = ""
-
 
 class ModelClient(Protocol):
     """Anything that turns a transcript and a tool list into the next assistant turn."""
@@ -137,6 +100,9 @@ def _provider(model: str) -> str:
 
 def token_cost(model: str, input_tokens: int, output_tokens: int) -> float:
     """USD cost from LiteLLM's price map; a model it does not know costs 0."""
+    prices = _linear_prices(model)
+    if prices is not None:
+        return input_tokens * prices[0] + output_tokens * prices[1]
     try:
         prompt, completion = litellm().cost_per_token(
             model=model, prompt_tokens=input_tokens, completion_tokens=output_tokens
@@ -144,6 +110,19 @@ def token_cost(model: str, input_tokens: int, output_tokens: int) -> float:
         return float(prompt + completion)
     except Exception:
         return 0.0
+
+
+@functools.lru_cache(maxsize=256)
+def _linear_prices(model: str) -> tuple[float, float] | None:
+    """A model's price per input and output token, looked up once; None when its price has tiers
+    (by prompt size), which LiteLLM's own calculation then applies call by call."""
+    try:
+        info = litellm().get_model_info(model)
+    except Exception:
+        return 0.0, 0.0  # a model LiteLLM does not know costs nothing
+    if any("above" in key and value for key, value in info.items() if "cost" in key):
+        return None
+    return float(info.get("input_cost_per_token") or 0.0), float(info.get("output_cost_per_token") or 0.0)
 
 
 @dataclass(kw_only=True)
@@ -161,6 +140,8 @@ class LiteLLMClient:
     stream_silence_timeout: float = MODEL_STREAM_SILENCE_TIMEOUT
     """Seconds the model may send nothing once streaming has begun."""
     extra: dict[str, Any] = field(default_factory=dict)
+    direct: bool = True
+    """Reach `openai/*` models over httpx directly (openai_direct.py) rather than through LiteLLM."""
 
     async def complete(
         self, *, messages: list[dict[str, Any]], tools: list[dict[str, Any]], on_delta: OnDelta, on_retry: OnRetry
@@ -186,9 +167,18 @@ class LiteLLMClient:
                 await on_retry(f"{model} is unavailable; trying the fallback model")
         raise ModelError("The model could not answer. " + _summary(failures))
 
+    def _endpoint(self, model: str) -> tuple[str | None, str | None]:
+        """api_base and key for `model`: the primary's for a model of its provider (a gateway, a
+        proxy), none for one of another provider, which then uses its own environment."""
+        if _provider(model) == _provider(self.model):
+            return self.api_base, self.api_key
+        return None, None
+
     async def _stream_once(
         self, model: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]], on_delta: OnDelta
     ) -> ModelTurn:
+        if self.direct and uses_direct_path(model):
+            return await self._stream_direct(model, messages, tools, on_delta)
         lm = litellm()
         if wants_cache_control(model):
             messages, tools = with_cache_control(messages, tools)
@@ -205,13 +195,11 @@ class LiteLLMClient:
         }
         if tools:
             kwargs["tools"] = tools
-        # api_base/key are the primary's; a fallback of the same provider (a gateway, a proxy)
-        # shares them, one of another provider uses its own environment.
-        if _provider(model) == _provider(self.model):
-            if self.api_base:
-                kwargs["api_base"] = self.api_base
-            if self.api_key:
-                kwargs["api_key"] = self.api_key
+        api_base, api_key = self._endpoint(model)
+        if api_base:
+            kwargs["api_base"] = api_base
+        if api_key:
+            kwargs["api_key"] = api_key
         chunks = []
         async with aclosing(self._timed_stream(lm.acompletion(**kwargs))) as stream:
             async for chunk in stream:
@@ -227,6 +215,27 @@ class LiteLLMClient:
         turn = self._turn(model, response)
         if not turn.text and not turn.tool_calls:
             raise NoAnswer(f"{model} sent a response with no text and no tool call (empty or malformed)")
+        return turn
+
+    async def _stream_direct(
+        self, model: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]], on_delta: OnDelta
+    ) -> ModelTurn:
+        api_base, api_key = self._endpoint(model)
+        request = ChatRequest(
+            model=model,
+            messages=messages,
+            tools=tools,
+            api_base=api_base,
+            api_key=api_key,
+            read_timeout=max(self.request_timeout, self.stream_silence_timeout) + HTTP_TIMEOUT_MARGIN,
+            extra=self.extra,
+        )
+        builder = TurnBuilder(model, on_delta)
+        async with aclosing(self._timed_stream(open_stream(request))) as stream:
+            async for chunk in stream:
+                await builder.feed(chunk)
+        turn = builder.turn(messages)
+        turn.usage.cost_usd = token_cost(model, turn.usage.input_tokens, turn.usage.output_tokens)
         return turn
 
     async def _timed_stream(self, call: Awaitable[Any]) -> AsyncIterator[Any]:

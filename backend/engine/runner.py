@@ -95,6 +95,9 @@ class SessionRunner:
         self._tasks: dict[str, asyncio.Task[None]] = {}
         self._waiting: dict[str, int] = {}
         self._locks: dict[str, asyncio.Lock] = {}
+        self._rows: dict[str, Session] = {}
+        """The row of each session this runner is running, as last written: the runner is its only
+        writer while it runs, so a change need not read it back from the store first."""
         self._background: set[asyncio.Task[None]] = set()
         self.litellm = LiteLlmEngine(store=store, bus=bus, gate=gate, model_for=model_for)
 
@@ -109,13 +112,17 @@ class SessionRunner:
     async def _change(self, session_id: str, decide: Callable[[Session], dict[str, object] | None]) -> Session:
         """Read, decide and write under the session's lock; the status event goes out in that order too."""
         async with self._lock(session_id):
-            session = await self.store.get_session(session_id)
+            session = self._rows.get(session_id) or await self.store.get_session(session_id)
             changes = decide(session)
             if not changes:
                 return session
             before = session.status
             session = session.model_copy(update={**changes, "updated_at": utcnow()})
             await self.store.save_session(session)
+            if session.status in ACTIVE_STATUSES and self.is_running(session_id):
+                self._rows[session_id] = session
+            else:
+                self._rows.pop(session_id, None)
             if session.status != before:
                 await self.bus.publish(
                     session_id, "session.status", {"status": session.status, "error": session.error}
@@ -271,6 +278,7 @@ class SessionRunner:
             await self.bus.publish(session_id, "error", {"message": message})
         finally:
             self._waiting.pop(session_id, None)
+            self._rows.pop(session_id, None)
 
     async def _offer_next_mode(self, session_id: str, answer: str, answer_idx: int) -> Approval | None:
         session = await self.store.get_session(session_id)

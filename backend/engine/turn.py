@@ -45,9 +45,10 @@ async def prepare_turn(
     """Resolve the session's mode (UnknownMode if it is gone) and compose its system prompt."""
     mode = modes.get(session.mode)
     workspace = Path(session.workspace)
-    found = await asyncio.to_thread(skills.list, workspace)
-    bootstrap = await asyncio.to_thread(read_bootstrap_files, workspace, data_dir)
-    memory = await asyncio.to_thread(read_memory_for_prompt, workspace)
+    # One hop to a thread for all the file reading a turn does, not one per kind of file.
+    found, bootstrap, memory = await asyncio.to_thread(
+        lambda: (skills.list(workspace), read_bootstrap_files(workspace, data_dir), read_memory_for_prompt(workspace))
+    )
     tools = mode.offered_tools(all_tools)
     prompt = build_system_prompt(
         PromptParts(

@@ -1,0 +1,163 @@
+"""Host CPU per agent step: the `overseer serve` process's own CPU seconds over a scripted load.
+
+N sessions (default 100) of 5 `read_file` calls each are started over the REST API of a real
+`overseer serve` process; the scripted model runs in another process, so neither its CPU nor
+the tool servers' (children of serve, with their own /proc stat) is counted. A step is one
+model call plus one tool call. CPU is read from /proc/PID/stat (utime + stime) once the host
+is warm, and again when every session has ended; the load itself is what is measured.
+
+    python bench/host_cpu.py [--sessions 100] [--runs 3] [--profile out.txt]
+
+`--profile` records the serve process with py-spy (if installed) during the first run.
+Prints JSON.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing
+import os
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import httpx
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from concurrency import CALLS_PER_SESSION, serve_model  # noqa: E402
+
+TICKS = os.sysconf("SC_CLK_TCK")
+BOUND = 600.0
+
+
+def cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / TICKS  # utime, stime
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_until(check, what: str, timeout: float = BOUND, every: float = 0.25) -> None:
+    deadline = time.monotonic() + timeout
+    while not check():
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"gave up waiting for {what}")
+        time.sleep(every)
+
+
+def one_run(sessions: int, api_base: str, profile: Path | None) -> dict:
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        workspace = root / "workspace"
+        workspace.mkdir()
+        (workspace / "a.txt").write_text("hello\n" * 10)
+        port = free_port()
+        env = {
+            **os.environ,
+            "OVERSEER_DATA_DIR": str(root / "data"),
+            "OVERSEER_WORKSPACE": str(workspace),
+            "OVERSEER_MODEL": "openai/scripted",
+            "OVERSEER_API_BASE": api_base,
+            "OVERSEER_API_KEY": "x",
+            "OVERSEER_TOKEN": "bench-token",
+            "OVERSEER_PORT": str(port),
+            "OVERSEER_PERMISSIONS": json.dumps({"allow": ["mcp__file__read_file"]}),
+            "OVERSEER_SCHEDULER_ENABLED": "false",
+        }
+        log = (root / "serve.log").open("w")
+        serve = subprocess.Popen(
+            [sys.executable, "-m", "backend.cli", "serve"], env=env, stdout=log, stderr=subprocess.STDOUT, cwd=root
+        )
+        base = f"http://127.0.0.1:{port}"
+        headers = {"Authorization": "Bearer bench-token"}
+        client = httpx.Client(base_url=base, headers=headers, timeout=60)
+        spy: subprocess.Popen | None = None
+        try:
+            try:
+                wait_until(lambda: _up(client) or serve.poll() is not None, "overseer serve to answer", timeout=120)
+            finally:
+                if serve.poll() is not None:
+                    sys.exit(f"overseer serve exited:\n{(root / 'serve.log').read_text()[-3000:]}")
+
+            def finished(ids: list[str]) -> bool:
+                states = {s["id"]: s["status"] for s in client.get("/api/sessions").json()}
+                return all(states.get(i) in ("completed", "error", "stopped") for i in ids)
+
+            warm = client.post("/api/sessions", json={"prompt": "warm up"}).json()["id"]
+            wait_until(lambda: finished([warm]), "the warm-up session")
+            if profile is not None and shutil.which("py-spy"):
+                spy = subprocess.Popen(
+                    ["py-spy", "record", "--pid", str(serve.pid), "--format", "raw", "--gil", "--output", str(profile), "--nonblocking"],
+                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                )
+            before = cpu_seconds(serve.pid)
+            started = time.perf_counter()
+            ids = [client.post("/api/sessions", json={"prompt": f"task {i}"}).json()["id"] for i in range(sessions)]
+            # Polled once a second: each listing costs the host CPU too, which is not the load's.
+            wait_until(lambda: finished(ids), f"{sessions} sessions", every=1.0)
+            wall = time.perf_counter() - started
+            cpu = cpu_seconds(serve.pid) - before
+            states = [s for s in client.get("/api/sessions").json() if s["id"] in ids]
+        finally:
+            if spy is not None:
+                spy.send_signal(2)
+                spy.wait(30)
+            serve.terminate()
+            serve.wait(30)
+            client.close()
+    steps = sessions * CALLS_PER_SESSION
+    return {
+        "completed": sum(s["status"] == "completed" for s in states),
+        "steps": steps,
+        "wall_s": round(wall, 2),
+        "cpu_s": round(cpu, 2),
+        "cpu_ms_per_step": round(cpu * 1000 / steps, 2),
+    }
+
+
+def _up(client: httpx.Client) -> bool:
+    try:
+        return client.get("/api/health").status_code == 200
+    except httpx.HTTPError:
+        return False
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--sessions", type=int, default=100)
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--profile", type=Path)
+    args = parser.parse_args()
+    ctx = multiprocessing.get_context("spawn")
+    port_out: multiprocessing.Queue = ctx.Queue()  # type: ignore[type-arg]
+    model = ctx.Process(target=serve_model, args=(port_out,), daemon=True)
+    model.start()
+    try:
+        api_base = port_out.get(timeout=60)
+        runs = [one_run(args.sessions, api_base, args.profile if i == 0 else None) for i in range(args.runs)]
+    finally:
+        model.terminate()
+        model.join(10)
+    per_step = [r["cpu_ms_per_step"] for r in runs]
+    print(json.dumps({
+        "benchmark": "host_cpu",
+        "sessions": args.sessions,
+        "runs": runs,
+        "cpu_ms_per_step_median": statistics.median(per_step),
+        "target_cpu_ms_per_step": 5.0,
+    }, indent=2))
+
+
+if __name__ == "__main__":
+    main()
