@@ -10,11 +10,12 @@ import os
 import re
 from pathlib import Path
 from collections.abc import Callable
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import yaml
 from pydantic import (
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Field,
     SecretStr,
@@ -59,6 +60,87 @@ class PermissionsConfig(BaseModel):
     allow: list[str] = Field(default_factory=list)
     ask: list[str] = Field(default_factory=list)
     deny: list[str] = Field(default_factory=list)
+
+
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?\s*$")
+_UNIT_SECONDS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
+
+
+def seconds_of(value: Any) -> Any:
+    """`30s`, `30m`, `2h`, `1d` or a plain number of seconds, as seconds; anything else is left to fail."""
+    if isinstance(value, str):
+        match = _DURATION.match(value)
+        if match:
+            return float(match.group(1)) * _UNIT_SECONDS[match.group(2) or "s"]
+    return value
+
+
+Seconds = Annotated[float, BeforeValidator(seconds_of), Field(ge=0)]
+"""A duration as written in overseer.yaml (`30s`, `30m`, `2h`, or seconds)."""
+
+
+class TelegramConfig(BaseModel):
+    """`telegram:`: the bot Overseer talks through, and who may talk to it."""
+
+    model_config = ConfigDict(extra="forbid")
+    bot_token: SecretStr
+    api_base: str = "https://api.telegram.org"
+    """The Bot API server: Telegram's, a self-hosted one, or a test's fake."""
+    users: dict[int, str] = Field(default_factory=dict)
+    """Telegram user id -> the principal (a `users:` name) who acts through it; its role applies."""
+    notify: list[str] = Field(default_factory=list)
+    """Principals who get, in their private chat, the approvals of sessions not started in Telegram."""
+    poll_timeout: int = Field(default=30, ge=0, le=50)
+    """Seconds one long-polling getUpdates waits for news."""
+    edit_interval: Seconds = 1.0
+    """Least time between two edits of one streamed reply (Telegram refuses faster edits per chat)."""
+
+
+class PushTarget(BaseModel):
+    """One person's push channel: an ntfy topic or an apprise URL, and who answers through it."""
+
+    model_config = ConfigDict(extra="forbid")
+    user: str
+    """The principal (a `users:` name) its answer links are made for, and attributed to."""
+    ntfy: str | None = None
+    """An ntfy topic URL (`https://ntfy.sh/my-topic`, or a self-hosted server's)."""
+    ntfy_token: SecretStr | None = None
+    apprise: SecretStr | None = None
+    """An apprise URL (`slack://...`, `mailto://...`, `json://host/path`); secret: it often holds a key."""
+    notify_after: Seconds | None = None
+    """This target's own delay; else the `notify` block's."""
+
+    @model_validator(mode="after")
+    def _one_kind(self) -> PushTarget:
+        if (self.ntfy is None) == (self.apprise is None):
+            raise ValueError("a push target has exactly one of `ntfy` or `apprise`")
+        return self
+
+
+class NotifyConfig(BaseModel):
+    """`notify:`: who hears of a waiting approval away from the dashboard, and when."""
+
+    model_config = ConfigDict(extra="forbid")
+    public_url: str | None = None
+    """Where a phone reaches this host (answer links point there); default: http://host:port."""
+    targets: list[PushTarget] = Field(default_factory=list)
+    notify_after: Seconds = 0.0
+    """An approval still waiting this long is pushed (`30s`: a person at the dashboard is not paged)."""
+    remind_before: Seconds = 60.0
+    """A reminder goes out this long before the auto-deny timeout (0: none)."""
+    policies: dict[str, Seconds] = Field(default_factory=dict)
+    """Per tool or server (`mcp__shell`, `mcp__file__write_file`): its own `notify_after`."""
+    webpush: bool = False
+    """Web Push to dashboards installed as an app (VAPID keys generated into the data dir)."""
+
+
+class HeartbeatConfig(BaseModel):
+    """`heartbeat:`: wake an agent on a schedule with HEARTBEAT.md as its task list."""
+
+    model_config = ConfigDict(extra="forbid")
+    enabled: bool = False
+    interval: Seconds = 1800.0
+    mode: str = "agent"
 
 
 class Settings(BaseSettings):
@@ -112,6 +194,10 @@ class Settings(BaseSettings):
     mcp_servers: dict[str, McpServerConfig] = Field(default_factory=dict, alias="mcpServers")
     permissions: PermissionsConfig = Field(default_factory=PermissionsConfig)
     policies: dict[str, PolicyValue] = Field(default_factory=dict)
+    telegram: TelegramConfig | None = None
+    """The Telegram channel (issue 18); off unless configured."""
+    notify: NotifyConfig = Field(default_factory=NotifyConfig)
+    heartbeat: HeartbeatConfig = Field(default_factory=HeartbeatConfig)
 
     host: str = "127.0.0.1"
     port: int = Field(default=8000, ge=0, le=65535)
@@ -133,6 +219,24 @@ class Settings(BaseSettings):
             data = dict(data)
             data.setdefault("model_request_timeout", data.pop("model_timeout"))
         return data
+
+    @model_validator(mode="after")
+    def _channel_people_are_users(self) -> Settings:
+        # A name that is no user would answer approvals as nobody: refused at the start, by name.
+        names = {u.get("username") for u in self.users}
+        mentioned = [t.user for t in self.notify.targets]
+        if self.telegram:
+            mentioned += [*self.telegram.users.values(), *self.telegram.notify]
+        if self.users:
+            unknown = [n for n in mentioned if n not in names]
+            if unknown:
+                raise ValueError(f"{unknown[0]!r} (in telegram or notify) is not one of `users`")
+        if self.telegram:
+            listed = set(self.telegram.users.values())
+            for name in self.telegram.notify:
+                if name not in listed:
+                    raise ValueError(f"telegram.notify: {name!r} has no Telegram id in telegram.users")
+        return self
 
     @field_validator("mcp_servers")
     @classmethod

@@ -22,6 +22,7 @@ from backend.api.ws import router as ws_router
 from backend.config import Settings
 from backend.domain.errors import BadRequest, Conflict, DomainError, Forbidden, Invalid, NotFound
 from backend.app.host import Host
+from backend.channels import attach as attach_channels
 from backend.gateway.http import GatewayHttp, mcp_route
 from backend.mcp.config import HostApi
 
@@ -52,6 +53,7 @@ def create_app(
     """
     auth = build_authenticator(settings)
     host = host or Host(settings, host_api=HostApi(url=url, token=auth.token) if url else None)
+    attach_channels(host)  # Telegram, push, heartbeat, as configured: the host starts and stops them
     exposed = settings.expose_tools if expose_tools is None else expose_tools
     gateway = GatewayHttp(host, auth, bind_host=settings.host, expose_tools=exposed)
 

@@ -13,7 +13,7 @@ import dataclasses
 import logging
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from backend.app.approvals import ApprovalService
 from backend.app.policy import PolicyService
@@ -49,6 +49,14 @@ from backend.workflows.files import WorkflowLibrary
 from backend.workflows.runner import WorkflowRunner
 
 log = logging.getLogger(__name__)
+
+
+class HostService(Protocol):
+    """A long-lived part above the app layer (a channel) that the host starts and stops with itself."""
+
+    async def start(self) -> None: ...
+    async def aclose(self) -> None: ...
+
 
 DEMO_MODEL = "openai/overseer-demo"
 TOOLS_READY_TIMEOUT = 60.0
@@ -172,6 +180,8 @@ class Host:
             max_agent_depth=settings.max_agent_depth,
         )
         self.scheduler = Scheduler(self.store, self.runner, catch_up=settings.cron_catch_up)
+        self.services: list[HostService] = []
+        """Channels (Telegram, push, heartbeat), added by `backend.channels.attach`: started last, stopped first."""
         self.workflows = WorkflowRunner(
             store=self.store,
             bus=self.bus,
@@ -203,6 +213,8 @@ class Host:
             # After recovery, so a job's interrupted run is found running, not fired again.
             if self.settings.scheduler_enabled:
                 await self.scheduler.start()
+        for service in self.services:  # after recovery, so they see the approvals still waiting
+            await service.start()
 
     async def _withdraw_server_requests(self) -> None:
         """Close the questions and sampling requests servers asked before the last shutdown.
@@ -231,6 +243,8 @@ class Host:
 
     async def aclose(self) -> None:
         self.begin_shutdown()
+        for service in reversed(self.services):
+            await service.aclose()
         await self.scheduler.aclose()
         await self.workflows.aclose()
         await self.runner.aclose()

@@ -16,8 +16,9 @@ ACTIVE_STATUSES: frozenset[str] = frozenset({"running", "waiting_approval"})
 EngineName = Literal["litellm", "claude-sdk"]
 """What drives a session: our own loop over LiteLLM, or Claude Code's through claude-agent-sdk."""
 
-SessionOrigin = Literal["user", "api", "cron", "agent", "workflow", "mcp"]
-"""Who started a session: a person, a program (REST), a schedule, a parent agent, a workflow, an MCP client."""
+SessionOrigin = Literal["user", "api", "cron", "agent", "workflow", "mcp", "telegram", "heartbeat"]
+"""Who started a session: a person, a program (REST), a schedule, a parent agent, a workflow, an MCP client,
+a person writing to the Telegram bot, or the heartbeat (HEARTBEAT.md on a schedule)."""
 
 Role = Literal["system", "user", "assistant", "tool"]
 
