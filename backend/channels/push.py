@@ -1,0 +1,160 @@
+"""Push notifications for waiting approvals: after `notify_after`, and a reminder before the timeout.
+
+Each approval gets, per configured target, one notification once it has waited the target's
+delay (a person at the dashboard who answers at once is never paged) and a reminder
+`remind_before` its auto-deny. An approval answered meanwhile cancels what is still to come.
+The delay is, most specific first: the target's `notify_after`, a `notify.policies` entry for
+the tool or its server, the block's `notify_after`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING
+
+import httpx
+
+from backend.channels.answer_links import AnswerLinks, LinkDecision
+from backend.channels.approval_text import approval_text, tool_label, trimmed
+from backend.channels.push_senders import PushFailed, PushMessage, send_apprise, send_ntfy
+from backend.config import NotifyConfig, PushTarget
+from backend.domain.models import Approval, Event, utcnow
+from backend.engine.events import Subscription
+
+if TYPE_CHECKING:
+    from backend.app.host import Host
+
+log = logging.getLogger(__name__)
+
+BODY_LIMIT = 1000
+SEND_TIMEOUT = 15.0
+ACTIONS: tuple[tuple[str, LinkDecision], ...] = (("Allow once", "allow_once"), ("Deny", "deny"))
+
+
+class PushNotifier:
+    """Started and stopped with the host; see the module docstring."""
+
+    def __init__(
+        self,
+        host: Host,
+        config: NotifyConfig,
+        *,
+        clock: Callable[[], datetime] = utcnow,
+    ) -> None:
+        self.host = host
+        self.config = config
+        self.clock = clock
+        self.links = AnswerLinks(host.data_dir)
+        settings = host.settings
+        self.base_url = config.public_url or f"http://{settings.host}:{settings.port}"
+        self._client: httpx.AsyncClient | None = None
+        self._events: Subscription | None = None
+        self._follow: asyncio.Task[None] | None = None
+        self._timers: dict[str, asyncio.Task[None]] = {}
+
+    async def start(self) -> None:
+        self._client = httpx.AsyncClient(timeout=SEND_TIMEOUT)
+        self._events = self.host.bus.subscribe(None)
+        self._follow = asyncio.create_task(self._follow_events(), name="push-events")
+
+    async def aclose(self) -> None:
+        if self._events is not None:
+            self.host.bus.unsubscribe(self._events)
+        tasks = [t for t in (self._follow, *self._timers.values()) if t is not None]
+        for task in tasks:
+            task.cancel()
+        if tasks:
+            await asyncio.wait(tasks)
+        self._timers.clear()
+        if self._client is not None:
+            await self._client.aclose()
+
+    def delay_for(self, approval: Approval, target: PushTarget) -> float:
+        """Seconds an approval waits before `target` hears of it."""
+        if target.notify_after is not None:
+            return target.notify_after
+        name = approval.tool_name
+        matching = [key for key in self.config.policies if name == key or name.startswith(key + "__")]
+        if matching:
+            return self.config.policies[max(matching, key=len)]
+        return self.config.notify_after
+
+    async def _follow_events(self) -> None:
+        assert self._events is not None
+        for approval in await self.host.broker.pending():  # those waiting from before a restart
+            self._schedule(approval)
+        async for event in self._events:
+            self._on_event(event)
+
+    def _on_event(self, event: Event) -> None:
+        if event.type == "approval.requested":
+            self._schedule(Approval.model_validate(event.data))
+        elif event.type == "approval.resolved":
+            for key in [k for k in self._timers if k.startswith(event.data["id"] + ":")]:
+                self._timers.pop(key).cancel()
+
+    def _schedule(self, approval: Approval) -> None:
+        for index, target in enumerate(self.config.targets):
+            key = f"{approval.id}:{index}"
+            if key not in self._timers:
+                task = asyncio.create_task(self._deliver(approval, target), name=f"push-{key}")
+                self._timers[key] = task
+                task.add_done_callback(lambda done, key=key: self._forget(key, done))
+
+    def _forget(self, key: str, done: asyncio.Task[None]) -> None:
+        if self._timers.get(key) is done:
+            del self._timers[key]
+
+    async def _deliver(self, approval: Approval, target: PushTarget) -> None:
+        notify_at = approval.created_at + timedelta(seconds=self.delay_for(approval, target))
+        remind_at = approval.expires_at - timedelta(seconds=self.config.remind_before)
+        if notify_at < remind_at or not self.config.remind_before:
+            if await self._until(notify_at, approval.id):
+                await self._send(approval, target, reminder=False)
+        if self.config.remind_before and remind_at < approval.expires_at:
+            if await self._until(remind_at, approval.id):
+                await self._send(approval, target, reminder=True)
+
+    async def _until(self, when: datetime, approval_id: str) -> bool:
+        """Wait until `when` (cancelled when the approval closes); True if it still waits then."""
+        wait = (when - self.clock()).total_seconds()
+        if wait > 0:
+            await asyncio.sleep(wait)  # the notification's own schedule; an answer cancels this task
+        return (await self.host.store.get_approval(approval_id)).status == "pending"
+
+    def message(self, approval: Approval, target: PushTarget, *, reminder: bool) -> PushMessage:
+        """The notification for `target`'s person, with answer links made for them."""
+        left = max(0, int((approval.expires_at - self.clock()).total_seconds()))
+        title = (
+            f"Reminder: {tool_label(approval.tool_name)} is denied in {left} s unless you answer"
+            if reminder
+            else f"Approval waiting: {tool_label(approval.tool_name)}"
+        )
+        actions = (
+            []
+            if approval.kind == "elicitation"  # a question needs its form: the dashboard answers it
+            else [(label, self.links.url(self.base_url, approval, d, target.user)) for label, d in ACTIONS]
+        )
+        review = actions[0][1] if actions else self.base_url
+        return PushMessage(
+            title=title, body=trimmed(approval_text(approval), BODY_LIMIT), review_url=review,
+            actions=actions, reminder=reminder,
+        )
+
+    async def _send(self, approval: Approval, target: PushTarget, *, reminder: bool) -> None:
+        message = self.message(approval, target, reminder=reminder)
+        try:
+            if target.ntfy is not None:
+                assert self._client is not None
+                await send_ntfy(self._client, target, message)
+            else:
+                await send_apprise(target, message)
+        except PushFailed as exc:
+            log.warning("push: approval %s not delivered: %s", approval.id, exc)
+            return
+        except Exception:  # a plugin's own failure must not end the notifier
+            log.exception("push: approval %s: sending to %s failed", approval.id, target.user)
+            return
