@@ -26,3 +26,7 @@ def attach(host: Host) -> None:
         from backend.channels.push import PushNotifier
 
         host.services.append(PushNotifier(host, settings.notify))
+    if settings.heartbeat.enabled and "Heartbeat" not in have:
+        from backend.channels.heartbeat import Heartbeat
+
+        host.services.append(Heartbeat(host, settings.heartbeat))

@@ -1,0 +1,98 @@
+"""Heartbeat runs: every `heartbeat.interval`, an agent works through HEARTBEAT.md.
+
+The task list is `HEARTBEAT.md` in the workspace, else in the data dir; a missing or blank file
+means there is nothing to do, and no session is made. A heartbeat session has origin
+`heartbeat`, shows on the dashboard like any other, and its approvals notify like any other.
+Runs never overlap: while an earlier heartbeat session is still running or waiting for an
+approval (even one recovered after a restart), a due beat is skipped.
+
+`tick()` does one round against the injected clock (what tests drive); `start()` runs the loop,
+which looks again at most every MAX_WAIT seconds, so a changed clock or a suspended laptop is
+noticed soon.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal
+
+from backend.config import HeartbeatConfig
+from backend.domain.models import ACTIVE_STATUSES, utcnow
+
+if TYPE_CHECKING:
+    from backend.app.host import Host
+
+log = logging.getLogger(__name__)
+
+FILE_NAME = "HEARTBEAT.md"
+MAX_WAIT = 60.0
+PROMPT = (
+    "This is a heartbeat run: nobody asked you anything just now. Work through the task list "
+    "below (from {path}); do what is due, and say briefly what you did. If nothing is due, say so.\n\n{tasks}"
+)
+Beat = Literal["not_due", "started", "still_running", "nothing_to_do"]
+
+
+class Heartbeat:
+    """Started and stopped with the host; see the module docstring."""
+
+    def __init__(self, host: Host, config: HeartbeatConfig, *, clock: Callable[[], datetime] = utcnow) -> None:
+        self.host = host
+        self.config = config
+        self.clock = clock
+        self.next_due = clock() + timedelta(seconds=config.interval)
+        self._loop: asyncio.Task[None] | None = None
+
+    def task_file(self) -> Path | None:
+        """HEARTBEAT.md of the workspace, else of the data dir; None when neither has one."""
+        for folder in (self.host.settings.resolved_workspace, self.host.data_dir):
+            path = folder / FILE_NAME
+            if path.is_file():
+                return path
+        return None
+
+    async def tick(self) -> Beat:
+        """One round: start a heartbeat session if one is due, the file has tasks and none is running."""
+        now = self.clock()
+        if now < self.next_due:
+            return "not_due"
+        self.next_due = now + timedelta(seconds=self.config.interval)
+        path = self.task_file()
+        tasks = path.read_text(encoding="utf-8", errors="replace").strip() if path else ""
+        if not tasks:
+            return "nothing_to_do"
+        if await self._running():
+            log.info("heartbeat: the previous run is still going; this beat is skipped")
+            return "still_running"
+        await self.host.runner.create(
+            prompt=PROMPT.format(path=path, tasks=tasks),
+            title=f"Heartbeat {now:%Y-%m-%d %H:%M}",
+            mode=self.config.mode,
+            origin="heartbeat",
+        )
+        return "started"
+
+    async def _running(self) -> bool:
+        active = await self.host.store.list_sessions(statuses=ACTIVE_STATUSES, limit=1000)
+        return any(s.origin == "heartbeat" for s in active)
+
+    async def start(self) -> None:
+        self._loop = asyncio.create_task(self._run(), name="heartbeat")
+
+    async def aclose(self) -> None:
+        if self._loop is not None:
+            self._loop.cancel()
+            await asyncio.wait({self._loop})
+
+    async def _run(self) -> None:
+        while True:
+            try:
+                await self.tick()
+            except Exception:  # one failed beat (a broken mode, a full disk) must not stop the next
+                log.exception("heartbeat: a beat failed")
+            wait = (self.next_due - self.clock()).total_seconds()
+            await asyncio.sleep(min(max(wait, 0.0), MAX_WAIT))  # the schedule's own pacing

@@ -1,0 +1,106 @@
+"""Heartbeat runs on an injected clock: on time, never two at once, nothing without tasks."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from backend.channels import attach
+from backend.channels.heartbeat import Heartbeat
+from backend.config import HeartbeatConfig
+from backend.domain.models import Decision
+from backend.mcp.pool import McpPool
+from backend.testing import ModelRequest, Reply
+from backend.testing.harness import Harness, scripted_host
+from tests.channels.support import BOUND, write_notes
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+START = datetime(2026, 12, 4, 9, 0, tzinfo=UTC)
+HALF_HOUR = timedelta(minutes=30)
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = START
+
+    def __call__(self) -> datetime:
+        return self.now
+
+
+def beat(h: Harness, clock: Clock, mode: str = "agent") -> Heartbeat:
+    return Heartbeat(h.host, HeartbeatConfig(enabled=True, interval=1800, mode=mode), clock=clock)
+
+
+def done_reading_tasks(request: ModelRequest) -> Reply:
+    return Reply(text=f"did: {request.last_prompt().splitlines()[-1]}")
+
+
+async def test_a_beat_runs_on_time_with_heartbeat_md_as_its_task_list(tmp_path: Path, pool: McpPool):
+    async with scripted_host(tmp_path, done_reading_tasks, pool=pool) as h:
+        (h.workspace / "HEARTBEAT.md").write_text("# Tasks\n- water the plants\n")
+        clock = Clock()
+        heartbeat = beat(h, clock, mode="ask")
+        early = await heartbeat.tick()
+        clock.now = START + HALF_HOUR - timedelta(seconds=1)
+        almost = await heartbeat.tick()
+        clock.now = START + HALF_HOUR
+        on_time = await heartbeat.tick()
+        [session] = await h.host.store.list_sessions()
+        done = await h.host.runner.wait(session.id, timeout=BOUND)
+        answer = await h.host.sessions.last_answer(session.id)
+        again = await heartbeat.tick()  # the next beat is half an hour later
+    assert (early, almost, on_time, again) == ("not_due", "not_due", "started", "not_due")
+    assert (session.origin, session.mode, done.status) == ("heartbeat", "ask", "completed")
+    assert answer == "did: - water the plants"
+    assert "heartbeat run" in h.model.requests[0].last_prompt()
+
+
+async def test_a_beat_never_starts_while_the_last_heartbeat_still_waits(tmp_path: Path, pool: McpPool):
+    async with scripted_host(tmp_path, write_notes, pool=pool) as h:
+        (h.workspace / "HEARTBEAT.md").write_text("- write a note\n")
+        clock = Clock()
+        heartbeat = beat(h, clock)
+        clock.now += HALF_HOUR
+        first = await heartbeat.tick()
+        approval = await h.next_approval(timeout=BOUND)  # the first run waits for a person
+        clock.now += HALF_HOUR
+        overlapping = await heartbeat.tick()
+        await h.answer(approval, Decision(kind="deny"))
+        await h.host.runner.wait(approval.session_id, timeout=BOUND)
+        clock.now += HALF_HOUR
+        after = await heartbeat.tick()
+        sessions = await h.host.store.list_sessions()
+        for session in sessions:  # the second run asks too; let it end
+            if session.id != approval.session_id:
+                await h.answer(await h.next_approval(timeout=BOUND), Decision(kind="deny"))
+                await h.host.runner.wait(session.id, timeout=BOUND)
+    assert (first, overlapping, after) == ("started", "still_running", "started")
+    assert len(sessions) == 2 and {s.origin for s in sessions} == {"heartbeat"}
+
+
+@pytest.mark.parametrize("content", [None, "", "  \n\n"])
+async def test_no_session_is_made_without_tasks(tmp_path: Path, pool: McpPool, content: str | None):
+    async with scripted_host(tmp_path, done_reading_tasks, pool=pool) as h:
+        if content is not None:
+            (h.workspace / "HEARTBEAT.md").write_text(content)
+        clock = Clock()
+        heartbeat = beat(h, clock)
+        clock.now += HALF_HOUR
+        outcome = await heartbeat.tick()
+        sessions = await h.host.store.list_sessions()
+    assert outcome == "nothing_to_do" and sessions == [] and h.model.requests == []
+
+
+async def test_the_data_dirs_heartbeat_md_serves_when_the_workspace_has_none(tmp_path: Path, pool: McpPool):
+    async with scripted_host(tmp_path, done_reading_tasks, pool=pool, heartbeat={"enabled": True}) as h:
+        (h.host.data_dir / "HEARTBEAT.md").write_text("- check the backups\n")
+        attach(h.host)
+        [heartbeat] = [s for s in h.host.services if isinstance(s, Heartbeat)]
+        heartbeat.next_due = heartbeat.clock()  # due now
+        outcome = await heartbeat.tick()
+        [session] = await h.host.store.list_sessions()
+        await h.host.runner.wait(session.id, timeout=BOUND)
+        answer = await h.host.sessions.last_answer(session.id)
+    assert outcome == "started" and answer == "did: - check the backups"
