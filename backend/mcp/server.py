@@ -153,6 +153,8 @@ class ServerRunner:
         # Created in prepare(): anyio events need a running event loop.
         self._changed: anyio.Event | None = None
         self._stop: anyio.Event | None = None
+        self._retry_now: anyio.Event | None = None
+        """Set while a remote server waits to reconnect: a call sets it to try at once."""
 
     def status(self) -> ServerStatus:
         """A snapshot of this server's state."""
@@ -238,10 +240,16 @@ class ServerRunner:
                 # while its tools are unavailable and calls to it fail at once with the reason.
                 failures += 1
                 delay = reconnect_delay(failures)
+                # A call arriving meanwhile cuts the wait short (`_connection`): a server that was
+                # only restarting is then used at once, and one that is down fails that call fast.
+                self._retry_now = anyio.Event()
                 self._set("error", error=f"{exc}; trying again in {delay:g} s")
                 assert self._stop is not None
                 with anyio.move_on_after(delay):
-                    await self._stop.wait()
+                    async with anyio.create_task_group() as waiting:
+                        for event in (self._stop, self._retry_now):
+                            waiting.start_soon(_set_then_cancel, event, waiting.cancel_scope)
+                self._retry_now = None
                 continue
             except Exception as exc:  # a bug here must not take the other servers down with it
                 logger.exception("supervising MCP server %r failed", self.name)
@@ -532,12 +540,18 @@ class ServerRunner:
     async def _connection(self) -> _Connection | ToolResult:
         if self._changed is None:
             raise McpPoolError("the MCP pool has not been started")
+        nudged = False
         with anyio.move_on_after(self.config.start_timeout):
             while True:
                 conn = self._conn
                 # A dead connection is not used even before the supervisor notices the death.
                 if self.state == "ready" and conn is not None and not conn.transport.lost.is_set():
                     return conn
+                if self.state == "error" and self._retry_now is not None and not nudged:
+                    nudged = True  # one attempt now, for this call, instead of at the end of the backoff
+                    self._retry_now.set()
+                    await self._changed.wait()
+                    continue
                 if self.state == "error":
                     return ToolResult.error(f"MCP server '{self.name}' is not available: {self.error}")
                 if self.state == "stopped":
@@ -546,6 +560,11 @@ class ServerRunner:
         return ToolResult.error(
             f"MCP server '{self.name}' did not become ready within {self.config.start_timeout:g} s."
         )
+
+
+async def _set_then_cancel(event: anyio.Event, scope: anyio.CancelScope) -> None:
+    await event.wait()
+    scope.cancel()
 
 
 class _Retry:

@@ -30,7 +30,9 @@ async def test_modes_are_listed_built_ins_first(api):
 async def test_a_person_s_mode_is_created_read_replaced_and_deleted(api):
     created = await api.client.put("/api/modes/triage", json=TRIAGE)
     assert created.status_code == 200, created.text
-    assert created.json() == {**TRIAGE, "name": "triage", "source": "user", "overrides_builtin": False}
+    assert created.json() == {
+        **TRIAGE, "name": "triage", "source": "user", "overrides_builtin": False, "sampling": "ask"
+    }
     assert (api.host.data_dir / "modes" / "triage.md").is_file()
     assert (await api.client.get("/api/modes/triage")).json() == created.json()
     assert [m["name"] for m in (await api.client.get("/api/modes")).json()] == [*BUILTIN_ORDER, "triage"]
