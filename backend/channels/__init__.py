@@ -22,7 +22,7 @@ def attach(host: Host) -> None:
         from backend.channels.telegram import TelegramChannel  # the library loads only when configured
 
         host.services.append(TelegramChannel(host, settings.telegram))
-    if settings.notify.targets and "PushNotifier" not in have:
+    if (settings.notify.targets or settings.notify.webpush) and "PushNotifier" not in have:
         from backend.channels.push import PushNotifier
 
         host.services.append(PushNotifier(host, settings.notify))
