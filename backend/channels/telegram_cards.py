@@ -71,9 +71,20 @@ class ApprovalCards:
     reasons: dict[tuple[int, int], str] = field(default_factory=dict)
     """(chat, user) -> the approval whose deny reason that user's next message is."""
 
-    def chats_for(self, approval: Approval) -> list[int]:
-        chat = self.state.chat_of(approval.session_id)
-        return [chat] if chat is not None else list(self.notify_chats)
+    async def chats_for(self, approval: Approval) -> list[int]:
+        """The chat of the Telegram session asking (or of its nearest ancestor), else the notify chats."""
+        session_id: str | None = approval.session_id
+        seen: set[str] = set()
+        while session_id and session_id not in seen:
+            chat = self.state.chat_of(session_id)
+            if chat is not None:
+                return [chat]
+            seen.add(session_id)
+            try:
+                session_id = (await self.store.get_session(session_id)).parent_id
+            except NotFound:
+                break
+        return list(self.notify_chats)
 
     async def send(self, approval: Approval) -> None:
         """Send the approval's card wherever it belongs (once: a card already sent is not repeated)."""
@@ -81,7 +92,7 @@ class ApprovalCards:
             return
         title = await self._title(approval.session_id)
         cards: list[Card] = []
-        for chat in self.chats_for(approval):
+        for chat in await self.chats_for(approval):
             try:
                 sent = await self.bot.send_message(
                     chat, approval_text(approval, title=title), reply_markup=keyboard(approval)

@@ -14,7 +14,7 @@ import pytest
 
 from backend.domain.models import Decision
 from backend.mcp.pool import McpPool
-from backend.testing import ScriptedModelServer
+from backend.testing import Reply, ScriptedModelServer
 from backend.testing.harness import Harness
 from tests.channels.fake_bot_api import FakeBotApi
 from tests.channels.support import ANN, BOB, BOUND, STRANGER, VIC, telegram_host, write_notes
@@ -181,3 +181,22 @@ async def test_the_token_never_reaches_a_log_line(tmp_path: Path, pool: McpPool,
     lines = [r.getMessage() for r in caplog.records]
     assert any("/bot[redacted]/getUpdates" in line for line in lines)  # httpx did log the URL
     assert not [line for line in lines if api.token in line or api.token.split(":")[1] in line]
+
+
+async def test_a_sub_agents_approval_goes_to_the_chat_of_the_telegram_session_above_it(tmp_path: Path, pool: McpPool):
+    def script(request):
+        return Reply(text="hi") if request.last_prompt() == "hello" else write_notes(request)
+
+    with ScriptedModelServer(script) as model:
+        async with FakeBotApi() as api, telegram_host(tmp_path, model, api, pool) as h:
+            await api.send_text(BOB, "hello")  # bob is not in telegram.notify
+            await api.wait_for_text(BOB, "hi")
+            [parent] = await h.host.store.list_sessions()
+            child = await h.host.sessions.start(prompt="write a note", parent_session_id=parent.id)
+            approval = await h.next_approval(timeout=BOUND)
+            card = await api.wait_for("sendMessage", has_keyboard)
+            await h.answer(approval, Decision(kind="deny"))
+            await h.host.runner.wait(child.id, timeout=BOUND)
+    assert approval.session_id == child.id
+    assert int(card.params["chat_id"]) == BOB
+    assert len(api.called("sendMessage")) == 2  # "hi" and the card: ann (notify) got nothing
