@@ -4,6 +4,13 @@ Each call runs a whole unit of work (one statement, or a transaction of several)
 hop to the thread. A per-statement async wrapper would pay a hop for every BEGIN, statement and
 COMMIT, and that cost dominates a tool call's bookkeeping.
 
+Writes first try a second connection on the event loop's own thread, without waiting for
+SQLite's write lock (busy_timeout 0): in WAL mode with synchronous=NORMAL a commit does not sync
+to disk, so a small write costs tens of microseconds there, where the hop to the worker thread
+and back costs more than the write itself (two thread wake-ups per write, on every tool call and
+event). When the lock is held (another process writing, or this one's worker), the write goes
+to the worker thread as before and waits there, never on the loop.
+
 WAL checkpoints do not run inside writes (SQLite's default, which stalls the unlucky write for
 milliseconds): a second connection on a second thread checkpoints in the background, which in
 WAL mode does not block the writer.
@@ -32,6 +39,7 @@ class SqliteThread:
         self._checkpointer: ThreadPoolExecutor | None = None
         self._checkpoint_conn: sqlite3.Connection | None = None
         self._checkpoint_task: asyncio.Task[None] | None = None
+        self._inline: sqlite3.Connection | None = None
 
     async def open(self) -> None:
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="overseer-sqlite")
@@ -40,13 +48,15 @@ class SqliteThread:
         loop = asyncio.get_running_loop()
         self._checkpoint_conn = await loop.run_in_executor(self._checkpointer, self._connect)
         self._checkpoint_task = asyncio.create_task(self._checkpoint_loop(), name="sqlite-checkpoint")
+        if str(self.path) != ":memory:":  # a second connection to :memory: would be another database
+            self._inline = self._connect(busy_timeout_ms=0)
 
-    def _connect(self) -> sqlite3.Connection:
+    def _connect(self, busy_timeout_ms: int = 5000) -> sqlite3.Connection:
         # Autocommit: transactions are explicit, so a unit of work decides its own bounds.
         conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
         conn.execute("PRAGMA journal_mode=WAL")
         conn.execute("PRAGMA synchronous=NORMAL")
-        conn.execute("PRAGMA busy_timeout=5000")
+        conn.execute(f"PRAGMA busy_timeout={busy_timeout_ms}")
         conn.execute("PRAGMA wal_autocheckpoint=0")
         return conn
 
@@ -73,20 +83,38 @@ class SqliteThread:
     async def transaction(self, fn: Callable[[sqlite3.Connection], T]) -> T:
         """Run `fn(conn)` inside BEGIN IMMEDIATE ... COMMIT, rolled back if it raises."""
 
-        def unit() -> T:
-            conn = self.conn
+        def unit(conn: sqlite3.Connection) -> T:
             conn.execute("BEGIN IMMEDIATE")
             try:
                 result = fn(conn)
             except BaseException:
                 conn.execute("ROLLBACK")
                 raise
-            conn.execute("COMMIT")
+            try:
+                conn.execute("COMMIT")
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
             return result
 
-        return await self.run(unit)
+        if self._inline is not None:
+            try:
+                return unit(self._inline)
+            except sqlite3.OperationalError as exc:
+                # Only a refused BEGIN comes here (fn's own errors roll back and propagate as
+                # they are, and SQLite reports busy before anything of the unit ran).
+                if not _is_busy(exc) or self._inline.in_transaction:
+                    raise
+        return await self.run(lambda: unit(self.conn))
 
     async def execute(self, sql: str, params: tuple[Any, ...] = ()) -> sqlite3.Cursor:
+        """One statement in its own transaction (a write): inline when the write lock is free."""
+        if self._inline is not None:
+            try:
+                return self._inline.execute(sql, params)
+            except sqlite3.OperationalError as exc:
+                if not _is_busy(exc):
+                    raise
         return await self.run(self.conn.execute, sql, params)
 
     async def fetch_all(self, sql: str, params: tuple[Any, ...] = ()) -> list[Any]:
@@ -103,6 +131,9 @@ class SqliteThread:
                 self._checkpoint_conn = None
             self._checkpointer.shutdown(wait=True)
             self._checkpointer = None
+        if self._inline is not None:
+            self._inline.close()
+            self._inline = None
         if self._executor is None:
             return
         if self._conn is not None:
@@ -112,3 +143,11 @@ class SqliteThread:
             self._conn = None
         self._executor.shutdown(wait=True)
         self._executor = None
+
+
+def _is_busy(exc: sqlite3.OperationalError) -> bool:
+    """SQLITE_BUSY or SQLITE_LOCKED: another connection holds the lock this one asked for."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    if code is not None:
+        return code & 0xFF in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)  # extended codes keep the base in the low byte
+    return "locked" in str(exc) or "busy" in str(exc)
