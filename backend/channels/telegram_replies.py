@@ -28,6 +28,17 @@ RETRY_AFTER_LIMIT = 30.0
 """Longest wait a RetryAfter is honoured with; past it the edit is dropped."""
 
 
+def pieces(text: str, limit: int = MESSAGE_LIMIT) -> list[str]:
+    """`text` in parts Telegram takes, cut at a line break where one is near the limit."""
+    parts: list[str] = []
+    while len(text) > limit:
+        cut = text.rfind("\n", limit // 2, limit)
+        cut = cut if cut > 0 else limit
+        parts.append(text[:cut])
+        text = text[cut:].lstrip("\n")
+    return [*parts, text] if text else parts
+
+
 @dataclass(kw_only=True)
 class Reply:
     """One answer being streamed into one message."""
@@ -67,9 +78,13 @@ class ReplyStreams:
             reply.flush.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await reply.flush
-        reply.text = text
-        if text.strip():
+        # Past Telegram's limit, the streamed message ends with the first part and the rest follows.
+        first, *rest = pieces(text) or [""]
+        reply.text = first
+        if first.strip():
             await self._show(reply)
+        for piece in rest:
+            await self.say(chat_id, piece)
 
     async def say(self, chat_id: int, text: str) -> None:
         """A message of Overseer's own (a command's answer, an error)."""

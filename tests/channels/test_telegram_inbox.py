@@ -87,3 +87,16 @@ async def test_a_long_answer_streams_into_one_message_edited_until_it_is_complet
     assert [m["text"] for m in replies] == [words]  # one message, ending with the whole answer
     assert final["text"] == words
     assert api.called("editMessageText")  # it grew by edits, not new messages
+
+
+async def test_an_answer_longer_than_a_telegram_message_arrives_in_parts(tmp_path: Path, pool: McpPool):
+    lines = [f"line {i:04d} of the long answer" for i in range(300)]  # about 8,400 characters
+    with ScriptedModelServer([Reply(text="\n".join(lines))]) as model:
+        async with FakeBotApi() as api, telegram_host(tmp_path, model, api, pool) as h:
+            await api.send_text(ANN, "talk at length")
+            await api.wait_for_text(ANN, lines[-1])
+            [session] = await h.host.store.list_sessions()
+            await h.host.runner.wait(session.id, timeout=BOUND)
+    replies = [m["text"] for m in api.messages.values() if m["chat_id"] == ANN]
+    assert len(replies) >= 3 and all(len(text) <= 4096 for text in replies)
+    assert "\n".join(replies).splitlines() == lines
