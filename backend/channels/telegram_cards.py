@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Literal
 
 from telegram import Bot, CallbackQuery, InlineKeyboardButton, InlineKeyboardMarkup
@@ -68,8 +68,6 @@ class ApprovalCards:
     """Telegram user id -> who acts through it."""
     notify_chats: list[int]
     """Private chats that get the approvals of sessions not started in Telegram."""
-    reasons: dict[tuple[int, int], str] = field(default_factory=dict)
-    """(chat, user) -> the approval whose deny reason that user's next message is."""
 
     async def chats_for(self, approval: Approval) -> list[int]:
         """The chat of the Telegram session asking (or of its nearest ancestor), else the notify chats."""
@@ -125,9 +123,9 @@ class ApprovalCards:
         for card in cards:
             await self._edit(card, trimmed(text, 4096))
         self.state.cards.pop(approval_id, None)
-        for key, waiting in list(self.reasons.items()):
+        for key, waiting in list(self.state.reasons.items()):
             if waiting == approval_id:
-                del self.reasons[key]
+                del self.state.reasons[key]
         self.save()
 
     async def press(self, query: CallbackQuery) -> None:
@@ -146,7 +144,8 @@ class ApprovalCards:
             chat = query.message.chat.id if query.message else query.from_user.id
             if await self._closed_already(query, approval_id):
                 return
-            self.reasons[(chat, query.from_user.id)] = approval_id
+            self.state.reasons[f"{chat}:{query.from_user.id}"] = approval_id
+            self.save()
             await self._toast(query, "Send the reason as your next message.")
             await self.bot.send_message(chat, REASON_PROMPT)
             return
@@ -155,11 +154,12 @@ class ApprovalCards:
 
     def reason_pending(self, chat: int, user: int) -> str | None:
         """The approval this user's next message in this chat is the deny reason of."""
-        return self.reasons.get((chat, user))
+        return self.state.reasons.get(f"{chat}:{user}")
 
     async def deny_with_reason(self, chat: int, user: int, reason: str) -> str:
         """Deny the waiting approval with `reason`; what to tell the person."""
-        approval_id = self.reasons.pop((chat, user))
+        approval_id = self.state.reasons.pop(f"{chat}:{user}")
+        self.save()
         principal = self.people[user]
         try:
             await self.approvals.answer(

@@ -36,6 +36,9 @@ class TelegramState(BaseModel):
     """chat id -> the mode its next new session starts in (`/mode NAME` before any session)."""
     cards: dict[str, list[Card]] = Field(default_factory=dict)
     """approval id -> the messages that ask it."""
+    reasons: dict[str, str] = Field(default_factory=dict)
+    """"chat:user" -> the approval that user's next message in that chat gives the deny reason of
+    (kept, so a reason written after a restart is not taken for a prompt)."""
 
     @classmethod
     def load(cls, path: Path) -> TelegramState:

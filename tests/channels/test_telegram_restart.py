@@ -62,3 +62,21 @@ async def test_an_approval_answered_while_the_channel_was_down_has_its_card_edit
             async with telegram_host(tmp_path, model, api, pool):
                 edited = await api.wait_for("editMessageText", lambda p: int(p["message_id"]) == message_id)
     assert "Denied by tester (via rest)" in edited.params["text"]
+
+
+async def test_a_reason_written_after_a_restart_still_denies_and_is_no_prompt(tmp_path: Path, pool: McpPool):
+    with ScriptedModelServer(write_notes) as model:
+        async with FakeBotApi() as api:
+            async with telegram_host(tmp_path, model, api, pool) as first:
+                await api.send_text(ANN, "write a note")
+                approval = await first.next_approval(timeout=BOUND)
+                await api.wait_for("sendMessage", lambda p: bool(p.get("reply_markup")))
+                await api.press(ANN, api.card_for(approval.id)["message_id"], f"r:{approval.id}")
+                await api.wait_for("sendMessage", lambda p: p["text"].startswith("Why deny it?"))
+            async with telegram_host(tmp_path, model, api, pool) as second:
+                await api.send_text(ANN, "not in my home folder")
+                done = await second.host.runner.wait(approval.session_id, timeout=BOUND)
+                closed = await second.host.store.get_approval(approval.id)
+                prompts = [m.content for m in await second.host.store.list_messages(approval.session_id) if m.role == "user"]
+    assert (closed.status, closed.decision.message, closed.decider.name) == ("denied", "not in my home folder", "ann")
+    assert prompts == ["write a note"] and done.status == "completed"
