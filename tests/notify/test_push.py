@@ -55,6 +55,7 @@ async def test_an_ntfy_notification_carries_links_that_confirm_on_get_and_decide
     assert all(a["url"].startswith("http://overseer.test/answer/") for a in (allow, deny))
     assert page.status_code == 200 and "notes.txt" in page.text and "<form method='post'>" in page.text
     assert page.headers["cache-control"] == "no-store"
+    assert "frame-ancestors 'none'" in page.headers["content-security-policy"]
     assert still.status == "pending"  # the GET decided nothing
     assert decided.status_code == 200 and "Allowed once by ann" in decided.text
     assert done.status == "completed" and (s.h.workspace / "notes.txt").read_text() == "hello"

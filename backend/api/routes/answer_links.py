@@ -27,7 +27,13 @@ from backend.store.base import NotFound
 
 router = APIRouter(tags=["answer links"], include_in_schema=False)
 
-HEADERS = {"Cache-Control": "no-store", "Referrer-Policy": "no-referrer", "X-Robots-Tag": "noindex"}
+HEADERS = {
+    "Cache-Control": "no-store",
+    "Referrer-Policy": "no-referrer",
+    "X-Robots-Tag": "noindex",
+    # No script, no framing (a framed page could be clicked through unseen), forms only to itself.
+    "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'",
+}
 ACTION_WORDS = {"allow_once": "Allow once", "allow_session": "Allow for this session", "deny": "Deny"}
 
 
