@@ -28,6 +28,7 @@ from backend.engine.claude_sdk import ClaudeSdkEngine, SdkTarget, sdk_base_url, 
 from backend.engine.events import EventBus
 from backend.engine.loop import LoopLimits
 from backend.engine.model import LiteLLMClient
+from backend.engine.openai_direct import close_shared_client
 from backend.engine.runner import SessionRunner
 from backend.engine.sampling import Sampler, SamplingLimits
 from backend.mcp.config import HostApi, McpServerConfig, builtin_servers
@@ -258,6 +259,7 @@ class Host:
                 self.pool.elicitations.handler = None
             if self.pool.elicitations.sampler == self.sampler.sample:
                 self.pool.elicitations.sampler = None
+        await close_shared_client()  # the model's HTTP connections, after every run has ended
         if self.demo is not None:
             self.demo.stop()
         await self.store.close()

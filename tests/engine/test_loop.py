@@ -240,3 +240,14 @@ async def test_the_model_is_offered_every_pooled_tool_by_full_name(tmp_path, tra
         await h.run("hello")
         names = set(h.model.requests[0].tool_names)
         assert {"mcp__file__read_file", "mcp__file__write_file", "mcp__shell__exec"} <= names
+
+
+async def test_a_tool_call_whose_arguments_arrive_in_one_huge_event_is_read_whole(tmp_path, transport, pool):
+    # One stream event far over 64 KiB (aiohttp's own line limit): the direct path splits lines itself.
+    content = "line of a big file\n" * 12_000
+    script = [Reply(tool_calls=[call("mcp__file__write_file", {"path": "big.txt", "content": content})]), Reply(text="ok")]
+    allow = {"policies": {"mcp__file__write_file": "always_allow"}}
+    async with scripted_host(tmp_path, script, **allow, pool=pool, model_transport=transport) as h:
+        session = await h.run("write")
+        assert session.status == "completed", session.error
+        assert (h.workspace / "big.txt").read_text() == content
