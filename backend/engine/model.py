@@ -16,6 +16,7 @@ import asyncio
 import functools
 import logging
 import os
+import re
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import aclosing
 from dataclasses import dataclass, field
@@ -72,8 +73,9 @@ def litellm() -> Any:
 
 
 def is_retryable(exc: BaseException) -> bool:
-    """429/5xx/timeouts/connection failures are worth another try; 4xx are not."""
-    status = getattr(exc, "status_code", None)
+    """429/5xx/timeouts/connection failures are worth another try; 4xx are not, and neither is a
+    missing key (LiteLLM reports one as a 500 before any request is made)."""
+    status = http_status(exc)
     if isinstance(status, int):
         return status in RETRYABLE_STATUS
     return isinstance(exc, (TimeoutError, ConnectionError, NoAnswer, ModelTimeout)) or type(exc).__name__ in {
@@ -85,13 +87,47 @@ def is_retryable(exc: BaseException) -> bool:
     }
 
 
+_MISSING_KEY = re.compile(
+    r"missing (credentials|\w+ api key)|no (api )?key is set|api_key client option must be set", re.IGNORECASE
+)
+_LITELLM_PREFIX = re.compile(r"^(litellm\.\w+: )?(\w+Error: )?(\w+Exception - )?")
+
+
+def http_status(exc: BaseException) -> int | None:
+    """The HTTP status a failure stands for: the server's, or 401 for a key that was never sent."""
+    status = getattr(exc, "status_code", None)
+    if _MISSING_KEY.search(str(exc)):
+        return 401
+    return status if isinstance(status, int) else None
+
+
 def describe_error(exc: BaseException) -> str:
     """One line about a failed call, for the person: our own errors say it already."""
     if isinstance(exc, ModelError) and str(exc).strip():
         return str(exc).strip().splitlines()[0]
-    status = getattr(exc, "status_code", None)
     text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    text = _LITELLM_PREFIX.sub("", text, count=1) or text
+    # A key never sent is no server's answer: LiteLLM's "500" for it would mislead.
+    status = None if _MISSING_KEY.search(text) else getattr(exc, "status_code", None)
     return f"HTTP {status}: {text}" if status else f"{type(exc).__name__}: {text}"
+
+
+def explain_refusal(exc: BaseException, model: str) -> str | None:
+    """The cause and the fix, for a failure only the person can fix (a key, a name, a request);
+    None for one worth retrying or not understood."""
+    status = http_status(exc)
+    fix = "set it in Settings → Model (or OVERSEER_API_KEY)"
+    if status == 401 and _MISSING_KEY.search(str(exc)):
+        return f"No API key is set for {model} (HTTP 401): {fix}."
+    if status == 401:
+        return f"The model refused the API key (HTTP 401): {fix}."
+    if status == 403:
+        return f"The model's server refused access to {model} (HTTP 403): check the key's permissions, or {fix}."
+    if status == 404:
+        return f"The model {model} was not found (HTTP 404): check the model name and API base in Settings → Model."
+    if status in (400, 422):
+        return f"The model's server rejected the request (HTTP {status}): check the model name and API base in Settings → Model."
+    return None
 
 
 def _provider(model: str) -> str:
@@ -147,6 +183,7 @@ class LiteLLMClient:
         self, *, messages: list[dict[str, Any]], tools: list[dict[str, Any]], on_delta: OnDelta, on_retry: OnRetry
     ) -> ModelTurn:
         failures: list[str] = []
+        refusal: str | None = None
         for model in [self.model, *self.fallback_models]:
             for attempt in range(self.retries + 1):
                 try:
@@ -157,6 +194,7 @@ class LiteLLMClient:
                     # A provider may echo the key in its error: it reaches events and logs only redacted.
                     reason = redact(describe_error(exc), [self.api_key])
                     failures.append(f"{model}: {reason}")
+                    refusal = refusal or explain_refusal(exc, model)
                     if not is_retryable(exc) or attempt == self.retries:
                         log.warning("model %s failed: %s", model, reason)
                         break
@@ -165,6 +203,9 @@ class LiteLLMClient:
                     await asyncio.sleep(delay)
             if model != ([self.model, *self.fallback_models])[-1]:
                 await on_retry(f"{model} is unavailable; trying the fallback model")
+        if refusal:
+            # One message that names the cause and the fix; what the server said follows it.
+            raise ModelError(f"{refusal} ({_summary(failures)})")
         raise ModelError("The model could not answer. " + _summary(failures))
 
     def _endpoint(self, model: str) -> tuple[str | None, str | None]:
@@ -246,6 +287,10 @@ class LiteLLMClient:
         deadline = loop.time() + self.request_timeout
         late = ModelTimeout.not_started(self.request_timeout)
         stream = await _within(call, deadline, late)
+        if stream is None:
+            # LiteLLM answers a 422 by retrying without the parameters it names, and when those
+            # retries run out returns None instead of raising: the server refused the request.
+            raise ModelHttpError(422, "the model's server could not process the request")
         try:
             iterator = aiter(stream)
             while (chunk := await _within(anext(iterator, _END), deadline, late)) is not _END:
