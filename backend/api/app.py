@@ -17,6 +17,7 @@ from backend.api.body_limit import BodyLimit
 from backend.api.throttle import LoginThrottle
 from backend.api.routes import agents, answer_links, approvals, login, modes, schedules, servers, sessions, skills
 from backend.api.routes import settings as settings_api
+from backend.api.routes import model_settings as model_settings_api
 from backend.api.routes import webpush as webpush_api
 from backend.api.routes import workflows as workflows_api
 from backend.api.ws import router as ws_router
@@ -83,6 +84,7 @@ def create_app(
     routers = (login, sessions, approvals, answer_links, settings_api, servers, agents, schedules, modes, skills, workflows_api, webpush_api)
     for module in routers:
         app.include_router(module.router)
+    app.include_router(model_settings_api.router)
     app.include_router(ws_router)
     app.router.routes.append(mcp_route(gateway))
     app.state.gateway = gateway

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from backend.app.approvals import ApprovalService
+from backend.app.model_settings import ModelSettings
 from backend.app.policy import PolicyService
 from backend.app.servers import ServerFailures
 from backend.app.servers_admin import ServerAdmin
@@ -155,6 +156,8 @@ class Host:
             default_engine=settings.default_engine,
             secrets=known_secrets,
         )
+        self.model_settings = ModelSettings(settings=settings, runner=self.runner, data_dir=self.data_dir, demo_model=DEMO_MODEL)
+        """The model chosen in the dashboard, laid over the configuration (here, and at once when changed)."""
         self.chat = Chat(self.runner)
         # A server's `sampling/createMessage` runs on the calling session's model once a person allows it.
         self.sampler = Sampler(

@@ -24,6 +24,7 @@ import type {
   Session,
   SessionDetail,
 } from "./types";
+import type { ModelSettings, ModelSettingsBody, ModelTest } from "./modelSettings";
 
 export class ApiError extends Error {
   constructor(
@@ -135,6 +136,9 @@ export const api = {
   permissions: () => request<Permissions>("GET", "/api/permissions"),
   setPermissions: (permissions: Permissions) => request<Permissions>("PUT", "/api/permissions", permissions),
   audit: (limit: number, offset: number) => request<AuditPage>("GET", `/api/audit?limit=${limit}&offset=${offset}`),
+  modelSettings: () => request<ModelSettings>("GET", "/api/settings/model"),
+  saveModelSettings: (body: ModelSettingsBody) => request<ModelSettings>("PUT", "/api/settings/model", body),
+  testModel: (body: ModelSettingsBody) => request<ModelTest>("POST", "/api/settings/model/test", body),
 
   schedules: () => request<Schedule[]>("GET", "/api/schedules"),
   createSchedule: (body: ScheduleCreateBody) => request<Schedule>("POST", "/api/schedules", body),

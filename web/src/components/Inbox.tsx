@@ -2,6 +2,7 @@
 
 import { decidedList, pendingList, useAppState } from "../store";
 import { ApprovalQueue } from "./ApprovalQueue";
+import { DemoNotice } from "./DemoNotice";
 
 export function Inbox() {
   const state = useAppState();
@@ -16,6 +17,7 @@ export function Inbox() {
         decided={decidedList(state)}
         emptyText={state.loaded ? "Nothing is waiting for you. New requests from any session appear here." : "Loading…"}
       />
+      {state.loaded && pending.length === 0 && <DemoNotice />}
       <p className="muted shortcut-help" data-testid="shortcut-help">
         Keys on the focused request: <kbd>Y</kbd>/<kbd>Enter</kbd> allow once, <kbd>S</kbd> for the session,{" "}
         <kbd>A</kbd> always…, <kbd>N</kbd> deny, <kbd>R</kbd> deny with a reason, <kbd>E</kbd> edit the arguments.{" "}

@@ -1,9 +1,10 @@
-// Settings: MCP servers with per-tool policies, the permission rules, and the audit log.
+// Settings: the model, MCP servers with per-tool policies, the permission rules, and the audit log.
 
 import { useCallback, useEffect, useState, type FormEvent } from "react";
 import { api } from "../api";
 import { formatTime, splitToolName, truncate } from "../format";
 import type { AuditPage, Permissions, Policy, ServerInfo } from "../types";
+import { ModelSection } from "./ModelSection";
 
 /** The servers list may name tools in full (`mcp__file__read_file`) or by their short name. */
 function fullName(server: string, tool: string): string {
@@ -363,6 +364,7 @@ export function SettingsView() {
   return (
     <main className="main settings" data-testid="settings-view" aria-label="Settings">
       <h1>Settings</h1>
+      <ModelSection />
       <ServersSection />
       <RulesSection />
       <AuditSection />

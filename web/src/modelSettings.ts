@@ -1,0 +1,51 @@
+// The model settings as the API sends and takes them, and the providers the form offers.
+
+/** What is in use; the key itself never comes back, only whether one is set. */
+export interface ModelSettings {
+  model: string | null;
+  api_base: string | null;
+  api_key_set: boolean;
+  demo: boolean;
+  source: "dashboard" | "config" | "demo";
+}
+
+/** A choice to save or test. An empty model is the offline demo; an empty key keeps the one set. */
+export interface ModelSettingsBody {
+  model: string | null;
+  api_base: string | null;
+  api_key?: string | null;
+  clear_api_key?: boolean;
+}
+
+export interface ModelTest {
+  ok: boolean;
+  message: string;
+  latency_ms: number;
+}
+
+/** LiteLLM's provider prefixes the form offers; "other" takes a full `provider/model` name. */
+export const PROVIDERS = [
+  { id: "anthropic", label: "Anthropic", example: "claude-sonnet-4-5" },
+  { id: "openai", label: "OpenAI (or any OpenAI-compatible server)", example: "gpt-4o" },
+  { id: "openrouter", label: "OpenRouter", example: "anthropic/claude-sonnet-4-5" },
+  { id: "gemini", label: "Google Gemini", example: "gemini-2.5-pro" },
+  { id: "ollama", label: "Ollama (local)", example: "llama3.1" },
+  { id: "other", label: "Other (a full LiteLLM name)", example: "bedrock/anthropic.claude-3-5-sonnet" },
+] as const;
+
+export type ProviderId = (typeof PROVIDERS)[number]["id"];
+
+/** `openai/gpt-4o` → ["openai", "gpt-4o"]; a prefix the form does not offer → ["other", whole]. */
+export function splitModel(model: string | null): [ProviderId, string] {
+  if (!model) return ["anthropic", ""];
+  const slash = model.indexOf("/");
+  const prefix = slash > 0 ? model.slice(0, slash) : "";
+  const known = PROVIDERS.find((p) => p.id === prefix && p.id !== "other");
+  return known ? [known.id, model.slice(slash + 1)] : ["other", model];
+}
+
+export function joinModel(provider: ProviderId, name: string): string | null {
+  const trimmed = name.trim();
+  if (!trimmed) return null;
+  return provider === "other" ? trimmed : `${provider}/${trimmed}`;
+}
