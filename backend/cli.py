@@ -48,6 +48,9 @@ def _parser() -> argparse.ArgumentParser:
                           "(embedded host only; a running host decides with `serve --expose-tools`)")
     mcp.add_argument("--workspace", help="folder the agents work in (embedded host only; required unless "
                                          "OVERSEER_WORKSPACE or `workspace:` in overseer.yaml names one)")
+    mcp_sub = mcp.add_subparsers(dest="mcp_command")
+    mcp_login = mcp_sub.add_parser("login", help="sign in to a remote MCP server that asks for OAuth")
+    mcp_login.add_argument("name", help="the server's name in mcpServers")
 
     mcp_config = sub.add_parser("mcp-config", help="print the JSON that adds Overseer to an MCP client")
     mcp_config.add_argument("client", choices=["claude-desktop", "claude-code"])
@@ -264,6 +267,8 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 async def _mcp(args: argparse.Namespace) -> int:
+    if args.mcp_command == "login":
+        return await _mcp_login(args)
     if args.host_url:
         from backend.gateway.bridge import BridgeError, bridge
 
@@ -302,6 +307,30 @@ async def _mcp(args: argparse.Namespace) -> int:
         )
         return 2
     await serve_embedded(settings, expose_tools=args.expose_tools or settings.expose_tools)
+    return 0
+
+
+async def _mcp_login(args: argparse.Namespace) -> int:
+    """`overseer mcp login NAME`: the OAuth sign-in from a terminal (backend/mcp/oauth_loopback.py)."""
+    from backend.mcp.oauth_login import SignInFailed
+    from backend.mcp.oauth_loopback import login_in_terminal
+    from backend.mcp.oauth_store import OAuthVault
+
+    settings = _settings(args)
+    config = settings.mcp_servers.get(args.name)
+    if config is None or not config.signs_in_with_oauth:
+        print(f"overseer mcp login: {args.name!r} is no remote MCP server that signs in with OAuth "
+              "(an mcpServers entry with `type: http` or `sse`, a `url`, and no Authorization header)", file=sys.stderr)
+        return 2
+    # Where the pool of `overseer serve` reads sign-ins: next to its logs, in the data dir.
+    vault = OAuthVault(settings.data_dir.expanduser() / "oauth")
+    try:
+        await login_in_terminal(args.name, config, vault)
+    except SignInFailed as exc:
+        print(f"overseer mcp login: {exc}", file=sys.stderr)
+        return 1
+    print(f"Signed in to {args.name!r} (kept encrypted in {vault.folder}). A running `overseer serve` uses it "
+          "the next time it tries the server (within 30 s), or at once after Restart on the Servers page.")
     return 0
 
 

@@ -15,6 +15,7 @@ from fastapi.responses import FileResponse, JSONResponse
 from backend.auth import Authenticator, UserConfig
 from backend.api.body_limit import BodyLimit
 from backend.api.throttle import LoginThrottle
+from backend.api import oauth as oauth_api
 from backend.api.routes import agents, answer_links, approvals, login, modes, schedules, servers, sessions, skills
 from backend.api.routes import settings as settings_api
 from backend.api.routes import model_settings as model_settings_api
@@ -81,7 +82,7 @@ def create_app(
             allow_headers=["*"],
         )
     app.add_middleware(BodyLimit)  # added last, so outermost: before authentication reads anything
-    routers = (login, sessions, approvals, answer_links, settings_api, servers, agents, schedules, modes, skills, workflows_api, webpush_api)
+    routers = (login, sessions, approvals, answer_links, settings_api, servers, oauth_api, agents, schedules, modes, skills, workflows_api, webpush_api)
     for module in routers:
         app.include_router(module.router)
     app.include_router(model_settings_api.router)

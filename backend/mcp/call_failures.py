@@ -15,7 +15,7 @@ def hung_notice(server: str, hung: str) -> str:
 
 def not_taken(server: str, tool: str, attempt: CallAttempt) -> ToolResult:
     """A call the server did not take even on a new connection: it did not run."""
-    why = attempt.unreachable or "its MCP session expired"
+    why = attempt.unreachable or ("it refused the call, HTTP 401" if attempt.refused else "its MCP session expired")
     return ToolResult.error(
         f"MCP server '{server}' did not take '{tool}' ({why}), even after reconnecting; the call did not run."
     )

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
 
 MANAGED_ENV_VAR = "OVERSEER_MANAGED"
 """Set to "1" for servers the host manages, which then honour per-call `_meta` context."""
@@ -24,8 +24,33 @@ ServerType = Literal["stdio", "http", "sse"]
 """How the host reaches a server: a process of its own, Streamable HTTP, or the older HTTP+SSE."""
 
 _STDIO_ONLY = ("command", "args", "env", "cwd")
-_REMOTE_ONLY = ("url", "headers")
+_REMOTE_ONLY = ("url", "headers", "oauth")
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+
+
+class OAuthClientConfig(BaseModel):
+    """`oauth:` of a remote server: who Overseer is to its authorization server (all optional).
+
+    Without `client_id`, Overseer registers itself dynamically (RFC 7591) where the server allows
+    it; a pre-registered client must list Overseer's redirect URIs: `<dashboard URL>/oauth/callback`
+    and `http://127.0.0.1:<callback_port>/oauth/callback` (for `overseer mcp login`).
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    client_id: str | None = None
+    client_secret: SecretStr | None = None
+    """Only with `client_id`; SecretStr, so no repr, log line or dump shows it."""
+    scopes: list[str] | None = None
+    """Scopes to ask for; default: what the server's 401 or metadata names."""
+    callback_port: int | None = Field(default=None, ge=1, le=65535)
+    """The loopback port `overseer mcp login` waits on; default: any free port (fine with dynamic registration)."""
+
+    @model_validator(mode="after")
+    def _secret_needs_an_id(self) -> OAuthClientConfig:
+        if self.client_secret is not None and self.client_id is None:
+            raise ValueError("`oauth.client_secret` needs `oauth.client_id`")
+        return self
 
 
 class McpServerConfig(BaseModel):
@@ -49,6 +74,8 @@ class McpServerConfig(BaseModel):
     """The endpoint of a remote server (`type: http` or `sse`)."""
     headers: dict[str, str] = Field(default_factory=dict)
     """HTTP headers sent to a remote server; `${VAR}` is read from the environment when connecting."""
+    oauth: OAuthClientConfig | None = None
+    """How to sign in to a remote server that asks for OAuth (one without an Authorization header)."""
 
     start_timeout: float = Field(default=30, gt=0)
     """Seconds from launch (or connecting) until the server must have listed its tools."""
@@ -90,6 +117,8 @@ class McpServerConfig(BaseModel):
                 raise ValueError("a remote server cannot be one of Overseer's managed servers")
             wrong = [key for key in _STDIO_ONLY if key in given]
             self.resolved_headers()  # a missing variable is a configuration error, now
+            if self.oauth is not None and not self.signs_in_with_oauth:
+                raise ValueError("`oauth` and an Authorization header exclude each other: the header is the sign-in")
         if wrong:
             raise ValueError(f"{', '.join(map(repr, wrong))} not allowed in a `type: {self.type}` server")
         return self
@@ -98,6 +127,11 @@ class McpServerConfig(BaseModel):
     def is_remote(self) -> bool:
         """Whether the server is reached over HTTP rather than launched by the host."""
         return self.type != "stdio"
+
+    @property
+    def signs_in_with_oauth(self) -> bool:
+        """Whether a 401 from this server means "sign in with OAuth": remote, no static Authorization header."""
+        return self.is_remote and not any(name.lower() == "authorization" for name in self.headers)
 
     def resolved_headers(self) -> dict[str, str]:
         """The headers with `${VAR}` / `${VAR:-default}` read from the environment now.

@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import logging
 import os
+import time
 from pathlib import Path
 
 import anyio.to_thread
 from cryptography.fernet import Fernet, InvalidToken
-from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
+from mcp.shared.auth import OAuthClientInformationFull, OAuthMetadata, OAuthToken, ProtectedResourceMetadata
 from pydantic import BaseModel, ValidationError
 
 from backend.mcp.config import check_server_name
@@ -29,11 +30,17 @@ logger = logging.getLogger(__name__)
 KEY_FILE = "key"
 
 
-class _Stored(BaseModel):
+class StoredSignIn(BaseModel):
     """What is kept for one server (the plaintext inside the encrypted file)."""
 
     tokens: OAuthToken | None = None
+    expires_at: float | None = None
+    """When the access token expires (epoch seconds): `expires_in` alone means nothing after a restart."""
     client_info: OAuthClientInformationFull | None = None
+    oauth_metadata: OAuthMetadata | None = None
+    """The authorization server's metadata (RFC 8414) as found at sign-in: where to refresh after a restart."""
+    resource_metadata: ProtectedResourceMetadata | None = None
+    """The server's protected-resource metadata (RFC 9728): the resource indicator a refresh names."""
 
 
 class OAuthVault:
@@ -60,19 +67,19 @@ class OAuthVault:
         check_server_name(server)  # also keeps the name from walking out of the folder
         return self.folder / f"{server}.json.enc"
 
-    def read(self, server: str) -> _Stored:
+    def read(self, server: str) -> StoredSignIn:
         """What is stored for `server`; empty when nothing is, or it cannot be read."""
         path = self._path(server)
         try:
             data = self._key().decrypt(path.read_bytes())
-            return _Stored.model_validate_json(data)
+            return StoredSignIn.model_validate_json(data)
         except FileNotFoundError:
-            return _Stored()
+            return StoredSignIn()
         except (InvalidToken, ValidationError, ValueError):
             logger.warning("the stored sign-in for MCP server %r cannot be read; a new sign-in is needed", server)
-            return _Stored()
+            return StoredSignIn()
 
-    def write(self, server: str, stored: _Stored) -> None:
+    def write(self, server: str, stored: StoredSignIn) -> None:
         """Replace what is stored for `server`, atomically."""
         path = self._path(server)
         data = self._key().encrypt(stored.model_dump_json(exclude_none=True).encode())
@@ -104,7 +111,7 @@ class ServerTokenStorage:
     def __repr__(self) -> str:  # never the tokens, whatever prints this
         return f"ServerTokenStorage({self.server!r})"
 
-    async def _read(self) -> _Stored:
+    async def _read(self) -> StoredSignIn:
         return await anyio.to_thread.run_sync(self.vault.read, self.server)
 
     async def _update(self, **changes: object) -> None:
@@ -118,10 +125,17 @@ class ServerTokenStorage:
         return (await self._read()).tokens
 
     async def set_tokens(self, tokens: OAuthToken) -> None:
-        await self._update(tokens=tokens)
+        expires_at = None if tokens.expires_in is None else time.time() + int(tokens.expires_in)
+        await self._update(tokens=tokens, expires_at=expires_at)
 
     async def get_client_info(self) -> OAuthClientInformationFull | None:
         return (await self._read()).client_info
 
     async def set_client_info(self, client_info: OAuthClientInformationFull) -> None:
         await self._update(client_info=client_info)
+
+    async def set_discovery(
+        self, oauth_metadata: OAuthMetadata | None, resource_metadata: ProtectedResourceMetadata | None
+    ) -> None:
+        """Keep what discovery found, which the SDK holds in memory only (see backend/mcp/oauth_client.py)."""
+        await self._update(oauth_metadata=oauth_metadata, resource_metadata=resource_metadata)

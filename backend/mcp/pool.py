@@ -25,6 +25,7 @@ from backend.domain.tools import ToolInfo, ToolResult, split_tool_name
 from backend.mcp.config import McpServerConfig, check_server_name
 from backend.mcp.elicitation import CallInFlight, ElicitationRouter
 from backend.mcp.errors import McpPoolError, ToolNotFound
+from backend.mcp.oauth_store import OAuthVault
 from backend.mcp.results import DEFAULT_SPILL_LIMIT, cap_result, to_tool_result
 from backend.mcp.server import HANG_AFTER, ProgressCallback, ServerRunner, ServerState, ServerStatus
 from backend.mcp.transport import EXIT_GRACE, KILL_GRACE
@@ -63,8 +64,10 @@ class McpPool:
         spill_limit: int = DEFAULT_SPILL_LIMIT,
         hang_after: int = HANG_AFTER,
         on_tools_changed: Callable[[str], None] | None = None,
+        oauth_dir: Path | None = None,
     ) -> None:
-        """`hang_after`: calls in a row that time out before their server is deemed hung and restarted.
+        """`oauth_dir`: where remote servers' sign-ins are kept (default: `oauth` next to `log_dir`,
+        i.e. in the data dir, where `overseer mcp login` writes them). `hang_after`: calls in a row that time out before their server is deemed hung and restarted.
         `on_tools_changed(server)`: called when a running server's tools changed (the catalog,
         `tools()`, already has them, so the next turn offers them)."""
         for name in servers:
@@ -77,6 +80,8 @@ class McpPool:
         self._hang_after = hang_after
         self._on_tools_changed = on_tools_changed
         self._watchers: list[Callable[[str], None]] = []
+        self.oauth = OAuthVault(oauth_dir or log_dir.parent / "oauth")
+        """Remote servers' OAuth sign-ins (tokens, registrations), encrypted at rest."""
         self.elicitations = ElicitationRouter()
         """Places servers' questions in the calling session; the host attaches who answers them."""
         self._runners = {name: self._new_runner(name, config) for name, config in servers.items()}
@@ -97,6 +102,7 @@ class McpPool:
             on_tools_changed=self._tools_changed,
             elicitation_callback=self.elicitations.callback_for(name),
             sampling_callback=self.elicitations.sampling_callback_for(name),
+            oauth=self.oauth,
         )
         runner.on_state_changed = self._notify
         return runner

@@ -9,7 +9,10 @@ httpx transport of ours, for what the pool has to act on:
   carries from the calling task to the task that sends its POST;
 - a dropped connection (a stream cut mid-answer, the server restarted): `lost` is set, as a dead
   process sets it for a stdio server, so the runner reconnects;
-- the last HTTP error, for the status page.
+- the last HTTP error, for the status page;
+- a server that wants an OAuth sign-in (backend/mcp/oauth_client.py): `sign_in_needed` says why,
+  and a connected one is dropped, so that the runner reports "needs sign-in" instead of failing
+  every call with a 401.
 
 It also keeps one failed request from taking the whole SDK transport down: once connected, a
 connection error becomes a synthetic 503 for that one message, and a cut stream a `StreamError`,
@@ -37,6 +40,8 @@ from mcp.client.streamable_http import MCP_SESSION_ID, streamable_http_client
 
 from backend.mcp.config import McpServerConfig
 from backend.mcp.lines import MAX_LINE_CHARS
+from backend.mcp.oauth_client import PoolAuth, sign_in_hint
+from backend.mcp.oauth_store import OAuthVault
 from backend.mcp.transport import StdioProcessTransport
 
 logger = logging.getLogger(__name__)
@@ -65,12 +70,14 @@ class CallAttempt:
     """Why a request never reached the server (connection refused, DNS), if one did not."""
     session_expired: bool = False
     """The server answered 404 to the MCP session id: it did not take the request."""
+    refused: bool = False
+    """The server answered 401: it did not take the request (a sign-in is needed)."""
     sent: bool = False
     """Whether any of the call's requests went out (none does once the connection is lost)."""
 
     def cannot_have_run(self, remote: RemoteTransport) -> bool:
         """True when the server never took the call, so running it again is safe."""
-        if self.unreachable is not None or self.session_expired:
+        if self.unreachable is not None or self.session_expired or self.refused:
             return True
         # Nothing is sent on a lost connection, so a call that sent nothing by then never will.
         return not self.sent and remote.lost.is_set()
@@ -124,6 +131,10 @@ class RemoteTransport:
         """The status of the last HTTP error, e.g. 401 for a server that wants a sign-in."""
         self.connected = False
         """Set by the runner once the handshake is done; before it a failure ends the connect."""
+        self.sign_in_needed: str | None = None
+        """Why the server wants an OAuth sign-in, once it refused every token we have (see PoolAuth)."""
+        self.sign_in_hint = ""
+        """How to sign in, said with `sign_in_needed`."""
         self._inner = http_transport or httpx2.AsyncHTTPTransport()
         self._cm: AbstractAsyncContextManager[TransportStreams] | None = None
         self._closing = False
@@ -169,6 +180,12 @@ class RemoteTransport:
         self._log(cause)
         self.lost.set()
 
+    def needs_sign_in(self, reason: str) -> None:
+        """The server refused every token we have: a person must sign in (no use calling it meanwhile)."""
+        self.sign_in_needed = reason
+        if self.connected:
+            self.drop(f"needs a sign-in ({reason})")
+
     def note_http_error(self, message: str, status: int | None) -> None:
         """Remember the last HTTP error for the status page, and write it to the server's log."""
         self.last_http_error = message
@@ -185,22 +202,32 @@ class RemoteTransport:
 
     def start_failure(self, exc: Exception) -> str:
         """Why connecting failed, from what ended it and what the HTTP layer saw."""
+        if self.sign_in_needed is not None:
+            return f"needs a sign-in at {self.shown_url} ({self.sign_in_needed}); {self.sign_in_hint}"
         if self.last_http_error is not None:
             return f"could not connect to {self.shown_url}: {self.last_http_error}"
         leaves = _leaf_exceptions(exc)
         return f"could not connect to {self.shown_url}: {leaves[0]!r}"
 
 
-def open_transport(config: McpServerConfig, log: IO[bytes]) -> StdioProcessTransport | RemoteTransport:
+def open_transport(
+    config: McpServerConfig, log: IO[bytes], *, name: str = "", oauth: OAuthVault | None = None
+) -> StdioProcessTransport | RemoteTransport:
     """A server's transport for one start: a process of its own, or a remote connection.
 
-    Raises ValueError when a header names an environment variable that is not set (any more).
+    A remote server `name` without an Authorization header is signed in with its tokens in
+    `oauth`, if given. Raises ValueError when a header names an environment variable that is not
+    set (any more).
     """
     stamp = datetime.now().isoformat(timespec="seconds")
     if config.type != "stdio":
         assert config.url is not None
         log.write(f"--- {stamp} connecting ({config.type}): {display_url(config.url)}\n".encode())
-        return RemoteTransport(kind=config.type, url=config.url, headers=config.resolved_headers(), errlog=log)
+        remote = RemoteTransport(kind=config.type, url=config.url, headers=config.resolved_headers(), errlog=log)
+        if oauth is not None and config.signs_in_with_oauth:
+            remote.auth = PoolAuth(name, config, oauth, on_sign_in_needed=remote.needs_sign_in)
+            remote.sign_in_hint = sign_in_hint(name)
+        return remote
     log.write(f"--- {stamp} starting: {shlex.join([config.command, *config.args])}\n".encode())
     return StdioProcessTransport(
         command=config.command, args=config.args, env=config.process_env(), cwd=config.cwd, errlog=log
@@ -251,6 +278,8 @@ class _WatchingTransport(httpx2.AsyncBaseTransport):
         status = response.status_code
         if status >= 400:
             remote.note_http_error(f"HTTP {status} on {request.method}", status)
+            if status == 401 and attempt is not None:
+                attempt.refused = True
             if status == 404 and MCP_SESSION_ID in request.headers and request.method != "DELETE":
                 if attempt is not None:
                     attempt.session_expired = True

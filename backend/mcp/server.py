@@ -31,6 +31,7 @@ from backend.domain.tools import ToolInfo, ToolResult
 from backend.mcp.catalog import list_tools
 from backend.mcp.config import McpServerConfig
 from backend.mcp.errors import McpPoolError, ToolNotFound
+from backend.mcp.oauth_store import OAuthVault
 from backend.mcp.call_failures import failed_call, hung_notice, not_taken
 from backend.mcp.remote import (
     CallAttempt,
@@ -84,6 +85,8 @@ class ServerStatus:
     """Where a remote server is (without credentials or query); None for a stdio server."""
     last_http_error: str | None = None
     """A remote server's last HTTP error ("HTTP 401 on POST", "cannot reach the server (...)")."""
+    needs_sign_in: bool = False
+    """A remote server in "error" because it wants an OAuth sign-in (`error` says how to give it)."""
 
 
 @dataclass(kw_only=True)
@@ -125,10 +128,14 @@ class ServerRunner:
         on_tools_changed: Callable[[str], None] | None = None,
         elicitation_callback: ElicitationFnT | None = None,
         sampling_callback: SamplingFnT | None = None,
+        oauth: OAuthVault | None = None,
     ) -> None:
         """`on_tools_changed(name)` is called once a running server's new tool list is in `tools`;
         `elicitation_callback` answers the server's `elicitation/create` and `sampling_callback` its
-        `sampling/createMessage` (without one, the SDK refuses the request and no capability is declared)."""
+        `sampling/createMessage` (without one, the SDK refuses the request and no capability is declared).
+        `oauth` keeps remote servers' sign-ins (backend/mcp/oauth_client.py)."""
+        self.oauth = oauth
+        self.needs_sign_in = False
         self.name = name
         self.on_tools_changed = on_tools_changed
         self.elicitation_callback = elicitation_callback
@@ -169,6 +176,7 @@ class ServerRunner:
             last_restart=self.last_restart,
             url=display_url(self.config.url) if self.config.url else None,
             last_http_error=self.last_http_error,
+            needs_sign_in=self.needs_sign_in and state == "error",
         )
 
     def current_state(self) -> tuple[ServerState, str | None]:
@@ -308,7 +316,7 @@ class ServerRunner:
         with open(self.log_path, "ab", buffering=0, opener=private_opener) as log:  # noqa: ASYNC230
             log_start = log.tell()
             try:
-                transport = open_transport(self.config, log)
+                transport = open_transport(self.config, log, name=self.name, oauth=self.oauth)
             except ValueError as exc:  # a header's variable is gone from the environment
                 raise _StartFailed(f"MCP server {self.name!r} cannot connect: {exc}") from None
             started = False
@@ -341,6 +349,7 @@ class ServerRunner:
                         if isinstance(transport, RemoteTransport):
                             transport.connected = True
                         started = True
+                        self.needs_sign_in = False
                         self._conn = conn
                         self.tools, self.pid = tools, transport.pid
                         self._set("ready")
@@ -378,6 +387,7 @@ class ServerRunner:
             if isinstance(transport, RemoteTransport):
                 self.last_http_error = transport.last_http_error or self.last_http_error
             if start_error is not None:
+                self.needs_sign_in = isinstance(transport, RemoteTransport) and transport.sign_in_needed is not None
                 if transport.returncode is not None and transport.lost.is_set():
                     start_error += f" (exit code {transport.returncode})"
                 # A remote server's log holds only what this start already says.

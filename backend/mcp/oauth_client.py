@@ -1,0 +1,179 @@
+"""A remote server's OAuth, as the pool uses it: signed-in requests, and no sign-in without a person.
+
+The `mcp` SDK's `OAuthClientProvider` does the protocol: it attaches the access token and
+refreshes it (with the resource indicator, RFC 8707). On a 401 it would run the whole sign-in
+inline, sending a person to a browser and waiting; the pool connects in the background, where
+nobody is there to send. So `PoolAuth` drives the SDK's flow only up to the request it signs,
+sends that request itself, and on a 401 (after one forced refresh) stops: the caller gets the
+401, and the server "needs sign-in" until someone signs in from the dashboard or the terminal
+(backend/mcp/oauth_login.py). Sending the request outside the SDK's flow also keeps the flow's
+lock from being held while a slow tool runs, which would serialise every call on the connection.
+
+What the SDK keeps only in memory is kept in the vault and put back here: when the access token
+expires, and the authorization server's metadata (without it, a refresh after a restart goes to
+the MCP server's own `/token`).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import AsyncGenerator, Callable
+
+import httpx2
+from mcp.client.auth import OAuthClientProvider
+from mcp.shared.auth import OAuthClientInformationFull, OAuthClientMetadata, OAuthToken
+
+from backend.mcp.config import McpServerConfig
+from backend.mcp.oauth_store import OAuthVault, ServerTokenStorage
+
+logger = logging.getLogger(__name__)
+
+CLIENT_NAME = "Overseer"
+REFRESH_EARLY = 60.0
+"""Seconds before expiry at which a token is refreshed; a tenth of its lifetime when that is less."""
+_SIGN_IN_STATUSES = (401,)
+_DUE = 1.0
+"""An expiry long past that makes the SDK refresh (0 would read as "no expiry": never refresh)."""
+
+
+def sign_in_hint(name: str) -> str:
+    """How a person signs in to server `name`: said in statuses and in tool errors."""
+    return f"sign in with \"Sign in\" on the Servers page, or run `overseer mcp login {name}`"
+
+
+def client_metadata(config: McpServerConfig, redirect_uri: str | None) -> OAuthClientMetadata:
+    """What Overseer registers as (RFC 7591), and the scopes it asks for."""
+    oauth = config.oauth
+    secret = oauth is not None and oauth.client_secret is not None
+    return OAuthClientMetadata(
+        client_name=CLIENT_NAME,
+        redirect_uris=[redirect_uri] if redirect_uri else None,  # type: ignore[list-item]
+        grant_types=["authorization_code", "refresh_token"],
+        response_types=["code"],
+        token_endpoint_auth_method="client_secret_post" if secret else "none",
+        scope=" ".join(oauth.scopes) if oauth is not None and oauth.scopes else None,
+    )
+
+
+def configured_client(config: McpServerConfig) -> OAuthClientInformationFull | None:
+    """The client the config names (`oauth.client_id`), which then replaces dynamic registration."""
+    oauth = config.oauth
+    if oauth is None or oauth.client_id is None:
+        return None
+    secret = oauth.client_secret.get_secret_value() if oauth.client_secret is not None else None
+    return OAuthClientInformationFull(
+        client_id=oauth.client_id,
+        client_secret=secret,
+        token_endpoint_auth_method="client_secret_post" if secret else "none",
+        redirect_uris=None,
+        grant_types=["authorization_code", "refresh_token"],
+    )
+
+
+class ServerOAuthStorage:
+    """The vault's storage for one server, where a configured client takes the place of a registration."""
+
+    def __init__(self, vault: OAuthVault, name: str, config: McpServerConfig) -> None:
+        self.stored = vault.storage_for(name)
+        self.configured = configured_client(config)
+
+    def __repr__(self) -> str:  # never the tokens or the secret
+        return f"ServerOAuthStorage({self.stored.server!r})"
+
+    async def get_tokens(self) -> OAuthToken | None:
+        return await self.stored.get_tokens()
+
+    async def set_tokens(self, tokens: OAuthToken) -> None:
+        await self.stored.set_tokens(tokens)
+
+    async def get_client_info(self) -> OAuthClientInformationFull | None:
+        return self.configured or await self.stored.get_client_info()
+
+    async def set_client_info(self, client_info: OAuthClientInformationFull) -> None:
+        if self.configured is None:  # a configured client lives in the config, its secret too
+            await self.stored.set_client_info(client_info)
+
+
+class PoolAuth(httpx2.Auth):
+    """Signs a remote server's requests with its stored tokens, refreshing them; never asks a person.
+
+    `on_sign_in_needed(reason)` is called when the server refuses us and no refresh helps.
+    """
+
+    requires_response_body = True  # the SDK reads token responses
+
+    def __init__(
+        self,
+        name: str,
+        config: McpServerConfig,
+        vault: OAuthVault,
+        *,
+        on_sign_in_needed: Callable[[str], None],
+    ) -> None:
+        assert config.url is not None
+        self.name = name
+        self.on_sign_in_needed = on_sign_in_needed
+        storage = ServerOAuthStorage(vault, name, config)
+        self.provider = OAuthClientProvider(
+            server_url=config.url, client_metadata=client_metadata(config, None), storage=storage
+        )
+        _restore(self.provider, vault, name, storage)
+
+    def __repr__(self) -> str:
+        return f"PoolAuth({self.name!r})"
+
+    async def async_auth_flow(self, request: httpx2.Request) -> AsyncGenerator[httpx2.Request, httpx2.Response]:
+        context = self.provider.context
+        for forced in (False, True):
+            if forced:
+                if not context.can_refresh_token():
+                    break
+                # The server refused a token we thought good (revoked, or its clock is ahead):
+                # one refresh settles whether a new sign-in is needed.
+                context.token_expiry_time = _DUE
+            elif _expiring(context.current_tokens, context.token_expiry_time):
+                context.token_expiry_time = _DUE
+            request.headers.pop("Authorization", None)
+            # The SDK's flow loads the tokens, refreshes them if due, and signs the request; its
+            # own requests (the refresh) go out from here, the signed request below.
+            flow = self.provider.async_auth_flow(request)
+            try:
+                outgoing = await flow.__anext__()
+                while outgoing is not request:
+                    response = yield outgoing
+                    outgoing = await flow.asend(response)
+            except StopAsyncIteration:  # the SDK ended without signing: send the request as it is
+                pass
+            finally:
+                await flow.aclose()
+            response = yield request
+            if response.status_code not in _SIGN_IN_STATUSES:
+                return
+        reason = "HTTP 401: no sign-in that the server accepts (none yet, or it was revoked or has expired)"
+        logger.debug("MCP server %r needs a sign-in (%s)", self.name, reason)  # its status says so
+        self.on_sign_in_needed(reason)
+
+
+def _expiring(tokens: OAuthToken | None, expiry: float | None) -> bool:
+    """Whether a token is so close to expiring that it should be refreshed before use."""
+    if tokens is None or expiry is None:
+        return False
+    lifetime = float(tokens.expires_in) if tokens.expires_in is not None else REFRESH_EARLY * 10
+    return expiry - time.time() < min(REFRESH_EARLY, lifetime / 10)
+
+
+def _restore(provider: OAuthClientProvider, vault: OAuthVault, name: str, storage: ServerOAuthStorage) -> None:
+    """Put back into the SDK's context what it forgets across restarts (read once per connection).
+
+    A small local file read, as the runner's log open is: not worth a worker thread.
+    """
+    stored = vault.read(name)
+    context = provider.context
+    context.current_tokens = stored.tokens
+    context.client_info = storage.configured or stored.client_info
+    context.token_expiry_time = stored.expires_at
+    context.oauth_metadata = stored.oauth_metadata
+    context.protected_resource_metadata = stored.resource_metadata
+    if stored.resource_metadata is not None and stored.resource_metadata.authorization_servers:
+        context.auth_server_url = str(stored.resource_metadata.authorization_servers[0])
