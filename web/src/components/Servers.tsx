@@ -10,6 +10,7 @@ import { live } from "../live";
 import { useAppState } from "../store";
 import type { Policy, ServerInfo } from "../types";
 import { ServerForm } from "./ServerForm";
+import { ServerSignIn } from "./ServerSignIn";
 import "../servers.css";
 
 const POLICY_TEXT: Record<Policy, string> = { always_allow: "allow", ask: "ask", deny: "deny" };
@@ -157,6 +158,7 @@ function ServerCard({
         </p>
       )}
       {server.last_http_error && <p className="muted small">Last HTTP error: {server.last_http_error}</p>}
+      {enabled && server.type !== undefined && server.type !== "stdio" && <ServerSignIn name={server.name} admin={admin} version={`${version}:${server.state}`} />}
       {server.last_restart && (
         <p className="muted small" data-testid="server-restarted">
           Restarted {server.restarts} time{server.restarts === 1 ? "" : "s"}; last because it {server.last_restart}.
