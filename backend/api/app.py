@@ -19,6 +19,7 @@ from backend.api import oauth as oauth_api
 from backend.api.routes import agents, answer_links, approvals, login, modes, schedules, servers, sessions, skills
 from backend.api.routes import settings as settings_api
 from backend.api.routes import model_settings as model_settings_api
+from backend.api.routes import approval_files as approval_files_api
 from backend.api.routes import webpush as webpush_api
 from backend.api.routes import workflows as workflows_api
 from backend.api.ws import router as ws_router
@@ -86,6 +87,7 @@ def create_app(
     for module in routers:
         app.include_router(module.router)
     app.include_router(model_settings_api.router)
+    app.include_router(approval_files_api.router)
     app.include_router(ws_router)
     app.router.routes.append(mcp_route(gateway))
     app.state.gateway = gateway

@@ -249,9 +249,9 @@ class ToolGate:
                         return await self._refuse(record, ToolResult.error(f"Denied: {again.reason}."), "denied")
                 await self._apply_standing_decision(session, view, decision)
                 record.decision = f"{decision.kind} ({decision_by})"
-                allow = AuditEntry.of(
-                    record, "allow", decision_by, decision.kind, latency.total_seconds() * 1000, decider
-                )
+                # The row keeps the arguments that ran; the detail says a person changed them.
+                detail = decision.kind + (" with edited arguments" if decision.updated_arguments is not None else "")
+                allow = AuditEntry.of(record, "allow", decision_by, detail, latency.total_seconds() * 1000, decider)
             else:
                 record.decision = evaluation.reason
                 allow = AuditEntry.of(record, "allow", decided_by, evaluation.reason)

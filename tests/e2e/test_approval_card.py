@@ -244,8 +244,11 @@ def test_edit_arguments_validates_the_json_and_allows_the_edited_call(serve, new
     expect(card(page)).to_be_visible()
 
     page.keyboard.press("e")
-    editor = page.get_by_test_id("edit-arguments")
-    expect(editor).to_be_focused()
+    command = page.locator('[data-testid="edit-field"][data-field="command"]')
+    expect(command).to_be_focused()
+    expect(command).to_have_value("echo draft")  # the text itself, not a JSON string
+    page.get_by_test_id("edit-mode-toggle").click()
+    editor = page.get_by_test_id("edit-arguments-json")
     editor.fill('{"command": "echo final",')
     expect(page.get_by_test_id("edit-error")).to_contain_text("Not valid JSON")
     expect(page.get_by_test_id("edit-allow")).to_be_disabled()

@@ -25,6 +25,7 @@ import type {
   SessionDetail,
 } from "./types";
 import type { ModelSettings, ModelSettingsBody, ModelTest } from "./modelSettings";
+import type { FileOnDisk } from "./fileOnDisk";
 
 export class ApiError extends Error {
   constructor(
@@ -116,6 +117,7 @@ export const api = {
 
   pendingApprovals: () => request<Approval[]>("GET", "/api/approvals?status=pending"),
   approval: (id: string) => request<Approval>("GET", `/api/approvals/${encodeURIComponent(id)}`),
+  fileOnDisk: (id: string) => request<FileOnDisk>("GET", `/api/approvals/${encodeURIComponent(id)}/file`),
   decide: (id: string, body: DecisionBody) =>
     request<Approval>("POST", `/api/approvals/${encodeURIComponent(id)}`, body),
 

@@ -59,3 +59,62 @@ export function diffLines(before: string, after: string): DiffLine[] {
 export function addedLines(content: string): DiffLine[] {
   return lines(content).map((text) => ({ kind: "add", text }));
 }
+
+/** A line of a diff as shown: a changed or kept line, or a gap standing for unchanged lines. */
+export type ShownLine = DiffLine | { kind: "gap"; text: string } | { kind: "hunk"; text: string };
+
+/**
+ * The changes with `context` kept lines around each, as a pull request shows them: every run of
+ * unchanged lines longer than twice the context becomes one gap row saying how many it hides,
+ * headed by where the hunk after it starts (`@@ -12,7 +12,8 @@`).
+ */
+export function withContext(diff: DiffLine[], context = 3): ShownLine[] {
+  const changed = diff.map((line) => line.kind !== "same");
+  if (!changed.includes(true)) return diff;
+  const keep = diff.map((_, i) => {
+    for (let j = Math.max(0, i - context); j <= Math.min(diff.length - 1, i + context); j++) if (changed[j]) return true;
+    return false;
+  });
+  const out: ShownLine[] = [];
+  let oldNo = 1;
+  let newNo = 1;
+  let i = 0;
+  while (i < diff.length) {
+    if (!keep[i]) {
+      let hidden = 0;
+      while (i < diff.length && !keep[i]) {
+        hidden++;
+        oldNo++;
+        newNo++;
+        i++;
+      }
+      out.push({ kind: "gap", text: `⋯ ${hidden} unchanged line${hidden === 1 ? "" : "s"}` });
+      continue;
+    }
+    if (i === 0 || !keep[i - 1]) out.push({ kind: "hunk", text: hunkHeader(diff, keep, i, oldNo, newNo) });
+    const line = diff[i];
+    if (line.kind !== "add") oldNo++;
+    if (line.kind !== "del") newNo++;
+    out.push(line);
+    i++;
+  }
+  return out;
+}
+
+function hunkHeader(diff: DiffLine[], keep: boolean[], start: number, oldNo: number, newNo: number): string {
+  let oldCount = 0;
+  let newCount = 0;
+  for (let i = start; i < diff.length && keep[i]; i++) {
+    if (diff[i].kind !== "add") oldCount++;
+    if (diff[i].kind !== "del") newCount++;
+  }
+  return `@@ -${oldNo},${oldCount} +${newNo},${newCount} @@`;
+}
+
+/** The file after replacing the one occurrence of `oldText`; `count` says how many there are
+ * (the file server refuses anything but exactly one, so 0 or 2+ means the edit will fail). */
+export function applyEdit(file: string, oldText: string, newText: string): { after: string | null; count: number } {
+  if (!oldText) return { after: null, count: 0 };
+  const count = file.split(oldText).length - 1;
+  return { after: count === 1 ? file.replace(oldText, () => newText) : null, count };
+}

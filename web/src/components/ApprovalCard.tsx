@@ -9,8 +9,15 @@ import { sessionHref } from "../router";
 import { decide, useAppState } from "../store";
 import type { Approval, Session, ToolAnnotations } from "../types";
 import { ArgumentsView } from "./Arguments";
+import { ArgumentsEditor } from "./ArgumentsEditor";
+import { useFileOnDisk } from "../fileOnDisk";
+import { reveal } from "../reveal";
+import "../person.css";
 
 type Mode = "buttons" | "always" | "reason" | "edit";
+
+/** Calls whose edit is previewed as the change it makes to the file. */
+const FILE_TOOLS = new Set(["mcp__file__write_file", "mcp__file__edit_file"]);
 
 const HIGH_RISK_COMMAND =
   /(\brm\s+-[a-zA-Z]*[rf]|\bsudo\b|\bchmod\s+-R\b|\bchown\b|\bmkfs|\bdd\s+if=|\b(curl|wget)\b[^|;&]*\|\s*(ba|z)?sh\b|\bgit\s+push\b[^;&|]*(--force|-f\b)|>\s*\/dev\/sd)/;
@@ -111,8 +118,10 @@ export function ApprovalCard({ approval, position, total, shortcuts }: CardProps
   const [raw, setRaw] = useState(false);
   const [rules, setRules] = useState<string[]>(approval.suggested_rules);
   const [reason, setReason] = useState("");
-  const [edited, setEdited] = useState(() => JSON.stringify(approval.arguments, null, 2));
+  const [editedArgs, setEditedArgs] = useState<Record<string, unknown> | null>(approval.arguments);
   const cardRef = useRef<HTMLElement>(null);
+  const panelRef = useRef<HTMLDivElement>(null);
+  const onDisk = useFileOnDisk(approval);
   const busy = Boolean(submitting[approval.id]);
   const now = useNow(true, 15_000);
 
@@ -122,15 +131,6 @@ export function ApprovalCard({ approval, position, total, shortcuts }: CardProps
   const risk = riskOf(approval);
   const canAlways = approval.suggested_rules.length > 0;
 
-  let editError: string | null = null;
-  let editedArgs: Record<string, unknown> | null = null;
-  try {
-    const parsed: unknown = JSON.parse(edited);
-    if (parsed && typeof parsed === "object" && !Array.isArray(parsed)) editedArgs = parsed as Record<string, unknown>;
-    else editError = "The arguments must be a JSON object.";
-  } catch (error) {
-    editError = `Not valid JSON: ${error instanceof Error ? error.message : String(error)}`;
-  }
   const cleanRules = rules.map((r) => r.trim()).filter(Boolean);
 
   const allowOnce = () => void decide(approval, { decision: "allow_once" });
@@ -181,6 +181,8 @@ export function ApprovalCard({ approval, position, total, shortcuts }: CardProps
     if (mode === "buttons" && cardRef.current && !isTypingTarget(document.activeElement)) {
       cardRef.current.focus({ preventScroll: true });
     }
+    // An opened panel is brought into view whole, its buttons clear of the composer.
+    if (mode !== "buttons" && panelRef.current) reveal(panelRef.current);
   }, [mode]);
 
   const backToButtons = () => setMode("buttons");
@@ -237,11 +239,11 @@ export function ApprovalCard({ approval, position, total, shortcuts }: CardProps
       )}
 
       <section className="card-args" aria-label="Arguments">
-        <ArgumentsView name={approval.tool_name} args={approval.arguments} raw={raw} onRawChange={setRaw} />
+        <ArgumentsView name={approval.tool_name} args={approval.arguments} raw={raw} onRawChange={setRaw} onDisk={onDisk} />
       </section>
 
       {mode === "always" && (
-        <div className="mode-panel" data-testid="always-panel" role="group" aria-label="Always allow">
+        <div ref={panelRef} className="mode-panel" data-testid="always-panel" role="group" aria-label="Always allow">
           <p>
             <strong>Always allow</strong> writes {cleanRules.length === 1 ? "this rule" : "these rules"} to your allow
             list. Edit the pattern if you want it narrower or wider.
@@ -275,7 +277,7 @@ export function ApprovalCard({ approval, position, total, shortcuts }: CardProps
       )}
 
       {mode === "reason" && (
-        <div className="mode-panel" role="group" aria-label="Deny with reason">
+        <div ref={panelRef} className="mode-panel" data-testid="reason-panel" role="group" aria-label="Deny with reason">
           <label htmlFor={`reason-${approval.id}`}>Why not? The model reads this.</label>
           <textarea
             id={`reason-${approval.id}`}
@@ -299,27 +301,23 @@ export function ApprovalCard({ approval, position, total, shortcuts }: CardProps
       )}
 
       {mode === "edit" && (
-        <div className="mode-panel" role="group" aria-label="Edit arguments">
-          <label htmlFor={`edit-${approval.id}`}>Arguments (JSON). The edited call is checked against your rules again.</label>
-          <textarea
-            id={`edit-${approval.id}`}
-            className="json-editor"
-            data-testid="edit-arguments"
-            rows={Math.min(14, Math.max(4, edited.split("\n").length + 1))}
-            autoFocus
-            spellCheck={false}
-            value={edited}
-            aria-invalid={editError !== null}
-            onChange={(e) => setEdited(e.target.value)}
+        <div ref={panelRef} className="mode-panel" data-testid="edit-panel" role="group" aria-label="Edit arguments">
+          <p>Edit the arguments, then allow the edited call. It is checked against your rules again.</p>
+          <ArgumentsEditor
+            id={approval.id}
+            args={approval.arguments}
+            onChange={({ args }) => setEditedArgs(args)}
             onKeyDown={(e) => escapeTo(e, sendEdited, true)}
           />
-          {editError && (
-            <p className="error-text" data-testid="edit-error" role="status">
-              {editError}
-            </p>
+          {editedArgs && FILE_TOOLS.has(approval.tool_name) && (
+            // Closed at first, so the panel and its buttons fit above the composer.
+            <details className="edit-preview" data-testid="edit-preview">
+              <summary>Preview the change</summary>
+              <ArgumentsView name={approval.tool_name} args={editedArgs} onDisk={onDisk} />
+            </details>
           )}
           <div className="actions">
-            <button type="button" className="btn primary" data-testid="edit-allow" disabled={busy || editError !== null} onClick={sendEdited}>
+            <button type="button" className="btn primary" data-testid="edit-allow" disabled={busy || editedArgs === null} onClick={sendEdited}>
               Allow with these arguments <kbd>Ctrl+Enter</kbd>
             </button>
             <button type="button" className="btn" onClick={backToButtons}>

@@ -2,7 +2,8 @@
 // with their host highlighted, anything else as key/value with a raw-JSON toggle.
 
 import { useState, type ReactNode } from "react";
-import { addedLines, diffLines, type DiffLine } from "../diff";
+import { addedLines, applyEdit, diffLines, withContext, type ShownLine } from "../diff";
+import type { FileOnDisk } from "../fileOnDisk";
 import { splitToolName } from "../format";
 
 const COLLAPSE_LINES = 12;
@@ -62,7 +63,7 @@ function Collapsible({ lines, children }: { lines: number; children: ReactNode }
   );
 }
 
-function DiffView({ path, lines, note }: { path: string; lines: DiffLine[]; note?: string }) {
+function DiffView({ path, lines, note, warning }: { path: string; lines: ShownLine[]; note?: string; warning?: string }) {
   const added = lines.filter((l) => l.kind === "add").length;
   const removed = lines.filter((l) => l.kind === "del").length;
   return (
@@ -71,9 +72,19 @@ function DiffView({ path, lines, note }: { path: string; lines: DiffLine[]; note
         <code>{path}</code>
         <span className="diff-stat">
           <span className="diff-stat-add">+{added}</span> <span className="diff-stat-del">−{removed}</span>
-          {note && <span className="muted"> · {note}</span>}
+          {note && (
+            <span className="muted" data-testid="diff-note">
+              {" "}
+              · {note}
+            </span>
+          )}
         </span>
       </div>
+      {warning && (
+        <p className="diff-warning" role="note" data-testid="diff-warning">
+          {warning}
+        </p>
+      )}
       <Collapsible lines={lines.length}>
         <pre className="code diff" aria-label={`Changes to ${path}`}>
           <code>
@@ -83,7 +94,7 @@ function DiffView({ path, lines, note }: { path: string; lines: DiffLine[]; note
                 className={`diff-line diff-${line.kind}`}
                 data-testid={line.kind === "same" ? "diff-context" : `diff-${line.kind}`}
               >
-                {line.kind === "add" ? "+" : line.kind === "del" ? "-" : " "}
+                {line.kind === "add" ? "+" : line.kind === "del" ? "-" : line.kind === "same" ? " " : ""}
                 {line.text}
                 {"\n"}
               </span>
@@ -93,6 +104,46 @@ function DiffView({ path, lines, note }: { path: string; lines: DiffLine[]; note
       </Collapsible>
     </div>
   );
+}
+
+/** A whole-file write: against the file on disk when it is known, else every line added. */
+function WriteDiff({ path, content, onDisk }: { path: string; content: string; onDisk?: FileOnDisk | null }) {
+  if (onDisk === undefined || onDisk === null) {
+    const note = onDisk === null ? "comparing with the file on disk…" : "whole file (created or replaced)";
+    return <DiffView path={path} lines={addedLines(content)} note={note} />;
+  }
+  if (!onDisk.exists) return <DiffView path={path} lines={addedLines(content)} note="new file" />;
+  if (onDisk.content === null) {
+    return <DiffView path={path} lines={addedLines(content)} note={`overwrites the existing file (${onDisk.note ?? "unreadable"}: not compared)`} />;
+  }
+  const diff = diffLines(onDisk.content, content);
+  const same = diff.every((l) => l.kind === "same");
+  return (
+    <DiffView
+      path={path}
+      lines={withContext(diff)}
+      note={same ? "overwrites the existing file with the same content" : "overwrites the existing file"}
+    />
+  );
+}
+
+/** An edit: in the context of the file on disk when its old text occurs there once. */
+function EditDiff(props: { path: string; before: string; after: string; onDisk?: FileOnDisk | null }) {
+  const { path, before, after, onDisk } = props;
+  const bare = diffLines(before, after);
+  if (!onDisk || onDisk.content === null) {
+    const warning = onDisk && !onDisk.exists ? "The file does not exist: this edit will fail." : undefined;
+    return <DiffView path={path} lines={bare} note={onDisk === null ? "finding it in the file…" : undefined} warning={warning} />;
+  }
+  const { after: file, count } = applyEdit(onDisk.content, before, after);
+  if (file === null) {
+    const warning =
+      count === 0
+        ? "The old text is not in the file as it is now: this edit will fail."
+        : `The old text occurs ${count} times in the file: this edit will fail (it must occur once).`;
+    return <DiffView path={path} lines={bare} warning={warning} />;
+  }
+  return <DiffView path={path} lines={withContext(diffLines(onDisk.content, file))} note="in context" />;
 }
 
 function Value({ value }: { value: unknown }) {
@@ -143,10 +194,13 @@ interface ArgumentsViewProps {
   args: Record<string, unknown>;
   /** Whether the raw JSON shows, for a parent that closes it (the approval card's Esc). */
   raw?: boolean;
+  /** The file a write or edit would change, as it is now (the approval card): undefined when
+   * unknown, null while it loads. */
+  onDisk?: FileOnDisk | null;
   onRawChange?: (raw: boolean) => void;
 }
 
-export function ArgumentsView({ name, args, raw: rawProp, onRawChange }: ArgumentsViewProps) {
+export function ArgumentsView({ name, args, raw: rawProp, onRawChange, onDisk }: ArgumentsViewProps) {
   const [rawState, setRawState] = useState(false);
   const raw = rawProp ?? rawState;
   const setRaw = onRawChange ?? setRawState;
@@ -170,7 +224,7 @@ export function ArgumentsView({ name, args, raw: rawProp, onRawChange }: Argumen
   } else if (WRITE_TOOLS.has(tool) && typeof args.path === "string" && typeof args.content === "string") {
     body = (
       <>
-        <DiffView path={args.path} lines={addedLines(args.content)} note="whole file (created or replaced)" />
+        <WriteDiff path={args.path} content={args.content} onDisk={onDisk} />
         <KeyValues args={args} skip={["path", "content"]} />
       </>
     );
@@ -184,7 +238,7 @@ export function ArgumentsView({ name, args, raw: rawProp, onRawChange }: Argumen
     const after = String(args.new_text ?? args.new_string);
     body = (
       <>
-        <DiffView path={args.path} lines={diffLines(before, after)} />
+        <EditDiff path={args.path} before={before} after={after} onDisk={onDisk} />
         <KeyValues args={args} skip={["path", "old_text", "new_text", "old_string", "new_string"]} />
       </>
     );

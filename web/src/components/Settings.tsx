@@ -324,6 +324,13 @@ function AuditSection() {
                     </td>
                     <td>
                       <code className="small">{truncate(JSON.stringify(item.arguments), 80)}</code>
+                      {item.detail.includes("edited arguments") && (
+                        <div>
+                          <span className="chip" data-testid="audit-edited" title="A person changed the arguments before allowing; these are the ones that ran">
+                            edited by a person
+                          </span>
+                        </div>
+                      )}
                     </td>
                     <td>
                       <span className={`badge effect-${item.decision}`}>{item.decision}</span>
