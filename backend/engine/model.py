@@ -27,6 +27,7 @@ from backend.domain.models import ToolCallRequest, Usage
 from backend.domain.redact import redact
 from backend.engine.arguments import parse_arguments
 from backend.engine.caching import wants_cache_control, with_cache_control
+from backend.engine.anthropic_direct import AnthropicRequest, ChunkTranslator, max_output_tokens, uses_anthropic_path
 from backend.engine.openai_direct import ChatRequest, TurnBuilder, open_stream, uses_direct_path
 from backend.engine.model_types import (
     ModelError,
@@ -218,7 +219,7 @@ class LiteLLMClient:
     async def _stream_once(
         self, model: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]], on_delta: OnDelta
     ) -> ModelTurn:
-        if self.direct and uses_direct_path(model):
+        if self.direct and (uses_direct_path(model) or uses_anthropic_path(model)):
             return await self._stream_direct(model, messages, tools, on_delta)
         lm = litellm()
         if wants_cache_control(model):
@@ -262,19 +263,40 @@ class LiteLLMClient:
         self, model: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]], on_delta: OnDelta
     ) -> ModelTurn:
         api_base, api_key = self._endpoint(model)
-        request = ChatRequest(
-            model=model,
-            messages=messages,
-            tools=tools,
-            api_base=api_base,
-            api_key=api_key,
-            read_timeout=max(self.request_timeout, self.stream_silence_timeout) + HTTP_TIMEOUT_MARGIN,
-            extra=self.extra,
-        )
+        read_timeout = max(self.request_timeout, self.stream_silence_timeout) + HTTP_TIMEOUT_MARGIN
         builder = TurnBuilder(model, on_delta)
-        async with aclosing(self._timed_stream(open_stream(request))) as stream:
-            async for chunk in stream:
-                await builder.feed(chunk)
+        if uses_anthropic_path(model):
+            if wants_cache_control(model):
+                messages, tools = with_cache_control(messages, tools)
+            anthropic = AnthropicRequest(
+                model=model,
+                messages=messages,
+                tools=tools,
+                api_base=api_base,
+                api_key=api_key,
+                read_timeout=read_timeout,
+                extra=self.extra,
+                max_tokens_default=max_output_tokens(model, litellm()),
+            )
+            translator = ChunkTranslator()
+            async with aclosing(self._timed_stream(open_stream(anthropic))) as stream:
+                async for event in stream:
+                    chunk = translator.chunk(event)
+                    if chunk is not None:
+                        await builder.feed(chunk)
+        else:
+            request = ChatRequest(
+                model=model,
+                messages=messages,
+                tools=tools,
+                api_base=api_base,
+                api_key=api_key,
+                read_timeout=read_timeout,
+                extra=self.extra,
+            )
+            async with aclosing(self._timed_stream(open_stream(request))) as stream:
+                async for chunk in stream:
+                    await builder.feed(chunk)
         turn = builder.turn(messages)
         turn.usage.cost_usd = token_cost(model, turn.usage.input_tokens, turn.usage.output_tokens)
         return turn

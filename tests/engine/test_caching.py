@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 
 from backend.engine.caching import wants_cache_control, with_cache_control
 from backend.engine.loop import tool_schemas
@@ -19,9 +20,12 @@ async def ignore(*_: object) -> None:
     return None
 
 
-async def test_an_anthropic_request_carries_cache_control_on_the_system_prompt_and_the_last_tool() -> None:
+@pytest.mark.parametrize("direct", [True, False], ids=["direct", "litellm"])
+async def test_an_anthropic_request_carries_cache_control_on_the_system_prompt_and_the_last_tool(direct: bool) -> None:
     with ScriptedModelServer([Reply(text="hello")]) as server:
-        client = LiteLLMClient(model="anthropic/claude-test", api_base=server.anthropic_base, api_key="k", retries=0)
+        client = LiteLLMClient(
+            model="anthropic/claude-test", api_base=server.anthropic_base, api_key="k", retries=0, direct=direct
+        )
         turn = await client.complete(messages=MESSAGES, tools=TOOLS, on_delta=ignore, on_retry=ignore)
         assert turn.text == "hello"
         raw = server.requests[0].raw

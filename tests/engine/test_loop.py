@@ -18,10 +18,40 @@ pytestmark = pytest.mark.asyncio(loop_scope="module")
 ALLOW_SHELL = {"policies": {"mcp__shell__exec": "always_allow"}}
 
 
-@pytest.fixture(params=["auto", "litellm"])
-def transport(request: pytest.FixtureRequest) -> str:
-    """How the host reaches the model: "auto" (the direct path for openai/*) or "litellm"."""
-    return request.param
+# Each path to the model, for both wire formats: the direct one ("auto") and LiteLLM's.
+PATHS = {
+    "openai-direct": ("openai", "auto"),
+    "openai-litellm": ("openai", "litellm"),
+    "anthropic-direct": ("anthropic", "auto"),
+    "anthropic-litellm": ("anthropic", "litellm"),
+}
+
+
+def _openai(server) -> dict:
+    return {}
+
+
+def _anthropic(server) -> dict:
+    return {"model": "anthropic/scripted", "api_base": server.anthropic_base}
+
+
+_ANTHROPIC = _anthropic
+
+
+def _model_on(provider: str):
+    return _openai if provider == "openai" else _anthropic
+
+
+@pytest.fixture(params=list(PATHS))
+def transport(request: pytest.FixtureRequest) -> dict:
+    """scripted_host arguments that pick the wire format and the path to the model."""
+    provider, path = PATHS[request.param]
+    return {"model_transport": path, "for_model": _model_on(provider)}
+
+
+def backup_of(transport: dict) -> str:
+    """A fallback model of the primary's provider (it shares the primary's api_base)."""
+    return "anthropic/backup" if transport["for_model"] is _ANTHROPIC else "openai/backup"
 
 
 def call(name: str, arguments: dict | str, id: str | None = None) -> ScriptedToolCall:
@@ -46,7 +76,7 @@ async def test_tool_calls_made_together_run_concurrently(tmp_path, transport, po
         ),
         Reply(text="both met"),
     ]
-    async with scripted_host(tmp_path, script, **ALLOW_SHELL, pool=pool, model_transport=transport) as h:
+    async with scripted_host(tmp_path, script, **ALLOW_SHELL, pool=pool, **transport) as h:
         session = await h.run("meet")
         assert session.status == "completed"
         results = h.model.requests[-1].tool_results()
@@ -58,7 +88,7 @@ async def test_iteration_limit_ends_the_session_with_a_clear_error(tmp_path, tra
     def forever(request: ModelRequest) -> Reply:
         return Reply(tool_calls=[call("mcp__file__list_dir", {"path": "."})])
 
-    async with scripted_host(tmp_path, forever, max_iterations=3, pool=pool, model_transport=transport) as h:
+    async with scripted_host(tmp_path, forever, max_iterations=3, pool=pool, **transport) as h:
         session = await h.run("loop forever")
         assert session.status == "error"
         assert "iteration limit" in (session.error or "")
@@ -67,7 +97,7 @@ async def test_iteration_limit_ends_the_session_with_a_clear_error(tmp_path, tra
 
 async def test_near_json_arguments_are_repaired_and_the_tool_runs(tmp_path, transport, pool):
     script = [Reply(tool_calls=[call("mcp__file__list_dir", '{"path": "."')]), Reply(text="listed")]
-    async with scripted_host(tmp_path, script, pool=pool, model_transport=transport) as h:
+    async with scripted_host(tmp_path, script, pool=pool, **transport) as h:
         (h.workspace / "hello.txt").write_text("hi")
         session = await h.run("list")
         assert session.status == "completed"
@@ -76,7 +106,7 @@ async def test_near_json_arguments_are_repaired_and_the_tool_runs(tmp_path, tran
 
 async def test_unrepairable_arguments_come_back_to_the_model_as_a_clear_error(tmp_path, transport, pool):
     script = [Reply(tool_calls=[call("mcp__file__list_dir", "<<not json>>")]), Reply(text="sorry")]
-    async with scripted_host(tmp_path, script, pool=pool, model_transport=transport) as h:
+    async with scripted_host(tmp_path, script, pool=pool, **transport) as h:
         session = await h.run("list")
         assert session.status == "completed"
         text = h.model.requests[-1].tool_results()[0].text
@@ -84,7 +114,7 @@ async def test_unrepairable_arguments_come_back_to_the_model_as_a_clear_error(tm
 
 
 async def test_a_model_500_is_retried_and_the_session_completes(tmp_path, transport, pool):
-    async with scripted_host(tmp_path, [Reply(status=500), Reply(text="recovered")], pool=pool, model_transport=transport) as h:
+    async with scripted_host(tmp_path, [Reply(status=500), Reply(text="recovered")], pool=pool, **transport) as h:
         session = await h.run("hello")
         assert session.status == "completed"
         events = await h.host.store.list_events(session.id)
@@ -97,7 +127,7 @@ async def test_the_fallback_model_answers_when_the_primary_keeps_failing(tmp_pat
     def primary_down(request: ModelRequest) -> Reply:
         return Reply(status=503) if request.model == "scripted" else Reply(text=f"from {request.model}")
 
-    async with scripted_host(tmp_path, primary_down, model_retries=1, fallback_models=["openai/backup"], pool=pool, model_transport=transport) as h:
+    async with scripted_host(tmp_path, primary_down, model_retries=1, fallback_models=[backup_of(transport)], pool=pool, **transport) as h:
         session = await h.run("hello")
         assert session.status == "completed"
         assert (await h.host.store.list_messages(session.id))[-1].content == "from backup"
@@ -105,7 +135,7 @@ async def test_the_fallback_model_answers_when_the_primary_keeps_failing(tmp_pat
 
 
 async def test_a_model_that_keeps_failing_ends_in_error_with_a_clear_message(tmp_path, transport, pool):
-    async with scripted_host(tmp_path, lambda r: Reply(status=500), model_retries=1, pool=pool, model_transport=transport) as h:
+    async with scripted_host(tmp_path, lambda r: Reply(status=500), model_retries=1, pool=pool, **transport) as h:
         session = await h.run("hello")
         assert session.status == "error"
         assert "could not answer" in (session.error or "") and "500" in (session.error or "")
@@ -114,7 +144,7 @@ async def test_a_model_that_keeps_failing_ends_in_error_with_a_clear_message(tmp
 @pytest.mark.parametrize("body", ["<html>502 Bad Gateway</html>", "", "data: [DONE]\n\n"])
 async def test_a_200_without_an_answer_is_an_error_not_an_empty_completion(tmp_path, transport, pool, body):
     # Issue 13, item 12: these ended `completed` with an empty answer.
-    async with scripted_host(tmp_path, lambda r: Reply(raw_body=body), model_retries=1, pool=pool, model_transport=transport) as h:
+    async with scripted_host(tmp_path, lambda r: Reply(raw_body=body), model_retries=1, pool=pool, **transport) as h:
         session = await h.run("hello")
         assert session.status == "error"
         assert "no text and no tool call" in (session.error or "")
@@ -123,7 +153,7 @@ async def test_a_200_without_an_answer_is_an_error_not_an_empty_completion(tmp_p
 
 
 async def test_a_200_without_an_answer_then_a_real_one_recovers(tmp_path, transport, pool):
-    async with scripted_host(tmp_path, [Reply(raw_body=""), Reply(text="here")], pool=pool, model_transport=transport) as h:
+    async with scripted_host(tmp_path, [Reply(raw_body=""), Reply(text="here")], pool=pool, **transport) as h:
         session = await h.run("hello")
         assert session.status == "completed"
         assert (await h.host.store.list_messages(session.id))[-1].content == "here"
@@ -133,7 +163,7 @@ async def test_a_model_that_never_answers_ends_the_session_in_error_naming_the_r
     # Issue 13, item 12: a hung model server showed nothing for 150 s (up to 4 x 600 s).
     limits = {"model_request_timeout": 0.5, "model_stream_silence_timeout": 30, "model_retries": 1}
     hung = Reply(hang_before_headers=True)
-    async with scripted_host(tmp_path, lambda r: hung, **limits, pool=pool, model_transport=transport) as h:
+    async with scripted_host(tmp_path, lambda r: hung, **limits, pool=pool, **transport) as h:
         session = await h.run("hello", timeout=10)
         assert session.status == "error"
         tripped = "the model did not start answering within 0.5 s (model_request_timeout)"
@@ -146,8 +176,8 @@ async def test_a_model_that_never_answers_ends_the_session_in_error_naming_the_r
 
 async def test_a_stream_gone_silent_ends_the_session_in_error_naming_the_silence_limit(tmp_path, transport, pool):
     limits = {"model_request_timeout": 30, "model_stream_silence_timeout": 0.5, "model_retries": 1}
-    stalls = Reply(text="a partial answer", hang_after_chunks=2)
-    async with scripted_host(tmp_path, lambda r: stalls, **limits, pool=pool, model_transport=transport) as h:
+    stalls = Reply(text="a partial answer", hang_after_chunks=4)  # past any preamble (Anthropic: message_start, ping)
+    async with scripted_host(tmp_path, lambda r: stalls, **limits, pool=pool, **transport) as h:
         session = await h.run("hello", timeout=10)
         assert session.status == "error"
         tripped = "the model sent nothing for 0.5 s mid-stream (model_stream_silence_timeout)"
@@ -163,7 +193,7 @@ async def test_a_slow_stream_that_keeps_sending_completes_past_both_limits(tmp_p
     # answer takes longer than either limit, so neither may act as a limit on the whole call.
     limits = {"model_request_timeout": 1.5, "model_stream_silence_timeout": 1.0, "model_retries": 0}
     slow = Reply(text="slow but steady", chunk_interval=0.3)
-    async with scripted_host(tmp_path, [slow], **limits, pool=pool, model_transport=transport) as h:
+    async with scripted_host(tmp_path, [slow], **limits, pool=pool, **transport) as h:
         loop = asyncio.get_running_loop()
         started = loop.time()
         session = await h.run("hello", timeout=10)
@@ -176,7 +206,7 @@ async def test_a_provider_error_that_echoes_the_api_key_is_stored_and_sent_redac
     # Issue 13, item 15: the key went verbatim into session.error, its event and the database.
     key = "live-AbCdEf0123456789"
     echo = Reply(status=401, text=f"Incorrect API key provided: {key}")
-    async with scripted_host(tmp_path, lambda r: echo, model_retries=0, api_key=key, pool=pool, model_transport=transport) as h:
+    async with scripted_host(tmp_path, lambda r: echo, model_retries=0, api_key=key, pool=pool, **transport) as h:
         session = await h.run("hello")
         assert session.status == "error"
         assert key not in (session.error or "") and "[redacted]" in (session.error or "")
@@ -188,7 +218,7 @@ async def test_a_provider_error_that_echoes_the_api_key_is_stored_and_sent_redac
 async def test_a_retry_notice_never_carries_an_echoed_api_key(tmp_path, transport, pool):
     key = "live-AbCdEf0123456789"
     echo = Reply(status=503, text=f"Upstream refused key {key}")
-    async with scripted_host(tmp_path, lambda r: echo, model_retries=1, api_key=key, pool=pool, model_transport=transport) as h:
+    async with scripted_host(tmp_path, lambda r: echo, model_retries=1, api_key=key, pool=pool, **transport) as h:
         session = await h.run("hello")
         events = await h.host.store.list_events(session.id)
         retries = [e for e in events if e.type == "model.retry"]
@@ -197,28 +227,30 @@ async def test_a_retry_notice_never_carries_an_echoed_api_key(tmp_path, transpor
 
 
 async def test_an_unknown_model_costs_nothing_but_its_tokens_are_counted(tmp_path, transport, pool):
-    async with scripted_host(tmp_path, [Reply(text="hi", usage=(100, 20))], pool=pool, model_transport=transport) as h:
+    async with scripted_host(tmp_path, [Reply(text="hi", usage=(100, 20))], pool=pool, **transport) as h:
         session = await h.run("hello")
         assert (session.usage.input_tokens, session.usage.output_tokens) == (100, 20)
         assert session.usage.cost_usd == 0
 
 
-async def test_a_known_model_is_priced_from_the_cost_map(tmp_path, transport, pool):
-    async with scripted_host(tmp_path, [Reply(text="hi", usage=(1000, 100))], model="openai/gpt-4o", pool=pool, model_transport=transport) as h:
+@pytest.mark.parametrize("path", ["auto", "litellm"])
+async def test_a_known_model_is_priced_from_the_cost_map(tmp_path, path, pool):
+    reply = [Reply(text="hi", usage=(1000, 100))]
+    async with scripted_host(tmp_path, reply, model="openai/gpt-4o", pool=pool, model_transport=path) as h:
         session = await h.run("hello")
         assert session.usage.cost_usd == pytest.approx(1000 * 2.5e-6 + 100 * 1e-5)
 
 
 async def test_an_error_result_carries_a_hint_to_change_approach(tmp_path, transport, pool):
     script = [Reply(tool_calls=[call("mcp__file__read_file", {"path": "missing.txt"})]), Reply(text="ok")]
-    async with scripted_host(tmp_path, script, pool=pool, model_transport=transport) as h:
+    async with scripted_host(tmp_path, script, pool=pool, **transport) as h:
         await h.run("read")
         assert "different approach" in h.model.requests[-1].tool_results()[0].text
 
 
 async def test_an_unknown_tool_is_an_error_result_listing_the_real_ones(tmp_path, transport, pool):
     script = [Reply(tool_calls=[call("mcp__nope__x", {})]), Reply(text="ok")]
-    async with scripted_host(tmp_path, script, pool=pool, model_transport=transport) as h:
+    async with scripted_host(tmp_path, script, pool=pool, **transport) as h:
         session = await h.run("x")
         assert session.status == "completed"
         text = h.model.requests[-1].tool_results()[0].text
@@ -226,7 +258,7 @@ async def test_an_unknown_tool_is_an_error_result_listing_the_real_ones(tmp_path
 
 
 async def test_tokens_stream_as_ephemeral_deltas_and_the_message_is_persisted(tmp_path, transport, pool):
-    async with scripted_host(tmp_path, [Reply(text="a fairly long streamed answer")], pool=pool, model_transport=transport) as h:
+    async with scripted_host(tmp_path, [Reply(text="a fairly long streamed answer")], pool=pool, **transport) as h:
         session = await h.run("hello")
         seen = h.events.drain()
         deltas = [e for e in seen if e.type == "token"]
@@ -236,7 +268,7 @@ async def test_tokens_stream_as_ephemeral_deltas_and_the_message_is_persisted(tm
 
 
 async def test_the_model_is_offered_every_pooled_tool_by_full_name(tmp_path, transport, pool):
-    async with scripted_host(tmp_path, [Reply(text="hi")], pool=pool, model_transport=transport) as h:
+    async with scripted_host(tmp_path, [Reply(text="hi")], pool=pool, **transport) as h:
         await h.run("hello")
         names = set(h.model.requests[0].tool_names)
         assert {"mcp__file__read_file", "mcp__file__write_file", "mcp__shell__exec"} <= names
@@ -247,7 +279,7 @@ async def test_a_tool_call_whose_arguments_arrive_in_one_huge_event_is_read_whol
     content = "line of a big file\n" * 12_000
     script = [Reply(tool_calls=[call("mcp__file__write_file", {"path": "big.txt", "content": content})]), Reply(text="ok")]
     allow = {"policies": {"mcp__file__write_file": "always_allow"}}
-    async with scripted_host(tmp_path, script, **allow, pool=pool, model_transport=transport) as h:
+    async with scripted_host(tmp_path, script, **allow, pool=pool, **transport) as h:
         session = await h.run("write")
         assert session.status == "completed", session.error
         assert (h.workspace / "big.txt").read_text() == content

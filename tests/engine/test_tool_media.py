@@ -32,14 +32,25 @@ pytestmark = pytest.mark.asyncio(loop_scope="module")
 SERVER = Path(__file__).parent / "fixtures" / "content_server.py"
 ALLOW = {"permissions": {"allow": ["mcp__content"]}}
 
-# How each engine reaches the scripted model: LiteLLM with an OpenAI-style model, LiteLLM with an
-# Anthropic model (the API with images inside tool results), and the Claude Agent SDK's CLI.
+# How each engine reaches the scripted model: our loop with an OpenAI-style model and with an
+# Anthropic model (the API with images inside tool results), each on the direct path (the ids keep
+# their old "litellm-" names) and the Anthropic one also through LiteLLM, and the Claude Agent SDK's CLI.
 ENGINES: dict[str, Callable[[ScriptedModelServer], dict[str, Any]]] = {
     "litellm-openai": lambda m: {},
     "litellm-anthropic": lambda m: {"model": "anthropic/claude-scripted", "api_base": m.anthropic_base},
+    "anthropic-via-litellm": lambda m: {
+        "model": "anthropic/claude-scripted",
+        "api_base": m.anthropic_base,
+        "model_transport": "litellm",
+    },
     "claude-sdk": lambda m: {"default_engine": "claude-sdk"},
 }
-API = {"litellm-openai": "openai", "litellm-anthropic": "anthropic", "claude-sdk": "anthropic"}
+API = {
+    "litellm-openai": "openai",
+    "litellm-anthropic": "anthropic",
+    "anthropic-via-litellm": "anthropic",
+    "claude-sdk": "anthropic",
+}
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
