@@ -19,7 +19,7 @@ import weakref
 from collections import OrderedDict
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import aiohttp
 
@@ -140,7 +140,20 @@ class ChatStream:
         self._response.release()
 
 
-async def open_stream(request: ChatRequest) -> ChatStream:
+class StreamRequest(Protocol):
+    """What `open_stream` sends: the OpenAI request here, or anthropic_direct's."""
+
+    read_timeout: float
+
+    @property
+    def url(self) -> str: ...
+
+    def headers(self) -> dict[str, str]: ...
+
+    def body(self) -> bytes: ...
+
+
+async def open_stream(request: StreamRequest) -> ChatStream:
     """Send the request; the stream once its headers say 200, else the error they say."""
     client = shared_client()
     # A backstop past our own limits (model.py), so a tripped limit is reported by its name.
