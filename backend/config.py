@@ -178,8 +178,9 @@ class Settings(BaseSettings):
     """Seconds a started stream may send nothing; past it the call is retried."""
     model_transport: Literal["auto", "litellm"] = "auto"
     """How models are reached: "auto" streams `openai/*` models (OpenAI and every OpenAI-compatible
-    server) over httpx directly, a fraction of LiteLLM's CPU per call, and the rest through
-    LiteLLM; "litellm" sends every call through LiteLLM."""
+    server) and `anthropic/*` models directly, for a fraction of LiteLLM's CPU per call
+    (bench/model_paths.py), and every other provider through LiteLLM; "litellm" sends every call
+    through LiteLLM."""
     read_only_auto_allow: bool = False
     sampling: Literal["ask", "deny"] = "ask"
     """Whether MCP servers may ask to run a session's model (`sampling/createMessage`): "ask" puts

@@ -1,7 +1,11 @@
-"""ModelClient, the seam between the loop and a model, and its LiteLLM implementation.
+"""ModelClient, the seam between the loop and a model, and its implementation.
 
-LiteLLM covers every provider; the scripted model server in `backend.testing` is reached through
-the very same path (`openai/<name>` + `api_base`). Transient failures (429, 5xx, timeouts, broken
+LiteLLM covers every provider. The two wire formats that carry most traffic, OpenAI-compatible
+chat completions (`openai/*`) and Anthropic's Messages API (`anthropic/*`), are streamed directly
+(openai_direct.py, anthropic_direct.py) for a fraction of LiteLLM's CPU, with the same retries,
+fallbacks, limits, argument repair, usage and cost (`model_transport: litellm` sends every call
+through LiteLLM). The scripted model server in `backend.testing` is reached as a real provider is
+(`openai/<name>` or `anthropic/<name>` + `api_base`). Transient failures (429, 5xx, timeouts, broken
 connections) are retried with exponential backoff, then the fallback models are tried in order.
 
 Two limits bound every wait on a model (see `backend.config` for the defaults and why): the
