@@ -81,7 +81,7 @@ def _oauth_config(host: Host, name: str) -> McpServerConfig:
 
 @router.post("/api/servers/{name}/login")
 async def begin_sign_in(
-    request: Request, host: HostDep, flows: SignInsDep, _: Admin, name: str = ServerName
+    request: Request, _: Admin, host: HostDep, flows: SignInsDep, name: str = ServerName
 ) -> SignInStarted:
     """Start signing in to a remote server; open `authorization_url` in a browser to finish."""
     config = _oauth_config(host, name)
@@ -94,7 +94,7 @@ async def begin_sign_in(
 
 
 @router.get("/api/servers/{name}/sign-in")
-async def sign_in_state(host: HostDep, flows: SignInsDep, _: Viewer, name: str = ServerName) -> SignInState:
+async def sign_in_state(_: Viewer, host: HostDep, flows: SignInsDep, name: str = ServerName) -> SignInState:
     """Where a server's sign-in stands (never the tokens themselves)."""
     config = host.pool.config_of(name)
     found = next((s for s in host.pool.statuses() if s.name == name), None)
