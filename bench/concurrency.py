@@ -1,8 +1,9 @@
 """N concurrent sessions of 5 tool calls each, on one host, against the scripted model.
 
 The model server runs in a separate process so its memory is not counted as the host's.
-Reports wall time, tool calls per second, the host's peak RSS, memory per session and the
-number of MCP server processes (which must not grow with N). Prints JSON.
+Reports wall time, tool calls per second, step latency (p50/p99: from a session's start or its
+last tool result to its next one), the host's peak RSS, memory per session and the number of MCP
+server processes (which must not grow with N). Prints JSON.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from _common import child_pids, peak_rss_mb, rss_mb  # noqa: E402
+from _common import child_pids, peak_rss_mb, percentiles, rss_mb  # noqa: E402
 
 from backend.config import Settings  # noqa: E402
 from backend.app.host import Host  # noqa: E402
@@ -82,6 +83,7 @@ async def run(sessions: int, root: Path, api_base: str) -> dict:
         completed = sum(s.status == "completed" for s in finished)
         peak = peak_rss_mb()
         tool_calls = sum([len(await host.store.list_tool_calls(s.id)) for s in created])
+        steps = [ms for s in created for ms in step_latencies_ms(await host.store.list_events(s.id))]
     return {
         "sessions": sessions,
         "completed": completed,
@@ -92,7 +94,15 @@ async def run(sessions: int, root: Path, api_base: str) -> dict:
         "host_peak_rss_mb": round(peak, 1),
         "mb_per_session": round((peak - baseline) / sessions, 3),
         "mcp_server_processes": processes_seen,
+        "step_latency": percentiles(steps),
     }
+
+
+def step_latencies_ms(events: list) -> list[float]:
+    """A step is one model call and one tool call: the time from the session's start, or from its
+    last tool result, to its next tool result."""
+    marks = [e.created_at for e in events if e.type in ("session.created", "tool.result")]
+    return [(later - earlier).total_seconds() * 1000 for earlier, later in zip(marks, marks[1:])]
 
 
 def main() -> None:
