@@ -176,7 +176,8 @@ class ServerRunner:
             last_restart=self.last_restart,
             url=display_url(self.config.url) if self.config.url else None,
             last_http_error=self.last_http_error,
-            needs_sign_in=self.needs_sign_in and state == "error",
+            # Kept while it tries again, so that the flag does not flicker with each attempt.
+            needs_sign_in=self.needs_sign_in and state in ("error", "starting"),
         )
 
     def current_state(self) -> tuple[ServerState, str | None]:
