@@ -74,3 +74,22 @@ async def test_an_ask_policy_for_the_remote_servers_tools_waits_for_a_person(tmp
     assert approval.tool_name == "mcp__docs__echo"
     assert calls_while_waiting == {}
     assert session.status == "completed" and server.seen.calls == {"echo": 1}
+
+
+async def test_an_approval_for_a_remote_tool_survives_a_restart_of_overseer(tmp_path: Path):
+    async with RemoteServer(legacy=True) as server:
+        ask = {"policies": {"mcp__docs__*": "ask"}}
+        async with scripted_host(tmp_path, [echo("after the restart")], mcp_servers=docs(server), **ask) as h:
+            started = await h.start("look it up")
+            approval = await h.next_approval()
+        # Overseer stopped with the approval pending; the next host finds it and waits for it.
+        async with scripted_host(tmp_path, [Reply(text="done")], mcp_servers=docs(server), **ask) as h:
+            still = await h.host.store.get_approval(approval.id)
+            calls_before_answer = dict(server.seen.calls)
+            await h.answer(still, Decision(kind="allow_once"))
+            session = await h.host.runner.wait(started.id, timeout=60)
+            [result] = h.model.requests[-1].tool_results()
+    assert (still.status, calls_before_answer) == ("pending", {})
+    assert session.status == "completed", session.error
+    assert result.text == "echo: after the restart"
+    assert server.seen.calls == {"echo": 1}
