@@ -226,6 +226,7 @@ def _status_json(status: Any) -> dict[str, Any]:
         "last_restart": status.last_restart,
         "url": status.url,
         "last_http_error": status.last_http_error,
+        "needs_sign_in": status.needs_sign_in,
         "tools": [t.model_dump() for t in status.tools],
     }
 

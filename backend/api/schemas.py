@@ -133,6 +133,8 @@ class ServerView(BaseModel):
     """A remote server's address, without credentials."""
     last_http_error: str | None = None
     """A remote server's last HTTP error, where the status has one."""
+    needs_sign_in: bool = False
+    """A remote server that refused Overseer for want of an OAuth sign-in (Sign in, or `overseer mcp login`)."""
     builtin: bool = False
     """One of Overseer's own servers: it can be restarted, not edited or removed."""
     enabled: bool = True

@@ -5,6 +5,8 @@ tests/mcp/fixtures/oauth_server.py. The consent page is answered over HTTP (`giv
 
 from __future__ import annotations
 
+import json
+
 import os
 import sys
 from collections.abc import AsyncIterator
@@ -75,6 +77,7 @@ async def until_ready(pool: McpPool) -> None:
 
 async def test_an_admin_signs_in_from_the_dashboard_and_the_callback_reconnects_the_server(api: Api):
     before = (await api.client.get("/api/servers/docs/sign-in")).json()
+    listed_before = {s["name"]: s for s in (await api.client.get("/api/servers")).json()}
     started = await api.client.post("/api/servers/docs/login")
     assert started.status_code == 200, started.text
     url = started.json()["authorization_url"]
@@ -88,6 +91,8 @@ async def test_an_admin_signs_in_from_the_dashboard_and_the_callback_reconnects_
     listed = (await api.client.get("/api/servers")).text
     whoami = await api.host.pool.call("mcp__docs__whoami", {}, workspace=Path("/tmp"), session_id="s")
     assert (before["needs_sign_in"], before["signed_in"], before["oauth"]) == (True, False, True)
+    assert listed_before["docs"]["needs_sign_in"] is True
+    assert {s["name"]: s["needs_sign_in"] for s in json.loads(listed)}["docs"] is False
     assert page.status_code == 200 and "Signed in to docs" in page.text
     assert page.headers["cache-control"] == "no-store" and "default-src 'none'" in page.headers["content-security-policy"]
     assert (after["needs_sign_in"], after["signed_in"], after["state"], after["pending"]) == (False, True, "ready", False)

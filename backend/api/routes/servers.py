@@ -43,6 +43,7 @@ def _view(server: ManagedServer, policy: PolicyEngine) -> ServerView:
         type=server.config.type if server.config is not None else "stdio",
         url=state.url,
         last_http_error=state.last_http_error,
+        needs_sign_in=state.needs_sign_in,
         builtin=server.builtin,
         enabled=server.enabled,
         editable=server.editable,
