@@ -3,7 +3,7 @@
 // Events that arrive before the snapshot are held back and replayed after it, keeping only those
 // the snapshot does not already contain (seq above its `last_seq`; token deltas at or above it).
 
-import { useEffect, useReducer } from "react";
+import { useEffect, useReducer, useRef } from "react";
 import { api } from "./api";
 import { live } from "./live";
 import type { LiveEvent, MediaFile, Message, SessionDetail, ToolCall, Usage } from "./types";
@@ -109,10 +109,13 @@ export interface DetailState {
   usage: Usage | null;
   baseSeq: number;
   buffered: LiveEvent[];
+  /** Loading again after an outage: events are applied and also kept, to replay over the snapshot. */
+  reloading?: boolean;
 }
 
 type Action =
   | { type: "reset"; id: string }
+  | { type: "reload"; id: string }
   | { type: "snapshot"; id: string; detail: SessionDetail }
   | { type: "failed"; id: string; error: string }
   | { type: "history"; id: string; events: LiveEvent[] }
@@ -242,6 +245,8 @@ function reducer(state: DetailState, action: Action): DetailState {
   switch (action.type) {
     case "reset":
       return initial(action.id);
+    case "reload":
+      return action.id === state.id ? { ...state, error: null, reloading: true, buffered: [] } : state;
     case "failed":
       return action.id === state.id ? { ...state, error: action.error } : state;
     case "history": {
@@ -265,6 +270,7 @@ function reducer(state: DetailState, action: Action): DetailState {
         usage: detail.usage ?? null,
         baseSeq: detail.last_seq ?? 0,
         buffered: [],
+        reloading: false,
       };
       for (const event of state.buffered) next = apply(next, event);
       return next;
@@ -272,16 +278,21 @@ function reducer(state: DetailState, action: Action): DetailState {
     case "event": {
       if (action.event.session_id !== state.id) return state;
       if (!state.detail) return { ...state, buffered: [...state.buffered, action.event] };
+      if (state.reloading) return { ...apply(state, action.event), buffered: [...state.buffered, action.event] };
       return apply(state, action.event);
     }
   }
 }
 
-/** Load a session and keep it current. */
-export function useSessionDetail(id: string): DetailState {
+/** Load a session and keep it current; load it again when `epoch` changes (the live connection
+ * came back after an outage: a transcript that failed to load, or missed events, is fixed). */
+export function useSessionDetail(id: string, epoch = 0): DetailState {
   const [state, dispatch] = useReducer(reducer, id, initial);
+  const loadedId = useRef<string | null>(null);
   useEffect(() => {
-    dispatch({ type: "reset", id });
+    // Another session starts empty; the same one keeps what it shows until the new snapshot.
+    dispatch(loadedId.current === id ? { type: "reload", id } : { type: "reset", id });
+    loadedId.current = id;
     const off = live.onEvent((event) => {
       if (event.session_id === id) dispatch({ type: "event", event });
     });
@@ -302,6 +313,6 @@ export function useSessionDetail(id: string): DetailState {
       cancelled = true;
       off();
     };
-  }, [id]);
+  }, [id, epoch]);
   return state;
 }

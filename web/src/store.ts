@@ -8,6 +8,7 @@ import { useSyncExternalStore } from "react";
 import { ApiError, api, onUnauthorized } from "./api";
 import { outcomeLabel } from "./format";
 import { live, type LiveState } from "./live";
+import { OFFLINE_MESSAGE, dropStaged, sendStagedNow } from "./undo";
 import type { Approval, ApprovalStatus, DecidedBy, DecisionBody, LiveEvent, Me, Session } from "./types";
 
 export interface DecidedEntry {
@@ -32,7 +33,20 @@ export interface AppState {
   /** The card the person asked to see (a notification click); queues focus it when they hold it. */
   focusRequest: string | null;
   live: LiveState;
+  /** Counts the times the live connection came back after an outage: what was loaded before
+   * (a session's transcript) may be stale, and views that hold it load it again. */
+  liveEpoch: number;
   loaded: boolean;
+  /** Decisions made by a key press, waiting out their undo window before they are sent. */
+  staged: Record<string, StagedDecision>;
+}
+
+/** A key-press decision not sent yet: it can be taken back until `due` (epoch ms). */
+export interface StagedDecision {
+  approval: Approval;
+  body: DecisionBody;
+  label: string;
+  due: number;
 }
 
 let state: AppState = {
@@ -45,7 +59,9 @@ let state: AppState = {
   errors: {},
   focusRequest: null,
   live: "stopped",
+  liveEpoch: 0,
   loaded: false,
+  staged: {},
 };
 
 const listeners = new Set<() => void>();
@@ -54,6 +70,11 @@ const receivedAt = new Map<string, number>();
 const DECIDED_KEEP = 30;
 
 function setState(update: Partial<AppState> | ((s: AppState) => Partial<AppState>)): void {
+  patchState(update);
+}
+
+/** Change the state and tell every view: for this module and its sibling undo.ts only. */
+export function patchState(update: Partial<AppState> | ((s: AppState) => Partial<AppState>)): void {
   const patch = typeof update === "function" ? update(state) : update;
   state = { ...state, ...patch };
   listeners.forEach((listener) => listener());
@@ -88,11 +109,12 @@ export function sessionFamily(s: AppState, sessionId: string): Set<string> {
   return family;
 }
 
-/** Pending approvals, oldest first; with a session, those of it and its sub-sessions. */
+/** Pending approvals, oldest first; with a session, those of it and its sub-sessions. A staged
+ * decision (in its undo window) has already left the queue as far as the person can tell. */
 export function pendingList(s: AppState, sessionId?: string): Approval[] {
   const family = sessionId === undefined ? null : sessionFamily(s, sessionId);
   return Object.values(s.pending)
-    .filter((a) => family === null || family.has(a.session_id))
+    .filter((a) => !s.staged[a.id] && (family === null || family.has(a.session_id)))
     // Date.parse keeps milliseconds only; the ISO strings break ties down to the microsecond.
     .sort(
       (a, b) =>
@@ -128,9 +150,17 @@ export function boot(): void {
   });
   live.onEvent(applyEvent);
   live.onState((liveState, reconnected) => {
-    setState({ live: liveState });
+    const outage = liveState === "open" && state.live === "reconnecting";
+    setState((s) => ({ live: liveState, liveEpoch: outage ? s.liveEpoch + 1 : s.liveEpoch }));
     // Sessions created while we were away have no `since` entry: a fresh snapshot covers them.
-    if (reconnected) void refresh();
+    // A first load that failed (the page opened while the server was down) is made now.
+    if (liveState === "open" && (reconnected || !state.loaded)) void refresh().catch(() => undefined);
+    if (liveState === "open" && !state.me) void api.me().then((me) => setState({ me }), () => undefined);
+  });
+  // A person who leaves the page has no undo window left to use: their answers go now.
+  window.addEventListener("pagehide", sendStagedNow);
+  document.addEventListener("visibilitychange", () => {
+    if (document.visibilityState === "hidden") sendStagedNow();
   });
   window.setInterval(expireDue, 1000);
   void checkAuth();
@@ -264,6 +294,7 @@ function resolve(
   decidedBy: DecidedBy | null,
 ): void {
   resolvedIds.add(id);
+  dropStaged(id); // answered elsewhere (or timed out) while its undo window ran
   setState((s) => {
     const approval = s.pending[id] ?? s.decided[id]?.approval;
     const pending = { ...s.pending };
@@ -297,9 +328,15 @@ function expireDue(): void {
 
 // ---- decisions ----
 
-/** Answer one approval. A 409 means someone (or the clock) answered first: the card leaves anyway. */
+/** Answer one approval. A 409 means someone (or the clock) answered first: the card leaves anyway.
+ * While the server is known to be unreachable the answer is refused with a message, not lost
+ * in a request that cannot arrive. */
 export async function decide(approval: Approval, body: DecisionBody): Promise<boolean> {
   if (state.submitting[approval.id] || !state.pending[approval.id]) return false;
+  if (state.live === "reconnecting") {
+    setState((s) => ({ errors: { ...s.errors, [approval.id]: OFFLINE_MESSAGE } }));
+    return false;
+  }
   setState((s) => {
     const errors = { ...s.errors };
     delete errors[approval.id];
@@ -321,7 +358,8 @@ export async function decide(approval: Approval, body: DecisionBody): Promise<bo
       }));
       return false;
     }
-    const message = error instanceof Error ? error.message : String(error);
+    // fetch's TypeError ("Failed to fetch") is the network: say what it means for the answer.
+    const message = error instanceof TypeError ? OFFLINE_MESSAGE : error instanceof Error ? error.message : String(error);
     setState((s) => {
       const submitting = { ...s.submitting };
       delete submitting[approval.id];
@@ -351,3 +389,4 @@ export function forgetSession(id: string): void {
 export function upsertSession(session: Session): void {
   setState((s) => ({ sessions: { ...s.sessions, [session.id]: { ...s.sessions[session.id], ...session } } }));
 }
+

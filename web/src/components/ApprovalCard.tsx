@@ -7,6 +7,7 @@ import { formatAge, formatClock, splitToolName, toolTitle } from "../format";
 import { isTypingTarget, useCardKeys, useNow } from "../hooks";
 import { sessionHref } from "../router";
 import { decide, useAppState } from "../store";
+import { stageDecision } from "../undo";
 import type { Approval, Session, ToolAnnotations } from "../types";
 import { ArgumentsView } from "./Arguments";
 import { ArgumentsEditor } from "./ArgumentsEditor";
@@ -159,10 +160,11 @@ export function ApprovalCard({ approval, position, total, shortcuts }: CardProps
   };
   const shortcut = (key: string, onControl: boolean): (() => void) | null => {
     if (mode !== "buttons") return null;
-    if (key === "y" || (key === "Enter" && !onControl)) return allowOnce;
-    if (key === "s") return allowSession;
+    // A one-key decision waits out an undo window (undo.ts); the buttons' clicks do not.
+    if (key === "y" || (key === "Enter" && !onControl)) return () => stageDecision(approval, { decision: "allow_once" }, "Allowed once");
+    if (key === "s") return () => stageDecision(approval, { decision: "allow_session" }, "Allowed for the session");
     if (key === "a") return canAlways ? openAlways : null;
-    if (key === "n") return deny;
+    if (key === "n") return () => stageDecision(approval, { decision: "deny" }, "Denied");
     if (key === "r") return () => setMode("reason");
     if (key === "e") return () => setMode("edit");
     return null;

@@ -219,7 +219,7 @@ function AutoApproveStrip() {
 
 export function SessionView({ id }: { id: string }) {
   const state = useAppState();
-  const detail = useSessionDetail(id);
+  const detail = useSessionDetail(id, state.liveEpoch);
   const session: Session | undefined = state.sessions[id] ?? detail.detail ?? undefined;
   const pending = pendingList(state, id);
   const decided = decidedList(state, id);

@@ -124,7 +124,7 @@ export function Sidebar({ route, onNavigate }: { route: Route; onNavigate: () =>
       <section className="session-group" aria-label="All sessions">
         <h2>Sessions</h2>
         {rows.length === 0 ? (
-          <p className="muted small-pad">{all.length === 0 ? "No sessions yet." : "No session matches."}</p>
+          <p className="muted small-pad">{!state.loaded ? "Not loaded yet." : all.length === 0 ? "No sessions yet." : "No session matches."}</p>
         ) : (
           <ul data-testid="session-list">
             {rows.map(({ session, depth }) => (
