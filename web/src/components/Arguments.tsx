@@ -63,7 +63,7 @@ function Collapsible({ lines, children }: { lines: number; children: ReactNode }
   );
 }
 
-function DiffView({ path, lines, note, warning }: { path: string; lines: ShownLine[]; note?: string; warning?: string }) {
+export function DiffView({ path, lines, note, warning }: { path: string; lines: ShownLine[]; note?: string; warning?: string }) {
   const added = lines.filter((l) => l.kind === "add").length;
   const removed = lines.filter((l) => l.kind === "del").length;
   return (

@@ -8,6 +8,8 @@ import { useNow } from "../hooks";
 import { navigate, sessionHref } from "../router";
 import { modeLabel, useModes } from "../modes";
 import { useSessionDetail, type TimelineNote } from "../sessionDetail";
+import { callsInOrder, sessionChanges } from "../changes";
+import { ChangesView } from "./ChangesView";
 import { decidedList, forgetSession, pendingList, upsertSession, useAppState } from "../store";
 import type { MediaFile, Message, Session, ToolCall, ToolProgress } from "../types";
 import { Breadcrumb } from "./ApprovalCard";
@@ -240,6 +242,8 @@ export function SessionView({ id }: { id: string }) {
   const streaming = detail.tokens.map((t) => t.text).join("");
   const placed = useMemo(() => placeNotes(detail.messages, detail.notes), [detail.messages, detail.notes]);
   const modes = useModes();
+  const [tab, setTab] = useState<"conversation" | "changes">("conversation");
+  const changes = useMemo(() => sessionChanges(callsInOrder(detail.messages, detail.toolCalls)), [detail.messages, detail.toolCalls]);
 
   useEffect(() => {
     endRef.current?.scrollIntoView({ block: "end" });
@@ -319,7 +323,17 @@ export function SessionView({ id }: { id: string }) {
         </p>
       )}
 
-      <div className="transcript" data-testid="transcript" aria-live="off">
+      <div className="session-tabs" role="tablist" aria-label="Session views">
+        <button type="button" role="tab" aria-selected={tab === "conversation"} data-testid="tab-conversation" onClick={() => setTab("conversation")}>
+          Conversation
+        </button>
+        <button type="button" role="tab" aria-selected={tab === "changes"} data-testid="tab-changes" onClick={() => setTab("changes")}>
+          Changes{changes.length > 0 && <span className="count"> {changes.length}</span>}
+        </button>
+      </div>
+      {tab === "changes" && <ChangesView files={changes} />}
+
+      <div className="transcript" data-testid="transcript" aria-live="off" hidden={tab !== "conversation"}>
         {placed.before.map((n) => (
           <Note key={n.seq} note={n} />
         ))}
