@@ -95,6 +95,7 @@ def is_retryable(exc: BaseException) -> bool:
 _MISSING_KEY = re.compile(
     r"missing (credentials|\w+ api key)|no (api )?key is set|api_key client option must be set", re.IGNORECASE
 )
+_TOO_LONG = re.compile(r"context (length|window)|too long|maximum context|too many tokens|prompt is too long", re.IGNORECASE)
 _LITELLM_PREFIX = re.compile(r"^(litellm\.\w+: )?(\w+Error: )?(\w+Exception - )?")
 
 
@@ -130,6 +131,8 @@ def explain_refusal(exc: BaseException, model: str) -> str | None:
         return f"The model's server refused access to {model} (HTTP 403): check the key's permissions, or {fix}."
     if status == 404:
         return f"The model {model} was not found (HTTP 404): check the model name and API base in Settings → Model."
+    if status in (400, 422) and _TOO_LONG.search(str(exc)):
+        return f"The conversation is too long for {model} (HTTP {status}): start a new session, or choose a model with a larger context in Settings → Model."
     if status in (400, 422):
         return f"The model's server rejected the request (HTTP {status}): check the model name and API base in Settings → Model."
     return None

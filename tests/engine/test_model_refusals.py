@@ -61,3 +61,11 @@ async def test_a_server_error_is_still_retried_and_keeps_its_general_message(tmp
         session = await h.run("hello")
         assert len(h.model.requests) == 2
         assert (session.error or "").startswith("The model could not answer.")
+
+
+async def test_a_request_too_long_for_the_model_says_so_rather_than_blaming_the_settings(tmp_path, transport, pool):
+    too_long = Reply(status=400, text="This model's maximum context length is 8192 tokens")
+    async with scripted_host(tmp_path, lambda r: too_long, pool=pool, model_transport=transport) as h:
+        session = await h.run("hello")
+        assert (session.error or "").startswith("The conversation is too long for openai/scripted (HTTP 400): start a new session")
+        assert len(h.model.requests) == 1
