@@ -18,6 +18,11 @@ class WaitingSink(Protocol):
 
     async def approval_waiting(self, session_id: str, delta: int) -> None: ...
 
+    @property
+    def closing(self) -> bool:
+        """True once the process is shutting down: then no approval is ended (see Host.begin_shutdown)."""
+        ...
+
 
 async def ask_and_wait(
     broker: ApprovalBroker,
@@ -44,8 +49,9 @@ async def ask_and_wait(
         )
         return await broker.wait(approval.id)
     except asyncio.CancelledError:
-        # The call ended (timed out, stopped) while the person was still being asked.
-        if approval is not None:
+        # The call ended (timed out, stopped) while the person was still being asked. A shutdown
+        # ends nothing: the next start withdraws the question, saying Overseer restarted.
+        if approval is not None and not sessions.closing:
             await asyncio.shield(broker.cancel(approval.id, "The tool call ended before an answer."))
         raise
     finally:
