@@ -1,4 +1,4 @@
-"""Cron jobs in the SQLite store: round trips, due queries, the next due time, deletes, migration."""
+"""Cron jobs in the store (SQLite and Postgres): round trips, due queries, the next due time, deletes, migration."""
 
 from __future__ import annotations
 
@@ -13,12 +13,6 @@ from backend.store import NotFound, SqliteStore
 from backend.store.schema import MIGRATIONS, SCHEMA_VERSION
 
 T0 = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
-
-
-@pytest.fixture
-async def store(tmp_path):
-    async with SqliteStore(tmp_path / "o.db") as s:
-        yield s
 
 
 def job(job_id: str, *, next_in: timedelta | None, status: str = "active", created: int = 0) -> Schedule:
@@ -77,16 +71,16 @@ async def test_deleting_removes_the_job_and_a_missing_one_is_not_found(store):
         await store.delete_schedule("a")
 
 
-async def test_schedules_survive_closing_and_reopening_the_database(tmp_path):
-    async with SqliteStore(tmp_path / "o.db") as first:
+async def test_schedules_survive_closing_and_reopening_the_database(store_factory):
+    async with store_factory() as first:
         await first.save_schedule(job("kept", next_in=timedelta(hours=1)))
-    async with SqliteStore(tmp_path / "o.db") as second:
+    async with store_factory() as second:
         assert (await second.get_schedule("kept")).next_run_at == T0 + timedelta(hours=1)
         assert [s.id for s in await second.due_schedules(T0 + timedelta(hours=1))] == ["kept"]
 
 
-async def test_the_schedules_table_has_an_index_on_the_next_run(store):
-    rows = await store.db.fetch_all("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'schedules'")
+async def test_the_sqlite_schedules_table_has_an_index_on_the_next_run(sqlite_store):
+    rows = await sqlite_store.db.fetch_all("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'schedules'")
     assert "schedules_next_run" in {r[0] for r in rows}
 
 

@@ -1,4 +1,5 @@
-"""The SQLite store: schema, round trips, gapless seq, atomic tool-call finish."""
+"""The store, on SQLite and on Postgres (tests/store/conftest.py): round trips, gapless seq,
+atomic tool-call finish; and what only the SQLite file has (WAL, file modes, its query plans)."""
 
 from __future__ import annotations
 
@@ -14,20 +15,14 @@ from backend.store import NotFound, SqliteStore
 from backend.store.schema import SCHEMA_VERSION
 
 
-@pytest.fixture
-async def store(tmp_path):
-    async with SqliteStore(tmp_path / "o.db") as s:
-        yield s
-
-
 def session(sid: str = "s1", status: str = "running") -> Session:
     return Session(id=sid, workspace="/w", status=status)  # type: ignore[arg-type]
 
 
-async def test_database_is_in_wal_mode_with_the_current_schema_version(store):
-    [(mode,)] = await store.db.fetch_all("PRAGMA journal_mode")
+async def test_database_is_in_wal_mode_with_the_current_schema_version(sqlite_store):
+    [(mode,)] = await sqlite_store.db.fetch_all("PRAGMA journal_mode")
     assert mode == "wal"
-    assert await store.schema_version() == SCHEMA_VERSION
+    assert await sqlite_store.schema_version() == SCHEMA_VERSION
 
 
 async def test_a_new_database_its_wal_and_its_folder_are_owner_only(tmp_path):
@@ -64,7 +59,7 @@ async def test_sessions_round_trip_and_filter_by_status(store):
         await store.get_session("a")
 
 
-async def test_children_are_listed_by_parent_through_an_index_and_filter_by_status(store):
+async def test_children_are_listed_by_parent_and_filter_by_status(store):
     await store.create_session(session("root", "completed"))
     await store.create_session(Session(id="a", workspace="/w", parent_id="root", status="running"))
     await store.create_session(Session(id="b", workspace="/w", parent_id="root", status="completed"))
@@ -73,7 +68,10 @@ async def test_children_are_listed_by_parent_through_an_index_and_filter_by_stat
     assert [s.id for s in await store.list_children("root", statuses=["running"])] == ["a"]
     assert [s.id for s in await store.list_children("a")] == ["grandchild"]
     assert await store.list_children("b") == []
-    plan = await store.db.fetch_all("EXPLAIN QUERY PLAN SELECT id FROM sessions WHERE parent_id = ?", ("root",))
+
+
+async def test_children_are_found_through_an_index_on_sqlite(sqlite_store):
+    plan = await sqlite_store.db.fetch_all("EXPLAIN QUERY PLAN SELECT id FROM sessions WHERE parent_id = ?", ("root",))
     assert any("sessions_parent" in str(row) for row in plan)
 
 
@@ -86,17 +84,17 @@ async def test_events_get_gapless_seq_under_concurrent_appends(store):
     assert [e.seq for e in await store.list_events("s1", since=45)] == [46, 47, 48, 49, 50]
 
 
-async def test_seq_continues_after_reopening(tmp_path):
-    async with SqliteStore(tmp_path / "o.db") as s:
+async def test_seq_continues_after_reopening(store_factory):
+    async with store_factory() as s:
         for _ in range(3):
             await s.append_event(Event(session_id="s1", seq=0, type="notice"))
-    async with SqliteStore(tmp_path / "o.db") as s:
+    async with store_factory() as s:
         assert (await s.append_event(Event(session_id="s1", seq=0, type="notice"))).seq == 4
 
 
-async def test_two_stores_on_one_file_number_interleaved_writes_gaplessly(tmp_path):
-    # Two stores on one file stand for two processes (`overseer serve` and `overseer mcp`).
-    async with SqliteStore(tmp_path / "o.db") as here, SqliteStore(tmp_path / "o.db") as there:
+async def test_two_stores_on_one_database_number_interleaved_writes_gaplessly(store_factory):
+    # Two stores on one database stand for two processes (`overseer serve` and `overseer mcp`).
+    async with store_factory() as here, store_factory() as there:
         for i in range(6):
             writer = (here, there)[i % 2]
             await writer.append_event(Event(session_id="s1", seq=0, type="notice", data={"i": i}))
@@ -106,8 +104,8 @@ async def test_two_stores_on_one_file_number_interleaved_writes_gaplessly(tmp_pa
         assert await here.last_seq("s1") == await there.last_seq("s1") == 6
 
 
-async def test_two_stores_on_one_file_number_concurrent_writes_gaplessly(tmp_path):
-    async with SqliteStore(tmp_path / "o.db") as here, SqliteStore(tmp_path / "o.db") as there:
+async def test_two_stores_on_one_database_number_concurrent_writes_gaplessly(store_factory):
+    async with store_factory() as here, store_factory() as there:
         written = await asyncio.gather(
             *(
                 writer.finish_tool_call(
@@ -124,7 +122,8 @@ async def test_two_stores_on_one_file_number_concurrent_writes_gaplessly(tmp_pat
         assert [e.seq for e in await there.list_events("s1")] == list(range(1, 41))
 
 
-async def test_a_failed_finish_writes_neither_the_record_nor_the_message(store):
+async def test_a_failed_finish_writes_neither_the_record_nor_the_message(sqlite_store):
+    store = sqlite_store
     record = ToolCallRecord(id="c1", session_id="s1", name="t", status="running")
     await store.save_tool_call(record)
     await store.add_message(Message(session_id="s1", role="user", content="hi"))

@@ -1,4 +1,4 @@
-"""Workflow runs in the SQLite store: round trips, newest-first lists and their filters, migration."""
+"""Workflow runs in the store (SQLite and Postgres): round trips, newest-first lists and their filters, migration."""
 
 from __future__ import annotations
 
@@ -12,12 +12,6 @@ from backend.store.schema import MIGRATIONS, SCHEMA_VERSION
 from backend.domain.workflows import StepRun, WorkflowRun
 
 T0 = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
-
-
-@pytest.fixture
-async def store(tmp_path):
-    async with SqliteStore(tmp_path / "o.db") as s:
-        yield s
 
 
 def run(run_id: str, *, workflow: str = "plan-then-build", status: str = "running", created: int = 0) -> WorkflowRun:
