@@ -161,6 +161,9 @@ class Settings(BaseSettings):
     """Claude Code settings files the claude-sdk engine reads. None by default: the CLI then runs
     with a config dir and HOME under the data dir, blind to the person's own ~/.claude."""
     data_dir: Path = Field(default_factory=lambda: Path.home() / ".overseer")
+    database_url: SecretStr | None = None
+    """`postgresql://...`: keep everything in this PostgreSQL database, which several hosts may
+    share, instead of `<data dir>/overseer.db` (SQLite, the default). A secret: it may hold a password."""
     workspace: Path | None = None
     max_iterations: int = Field(default=40, ge=1)
     tool_concurrency: int = Field(default=8, ge=1)

@@ -46,6 +46,8 @@ from backend.permissions.hooks import HookChain
 from backend.scheduler import Scheduler
 from backend.skills.catalog import SkillCatalog
 from backend.store.media import MediaStore
+from backend.store.base import Store
+from backend.store.postgres import PostgresStore
 from backend.store.sqlite import SqliteStore
 from backend.workflows.files import WorkflowLibrary
 from backend.workflows.runner import WorkflowRunner
@@ -103,7 +105,12 @@ class Host:
         self.data_dir = settings.data_dir.expanduser()
         self.modes = ModeRegistry(BUILTIN_MODES_DIR, self.data_dir / "modes")
         self.skills = SkillCatalog(BUILTIN_SKILLS_DIR, self.data_dir / "skills")
-        self.store = SqliteStore(settings.db_path)
+        # OVERSEER_DATABASE_URL: the Postgres several hosts may share; without it, the embedded SQLite file.
+        self.store: Store = (
+            PostgresStore(settings.database_url.get_secret_value())
+            if settings.database_url is not None
+            else SqliteStore(settings.db_path)
+        )
         self.media = MediaStore(self.data_dir / "media")
         """Images and audio of tool results, as files beside the database."""
         self.bus = EventBus(self.store)

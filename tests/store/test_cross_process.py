@@ -50,3 +50,17 @@ async def test_an_answer_from_another_store_changes_the_data_version(store_facto
         assert await there.close_approval(pending().model_copy(update={"status": "allowed"}))
         assert await here.data_version() != before
         assert await here.approval_statuses(["a1"]) == {"a1": "allowed"}
+
+
+async def test_a_call_waiting_in_one_store_hears_an_answer_given_in_another(store_factory):
+    from backend.permissions.approval_watch import ApprovalWatch
+
+    async with store_factory() as here, store_factory() as there:
+        await here.save_approval(pending())
+        waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        watch = ApprovalWatch(here, {"a1": waiter}, interval=0.01)
+        with watch.watching("a1"):
+            await asyncio.wait_for(watch.active.wait(), 5)
+            assert await there.close_approval(pending().model_copy(update={"status": "allowed"}))
+            await asyncio.wait_for(waiter, 5)
+        await watch.close()
