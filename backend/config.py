@@ -143,6 +143,27 @@ class HeartbeatConfig(BaseModel):
     mode: str = "agent"
 
 
+class ToolSelectionConfig(BaseModel):
+    """`tool_selection:`: what the model is shown when a turn offers more tools than `max_tools`.
+
+    Past the threshold the model sees the core tools, the tools most relevant to the
+    conversation, the session's most-used tools, and `search_tools` to find any other. Only what
+    is offered changes: a tool the model was not shown is still refused.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+    max_tools: int = Field(default=40, ge=1)
+    """Up to this many offered tools, the model sees them all (no selection)."""
+    core_tools: list[str] = Field(default_factory=lambda: ["mcp__file__*", "mcp__shell__*"])
+    """Full-name patterns (`*` wildcards) of tools always shown when the mode offers them."""
+    relevant: int = Field(default=10, ge=0)
+    """How many of the tools most relevant to the conversation (BM25) are shown."""
+    most_used: int = Field(default=5, ge=0)
+    """How many of the session's most-used tools are shown."""
+    search_results: int = Field(default=5, ge=1)
+    """How many tools one `search_tools` call finds and adds."""
+
+
 class Settings(BaseSettings):
     """Everything Overseer can be configured with."""
 
@@ -202,6 +223,7 @@ class Settings(BaseSettings):
     """The Telegram channel (issue 18); off unless configured."""
     notify: NotifyConfig = Field(default_factory=NotifyConfig)
     heartbeat: HeartbeatConfig = Field(default_factory=HeartbeatConfig)
+    tool_selection: ToolSelectionConfig = Field(default_factory=ToolSelectionConfig)
 
     host: str = "127.0.0.1"
     port: int = Field(default=8000, ge=0, le=65535)

@@ -162,6 +162,7 @@ class Host:
             claude_sdk=self.claude_sdk,
             default_engine=settings.default_engine,
             secrets=known_secrets,
+            tool_selection=settings.tool_selection,
         )
         self.model_settings = ModelSettings(settings=settings, runner=self.runner, data_dir=self.data_dir, demo_model=DEMO_MODEL)
         """The model chosen in the dashboard, laid over the configuration (here, and at once when changed)."""

@@ -116,6 +116,9 @@ class Session(BaseModel):
     """The session's own instructions: the last part of its system prompt, so they win."""
     session_rules: list[str] = Field(default_factory=list)
     """Allow rules granted "for this session"; persisted so they survive a restart."""
+    found_tools: list[str] = Field(default_factory=list)
+    """Tools `search_tools` added to what the model is shown (tool selection, past
+    `tool_selection.max_tools`); persisted so they stay offered after a restart. Offered, not allowed."""
     memory_from: int = 0
     """Messages with idx below it are no longer sent to the model: consolidated into the
     workspace memory, or cleared by `/new`."""

@@ -75,4 +75,5 @@ class LiteLlmEngine:
             history_from=session.memory_from,
             read_media=self.gate.media.read_base64 if self.gate.media is not None else None,
             tool_images=tool_image_style(models),
+            selection=turn.selection,
         )

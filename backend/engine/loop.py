@@ -21,6 +21,7 @@ from backend.engine.events import EventBus
 from backend.engine.model import ModelClient, ModelError
 from backend.engine.settle import settle_open_calls
 from backend.engine.tool_media import ReadMedia, ToolImageStyle, images_message, images_to_send, tool_message
+from backend.engine.tool_selection import SEARCH_TOOLS, ToolSelection
 from backend.permissions.gate import GateCall, GateSession, ToolGate
 from backend.store.base import Store
 
@@ -119,18 +120,25 @@ async def run_agent_loop(
     history_from: int = 0,
     read_media: ReadMedia | None = None,
     tool_images: ToolImageStyle = "user_message",
+    selection: ToolSelection | None = None,
 ) -> LoopResult:
     """Drive one session until the model answers with text, a limit, or an error.
 
     The model is sent only messages with idx >= `history_from`: older ones live on in the
     workspace memory (see `backend.engine.memory`). Tool results' images are read with
-    `read_media` and sent as `tool_images` says.
+    `read_media` and sent as `tool_images` says. With a `selection`, each model call is shown
+    the tools it picks (see `backend.engine.tool_selection`), and the gate refuses all others.
     """
     sid = session.session_id
     schemas = tool_schemas(tools)
     semaphore = asyncio.Semaphore(limits.tool_concurrency)
 
     async def run_call(call: ToolCallRequest) -> None:
+        if selection is not None and call.name == SEARCH_TOOLS and not call.argument_error:
+            # Runs in the host and only changes what is offered: no server, nothing to allow.
+            result = await selection.search(call.arguments)
+            await gate.settle_unrun(session, GateCall(id=call.id, name=call.name, arguments=call.arguments), result)
+            return
         async with semaphore:
             await gate.run(
                 session,
@@ -160,6 +168,11 @@ async def run_agent_loop(
         wire = partial(to_wire, system_prompt, visible, read_media=read_media, tool_images=tool_images)
         # Images are files: read them off the event loop.
         messages = await asyncio.to_thread(wire) if any(m.media for m in visible) else wire()
+        if selection is not None:
+            shown = selection.offer(visible, await store.list_tool_calls(sid))
+            # What the model is shown is all the gate lets through (`search_tools` never reaches it).
+            session.offered = frozenset(t.name for t in shown if t.name != SEARCH_TOOLS)
+            schemas = tool_schemas(shown)
         try:
             turn = await model.complete(
                 messages=messages,

@@ -14,6 +14,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from backend.config import ToolSelectionConfig
 from backend.domain.errors import BadRequest, Conflict
 from backend.domain.models import (
     ACTIVE_STATUSES,
@@ -73,11 +74,13 @@ class SessionRunner:
         claude_sdk: ClaudeSdkEngine | None = None,
         default_engine: EngineName = "litellm",
         secrets: Sequence[str] = (),
+        tool_selection: ToolSelectionConfig | None = None,
     ) -> None:
         """`memory_window`: messages a session keeps before older ones are consolidated (0: never).
         `claude_sdk` runs "claude-sdk" sessions; `default_engine` is for sessions that name none.
         `secrets` (the provider's API key, ...) never appear in a stored error or its event."""
         self.secrets = tuple(secrets)
+        self.tool_selection = tool_selection or ToolSelectionConfig()
         self.claude_sdk = claude_sdk
         self.default_engine: EngineName = default_engine
         self.modes = modes
@@ -156,6 +159,13 @@ class SessionRunner:
         await self._change(
             session_id,
             lambda s: {"session_rules": s.session_rules + [r for r in rules if r not in s.session_rules]},
+        )
+
+    async def add_found_tools(self, session_id: str, names: list[str]) -> None:
+        """Keep the tools `search_tools` found on the session row, so they stay offered after a restart."""
+        await self._change(
+            session_id,
+            lambda s: {"found_tools": s.found_tools + new} if (new := [n for n in names if n not in s.found_tools]) else None,
         )
 
     async def add_usage(self, session_id: str, usage: Usage) -> None:
@@ -371,7 +381,13 @@ class SessionRunner:
 
     async def _prepare_turn(self, session: Session) -> Turn:
         return await prepare_turn(
-            session, modes=self.modes, skills=self.skills, data_dir=self.data_dir, all_tools=await self.list_tools()
+            session,
+            modes=self.modes,
+            skills=self.skills,
+            data_dir=self.data_dir,
+            all_tools=await self.list_tools(),
+            tool_selection=self.tool_selection,
+            remember_found=lambda names: self.add_found_tools(session.id, names),
         )
 
     async def stop(self, session_id: str, *, timeout: float = 10) -> Session:

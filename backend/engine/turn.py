@@ -8,15 +8,18 @@ take their prompt and tool list from here.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
+from backend.config import ToolSelectionConfig
 from backend.domain.models import Session
 from backend.domain.tools import ToolInfo
 from backend.engine.bootstrap import read_bootstrap_files
 from backend.engine.memory import read_memory_for_prompt
 from backend.engine.prompt import PromptParts, build_system_prompt
+from backend.engine.tool_selection import ToolSelection, select_tools
 from backend.modes.model import Mode
 from backend.modes.registry import ModeRegistry
 from backend.permissions.gate import GateSession
@@ -31,6 +34,9 @@ class Turn:
     tools: list[ToolInfo]
     """Only the tools the mode offers: the model is never shown the others."""
     gate_session: GateSession
+    selection: ToolSelection | None = None
+    """Set when the mode offers more tools than `tool_selection.max_tools` (LiteLLM engine): the
+    loop then shows the model a selection of `tools` per model call, and the gate only those."""
 
 
 async def prepare_turn(
@@ -41,8 +47,14 @@ async def prepare_turn(
     data_dir: Path,
     all_tools: list[ToolInfo],
     now: datetime | None = None,
+    tool_selection: ToolSelectionConfig | None = None,
+    remember_found: Callable[[list[str]], Awaitable[object]] | None = None,
 ) -> Turn:
-    """Resolve the session's mode (UnknownMode if it is gone) and compose its system prompt."""
+    """Resolve the session's mode (UnknownMode if it is gone) and compose its system prompt.
+
+    With `tool_selection`, a LiteLLM session whose mode offers too many tools gets a selection;
+    `remember_found` persists the tools its `search_tools` calls add.
+    """
     mode = modes.get(session.mode)
     workspace = Path(session.workspace)
     # One hop to a thread for all the file reading a turn does, not one per kind of file.
@@ -71,4 +83,8 @@ async def prepare_turn(
         mode_policies=dict(mode.policies),
         offered=frozenset(t.name for t in tools) if mode.tools != "all" else None,
     )
-    return Turn(mode=mode, system_prompt=prompt, tools=tools, gate_session=gate_session)
+    selection = None
+    # The claude-sdk engine hands tools to Claude Code, which has its own tool search.
+    if tool_selection is not None and remember_found is not None and session.engine == "litellm":
+        selection = select_tools(tools, tool_selection, found=session.found_tools, remember=remember_found)
+    return Turn(mode=mode, system_prompt=prompt, tools=tools, gate_session=gate_session, selection=selection)
