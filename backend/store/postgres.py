@@ -42,26 +42,37 @@ class PostgresStore(PostgresApprovalStore, PostgresScheduleStore, PostgresWorkfl
 
     def __init__(self, url: str, *, max_connections: int = 10) -> None:
         self.url = url
-        # Autocommit: a unit of work opens its own transaction, so a lone read holds no snapshot.
-        # UTC: timestamps we compare and return are the models' own (aware, UTC).
-        self.pool = AsyncConnectionPool(
-            url,
-            min_size=1,
-            max_size=max_connections,
-            open=False,
-            kwargs={"autocommit": True, "options": "-c TimeZone=UTC"},
-        )
+        self.max_connections = max_connections
+        self._pool: AsyncConnectionPool | None = None
+
+    @property
+    def pool(self) -> AsyncConnectionPool:
+        if self._pool is None:
+            raise RuntimeError("store is not open")
+        return self._pool
 
     async def open(self) -> None:
-        await self.pool.open(wait=True, timeout=10)
+        # Autocommit: a unit of work opens its own transaction, so a lone read holds no snapshot.
+        # UTC: timestamps we compare and return are the models' own (aware, UTC).
+        settings: dict[str, Any] = {"autocommit": True, "options": "-c TimeZone=UTC"}
+        # Migrate on a connection of its own first: an unreachable server or a bad URL fails the
+        # start at once with the server's own words (a pool would retry them for seconds).
+        async with await AsyncConnection.connect(self.url, connect_timeout=10, **settings) as conn:
+            await self._migrate(conn)
+        # A pool per opening: a closed psycopg pool cannot be opened again, and a store can.
+        self._pool = AsyncConnectionPool(
+            self.url, min_size=1, max_size=self.max_connections, open=False, kwargs=settings
+        )
         try:
-            await self._migrate()
+            await self._pool.open(wait=True, timeout=10)
         except BaseException:
             await self.close()
             raise
 
     async def close(self) -> None:
-        await self.pool.close()
+        pool, self._pool = self._pool, None
+        if pool is not None:
+            await pool.close()
 
     async def __aenter__(self) -> PostgresStore:
         await self.open()
@@ -70,9 +81,9 @@ class PostgresStore(PostgresApprovalStore, PostgresScheduleStore, PostgresWorkfl
     async def __aexit__(self, *exc: object) -> None:
         await self.close()
 
-    async def _migrate(self) -> None:
+    async def _migrate(self, conn: AsyncConnection[Any]) -> None:
         """Apply the missing steps once, however many hosts start at the same moment."""
-        async with self._transaction() as conn:
+        async with conn.transaction():
             # The lock first: CREATE TABLE IF NOT EXISTS itself races on the catalog.
             await conn.execute("SELECT pg_advisory_xact_lock(%s, %s)", (LOCK_CLASS, MIGRATION_LOCK))
             await conn.execute(BOOTSTRAP)
@@ -180,6 +191,7 @@ class PostgresStore(PostgresApprovalStore, PostgresScheduleStore, PostgresWorkfl
                     row = await cursor.fetchone()
                     row_id = None if row is None else int(row[0])
             # Lock every session numbered here, in one order, so two units never wait on each other.
+            # (Two sessions whose ids hash alike share a lock: they only queue, never collide.)
             for session_id in sorted({x.session_id for x in (message, event) if x is not None}):
                 await conn.execute("SELECT pg_advisory_xact_lock(%s, hashtext(%s))", (SESSION_LOCK_CLASS, session_id))
             stored_message = stored_event = None

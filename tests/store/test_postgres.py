@@ -7,7 +7,7 @@ import asyncio
 import psycopg
 import pytest
 
-from backend.domain.models import Event, Message, Session, ToolCallRecord
+from backend.domain.models import AuditEntry, Event, Message, Session, ToolCallRecord
 from backend.store.postgres import PostgresStore, SchemaTooNew
 from backend.store.postgres_schema import SCHEMA_VERSION
 
@@ -21,6 +21,20 @@ async def test_hosts_starting_together_on_an_empty_database_migrate_it_once(empt
         assert [e.seq for e in await stores[3].list_events("s1")] == [1]
     finally:
         await asyncio.gather(*(s.close() for s in stores))
+
+
+async def test_a_store_closed_and_opened_again_works(postgres_store):
+    await postgres_store.close()
+    await postgres_store.open()
+    assert (await postgres_store.append_event(Event(session_id="s1", seq=0, type="notice"))).seq == 1
+
+
+async def test_an_unreachable_server_fails_the_open_at_once_saying_why():
+    store = PostgresStore("postgresql://postgres@127.0.0.1:1/none", max_connections=1)
+    with pytest.raises(psycopg.OperationalError, match="refused"):
+        await store.open()
+    with pytest.raises(RuntimeError, match="not open"):
+        store.pool
 
 
 async def test_a_newer_postgres_schema_refuses_to_open(postgres_store):
@@ -63,11 +77,9 @@ async def test_a_failed_finish_on_postgres_writes_neither_the_record_nor_the_mes
 
 
 async def test_audit_ids_are_the_databases_and_newest_come_first(postgres_store):
-    from backend.domain.models import AuditEntry
+    def entry(session_id: str) -> AuditEntry:
+        return AuditEntry(session_id=session_id, tool_call_id="c", tool_name="t", decision="allow", decided_by="rule")
 
-    ids = [
-        (await postgres_store.add_audit(AuditEntry(session_id=s, tool_call_id="c", tool_name="t", decision="allow", decided_by="rule"))).id
-        for s in ("s1", "s2", "s1")
-    ]
+    ids = [(await postgres_store.add_audit(entry(s))).id for s in ("s1", "s2", "s1")]
     assert ids[0] is not None and ids == sorted(ids)
     assert [e.id for e in await postgres_store.list_audit(session_id="s1")] == [ids[2], ids[0]]
