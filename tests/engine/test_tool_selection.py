@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from backend.config import Settings, ToolSelectionConfig
-from backend.domain.models import Message, ToolCallRecord
+from backend.domain.models import Message, Session, ToolCallRecord
 from backend.domain.tools import ToolAnnotations, ToolInfo
 from backend.engine.tool_selection import (
     SEARCH_TOOLS,
@@ -16,6 +16,10 @@ from backend.engine.tool_selection import (
     select_tools,
     tokenize,
 )
+from backend.engine.turn import prepare_turn
+from backend.modes.registry import ModeRegistry
+from backend.paths import BUILTIN_MODES_DIR
+from backend.skills.catalog import SkillCatalog
 from backend.testing import Reply, ScriptedToolCall
 from backend.testing.harness import scripted_host
 
@@ -196,6 +200,39 @@ async def test_search_tools_that_finds_nothing_says_so_and_adds_nothing():
     chosen = selection()
     result = await chosen.search({"query": "zzyzx"})
     assert not result.is_error and "No tool matches" in result.text and chosen.found == []
+
+
+# a turn
+
+
+async def turn_for(tmp_path, session: Session, tools: list[ToolInfo]):
+    modes = ModeRegistry(BUILTIN_MODES_DIR, tmp_path / "modes")
+    skills = SkillCatalog(tmp_path / "none", tmp_path / "skills")
+    return await prepare_turn(
+        session,
+        modes=modes,
+        skills=skills,
+        data_dir=tmp_path,
+        all_tools=tools,
+        tool_selection=config(),
+        remember_found=nowhere,
+    )
+
+
+@on_module_loop
+async def test_tools_a_session_found_before_a_restart_are_offered_by_its_next_turn(tmp_path):
+    session = Session(id="s1", workspace=str(tmp_path), found_tools=["mcp__twilio__send_sms"])
+    turn = await turn_for(tmp_path, session, [*MANY, tool("twilio", "send_sms", "Send an SMS.")])
+    assert turn.selection is not None
+    assert "mcp__twilio__send_sms" in [t.name for t in turn.selection.offer([user("hello")], [])]
+
+
+@on_module_loop
+async def test_claude_sdk_sessions_and_small_catalogs_get_every_tool_without_selection(tmp_path):
+    sdk = Session(id="s1", workspace=str(tmp_path), engine="claude-sdk")
+    assert (await turn_for(tmp_path, sdk, MANY)).selection is None
+    small = Session(id="s2", workspace=str(tmp_path))
+    assert (await turn_for(tmp_path, small, TOOLS[:10])).selection is None
 
 
 # end to end
