@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Literal
 
 from backend.auth_store import read_or_create_secret
-from backend.domain.errors import DomainError, Forbidden
+from backend.domain.errors import Conflict, Forbidden
 from backend.domain.models import Approval
 
 KEY_FILE = "answer_link_key"
@@ -33,8 +33,8 @@ class LinkInvalid(Forbidden):
     """The link was not made by this Overseer, or was changed (403)."""
 
 
-class LinkExpired(DomainError):
-    """The link's approval timed out (410)."""
+class LinkExpired(Conflict):
+    """The link's approval timed out: its state no longer allows an answer (its route says 410 Gone)."""
 
 
 @dataclass(frozen=True, kw_only=True)
