@@ -34,12 +34,17 @@ def offers_switch(session: Session, mode: Mode, answer: str) -> bool:
     return session.origin == "user" and bool(mode.next_mode) and mode.next_mode != mode.name and bool(answer.strip())
 
 
+def switch_call_id(answer_idx: int) -> str:
+    """The gate's key: the index of the message holding the plan it asks about."""
+    return f"mode-switch:{answer_idx}"
+
+
 async def open_switch(broker: ApprovalBroker, session: Session, mode: Mode, answer: str, answer_idx: int) -> Approval:
     assert mode.next_mode
     return await broker.open(
         session_id=session.id,
         kind="mode_switch",
-        tool_call_id=f"mode-switch:{answer_idx}",
+        tool_call_id=switch_call_id(answer_idx),
         tool_name=GATE_TOOL,
         arguments={"mode": mode.next_mode, "plan": answer},
         reason=f"The {mode.name} mode is done. Switch to {mode.next_mode} mode and carry out this plan?",

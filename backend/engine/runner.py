@@ -35,7 +35,7 @@ from backend.engine.base import Engine, LiteLlmEngine
 from backend.paths import existing_directory
 from backend.engine.loop import LoopLimits, LoopResult
 from backend.engine.memory import consolidate
-from backend.engine.mode_switch import offers_switch, open_switch, pending_switch, switch_outcome
+from backend.engine.mode_switch import offers_switch, open_switch, pending_switch, switch_call_id, switch_outcome
 from backend.engine.model import ModelClient
 from backend.engine.turn import Turn, prepare_turn
 from backend.modes.registry import ModeRegistry
@@ -256,7 +256,10 @@ class SessionRunner:
         result = LoopResult(outcome="completed")
         try:
             while True:
-                gate = await pending_switch(self.gate.broker, session_id)  # one left by a restart
+                # One left by a restart: still pending, or answered before this run looked.
+                gate = await pending_switch(self.gate.broker, session_id) or await self._switch_answered_meanwhile(
+                    session_id
+                )
                 if gate is not None:
                     await self.approval_waiting(session_id, +1)
                 else:
@@ -289,6 +292,17 @@ class SessionRunner:
         finally:
             self._waiting.pop(session_id, None)
             self._rows.pop(session_id, None)
+
+    async def _switch_answered_meanwhile(self, session_id: str) -> Approval | None:
+        """A mode-switch gate answered while no run was there to act on it (after a restart, before
+        recovery reached it): the plan is still the last message, so the answer is still to be
+        carried out. Acting on an answer appends a message, so an answer is never acted on twice."""
+        history = await self.store.list_messages(session_id)
+        if not history:
+            return None
+        gate = await self.gate.broker.latest_for_call(session_id, switch_call_id(history[-1].idx))
+        # A cancelled gate was withdrawn by a stop: nothing about it is left to carry out.
+        return gate if gate is not None and gate.kind == "mode_switch" and gate.status in ("allowed", "denied") else None
 
     async def _offer_next_mode(self, session_id: str, answer: str, answer_idx: int) -> Approval | None:
         session = await self.store.get_session(session_id)

@@ -9,6 +9,9 @@ import pytest
 
 from backend.domain.models import Approval, Decision
 from backend.mcp.pool import McpPool
+from backend.engine.events import EventBus
+from backend.permissions.approvals import ApprovalBroker
+from backend.store.sqlite import SqliteStore
 from backend.testing import Reply, ScriptedToolCall
 from backend.testing.harness import Harness, scripted_host
 
@@ -160,3 +163,21 @@ async def test_the_switch_gate_survives_a_restart_and_can_still_be_answered(tmp_
         session = await h.host.runner.wait(session_id, timeout=30)
         assert (session.status, session.mode) == ("completed", "agent")
         assert PLAN in h.model.requests[0].last_prompt()
+
+
+async def test_a_switch_gate_answered_while_no_run_looked_is_carried_out_at_the_next_start(
+    tmp_path: Path, pool: McpPool
+) -> None:
+    async with scripted_host(tmp_path, [Reply(text=PLAN)], pool=pool) as h:
+        session_id, gate = await plan_and_wait_for_gate(h)
+        db_path = h.host.settings.db_path
+    # The answer lands while no run is there to hear it (a person quicker than recovery, or
+    # another process): the next start must carry it out, not plan again.
+    async with SqliteStore(db_path) as store:
+        broker = ApprovalBroker(store, EventBus(store))
+        await broker.answer(gate.id, Decision(kind="allow_once"))
+    async with scripted_host(tmp_path, [Reply(text="carried out")], pool=pool) as h:
+        session = await h.host.runner.wait(session_id, timeout=30)
+        [request] = h.model.requests
+    assert (session.status, session.mode) == ("completed", "agent")
+    assert "Mode: agent" in (request.system or "") and PLAN in request.last_prompt()
