@@ -4,7 +4,7 @@ Each call runs a whole unit of work (one statement, or a transaction of several)
 hop to the thread. A per-statement async wrapper would pay a hop for every BEGIN, statement and
 COMMIT, and that cost dominates a tool call's bookkeeping.
 
-Writes first try a second connection on the event loop's own thread, without waiting for
+Reads, and writes first, use a second connection on the event loop's own thread, without waiting for
 SQLite's write lock (busy_timeout 0): in WAL mode with synchronous=NORMAL a commit does not sync
 to disk, so a small write costs tens of microseconds there, where the hop to the worker thread
 and back costs more than the write itself (two thread wake-ups per write, on every tool call and
@@ -118,10 +118,18 @@ class SqliteThread:
         return await self.run(self.conn.execute, sql, params)
 
     async def fetch_all(self, sql: str, params: tuple[Any, ...] = ()) -> list[Any]:
-        # Reads stay on the worker. Read on the loop's connection, a restarted mode-switch gate's
-        # answer never woke its run (test_modes_in_engine); the cause is not yet pinned down
-        # (reads then never yield to the loop, and `PRAGMA data_version` ignores the commits of
-        # the connection that reads it), so the cheaper path waits until it is.
+        """Rows of a query, read on the loop's thread (a WAL reader does not wait for writers)
+        unless SQLite reports the database busy, which only the worker may wait out.
+
+        Such a read never yields to the loop: code that reads and then waits must not assume
+        another task ran in between (a restarted mode-switch gate answered before its run looked
+        was missed that way; the runner now looks for answered gates too)."""
+        if self._inline is not None:
+            try:
+                return self._inline.execute(sql, params).fetchall()
+            except sqlite3.OperationalError as exc:
+                if not _is_busy(exc):
+                    raise
         return await self.run(lambda: self.conn.execute(sql, params).fetchall())
 
     async def close(self) -> None:
