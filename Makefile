@@ -51,6 +51,10 @@ bench: install chromium web
 	$(BIN)/python bench/concurrency.py
 	$(BIN)/python bench/approval_roundtrip.py
 	$(BIN)/python bench/engines.py
+	$(BIN)/python bench/host_cpu.py
+	$(BIN)/python bench/model_paths.py
+	$(BIN)/python bench/remote_tool_call.py
+	$(BIN)/python bench/tool_selection.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info web/dist web/node_modules
