@@ -27,7 +27,8 @@ from backend.mcp.elicitation import CallInFlight, ElicitationRouter
 from backend.mcp.errors import McpPoolError, ToolNotFound
 from backend.mcp.oauth_store import OAuthVault
 from backend.mcp.results import DEFAULT_SPILL_LIMIT, cap_result, to_tool_result
-from backend.mcp.server import HANG_AFTER, ProgressCallback, ServerRunner, ServerState, ServerStatus
+from backend.mcp.server import HANG_AFTER, ServerRunner, ServerState, ServerStatus
+from backend.mcp.server_calls import ProgressCallback
 from backend.mcp.transport import EXIT_GRACE, KILL_GRACE
 from backend.paths import private_dir
 

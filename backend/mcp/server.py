@@ -10,40 +10,34 @@ from __future__ import annotations
 import logging
 import math
 from collections import deque
-from collections.abc import Awaitable, Callable
-from contextlib import suppress
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from functools import partial
 from importlib.metadata import version
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 import anyio
 import mcp_types
 from mcp import Client
 from mcp.client.session import ClientRequestContext, ElicitationFnT, SamplingFnT
-from mcp.shared.exceptions import MCPError
-from mcp_types.version import MODERN_PROTOCOL_VERSIONS
-from pydantic import ValidationError
 
-from backend.domain.tools import ToolInfo, ToolResult
+from backend.domain.tools import ToolInfo
 from backend.mcp.catalog import list_tools
+from backend.mcp.connection import Connection
 from backend.mcp.config import McpServerConfig
-from backend.mcp.errors import McpPoolError, ToolNotFound
 from backend.mcp.oauth_store import OAuthVault
-from backend.mcp.call_failures import failed_call, hung_notice, not_taken
 from backend.mcp.remote import (
-    CallAttempt,
     RemoteTransport,
-    current_attempt,
     display_url,
     open_transport,
     reconnect_delay,
 )
 from backend.mcp.roots import WorkspaceRoots, roots_result
+from backend.mcp.server_calls import ServerCalls
 from backend.mcp.tool_changes import follow_changes, listen_for_changes, on_message
-from backend.mcp.transport import StdioProcessTransport, log_tail
+from backend.mcp.transport import log_tail
 from backend.paths import private_opener
 
 logger = logging.getLogger(__name__)
@@ -65,8 +59,6 @@ is stuck (a deadlock, a blocked worker). Three timeouts across all sessions with
 back means the server no longer does its job, and a restart costs about a second."""
 
 
-ProgressCallback = Callable[[float, float | None, str | None], Awaitable[None]]
-"""Told each `notifications/progress` of a call: progress, total (if known), message."""
 
 
 @dataclass(kw_only=True)
@@ -89,29 +81,7 @@ class ServerStatus:
     """A remote server in "error" because it wants an OAuth sign-in (`error` says how to give it)."""
 
 
-@dataclass(kw_only=True)
-class _Connection:
-    """One live server process and what it offered when it started."""
-
-    client: Client
-    transport: StdioProcessTransport | RemoteTransport
-    tools: dict[str, ToolInfo]
-    timeouts: int = 0
-    """Calls that timed out since this process last answered one."""
-    hung: str | None = None
-    """Set, with the reason, when this process was killed for not answering."""
-    tools_stale: anyio.Event
-    """Set when the server said its tool list changed; replaced once re-listed."""
-    roots_given: tuple[Path, ...] | None = None
-    """The roots this process was last given (answered or announced); None until it asks."""
-
-    @property
-    def handshake_era(self) -> bool:
-        """Whether this connection speaks a pre-2026-07-28 protocol, where the client notifies."""
-        return self.client.protocol_version not in MODERN_PROTOCOL_VERSIONS
-
-
-class ServerRunner:
+class ServerRunner(ServerCalls):
     """Supervises one server: states starting -> ready (-> starting on a crash or a hang) -> error | stopped.
 
     A hung server (HANG_AFTER calls in a row timed out) is killed and then restarted as a
@@ -155,7 +125,7 @@ class ServerRunner:
         self.last_restart: str | None = None
         self.roots = WorkspaceRoots()
         """The workspaces of this server's calls, which `roots/list` is answered with."""
-        self._conn: _Connection | None = None
+        self._conn: Connection | None = None
         self._stopping = False
         # Created in prepare(): anyio events need a running event loop.
         self._changed: anyio.Event | None = None
@@ -187,7 +157,7 @@ class ServerRunner:
             return "starting", f"{self._loss_cause(conn)}; {self._again}"
         return self.state, self.error
 
-    def _loss_cause(self, conn: _Connection) -> str:
+    def _loss_cause(self, conn: Connection) -> str:
         if isinstance(conn.transport, RemoteTransport):
             return conn.transport.cause or "the connection was lost"
         return conn.hung or "crashed"
@@ -342,7 +312,7 @@ class ServerRunner:
                         ) as client,
                         anyio.create_task_group() as tg,
                     ):
-                        conn = _Connection(client=client, transport=transport, tools={}, tools_stale=stale)
+                        conn = Connection(client=client, transport=transport, tools={}, tools_stale=stale)
                         # Listening before listing: no change can fall between the two.
                         await listen_for_changes(conn, tg, server=self.name)
                         tools = conn.tools = await list_tools(client, self.name)
@@ -406,7 +376,7 @@ class ServerRunner:
         self._set("starting", error=f"{cause}; {self._again}")
         return True
 
-    def _adopt_tools(self, conn: _Connection, tools: dict[str, ToolInfo]) -> bool:
+    def _adopt_tools(self, conn: Connection, tools: dict[str, ToolInfo]) -> bool:
         """Take a changed tool list, if `conn` is still this server's connection."""
         if conn is not self._conn:
             return False
@@ -424,165 +394,9 @@ class ServerRunner:
             conn.roots_given = roots
         return roots_result(roots)
 
-    async def _announce_roots(self, conn: _Connection) -> None:
-        """Tell a handshake-era server that its roots changed, if they did since it was last given them."""
-        roots = self.roots.current()
-        if not conn.handshake_era or conn.roots_given is None or roots == conn.roots_given:
-            return
-        conn.roots_given = roots
-        # A dead stream is the call's to report, just below.
-        with suppress(anyio.BrokenResourceError, anyio.ClosedResourceError):
-            await conn.client.session.send_notification(mcp_types.RootsListChangedNotification())
-
-    async def call(
-        self,
-        tool: str,
-        arguments: dict[str, Any],
-        *,
-        workspace: Path,
-        meta: mcp_types.RequestParamsMeta | None,
-        timeout: float | None,
-        full_name: str,
-        on_progress: ProgressCallback | None = None,
-    ) -> mcp_types.CallToolResult | ToolResult:
-        """Call `tool` on the live process, waiting (bounded) for a start or restart first.
-
-        `workspace` is offered to the server as its root while the call runs; the server's
-        progress reports go to `on_progress` (a failing one is logged, never the call's). What the model
-        should read comes back as an error `ToolResult`; a tool the server does not offer
-        raises `ToolNotFound`.
-        """
-        if self.config.is_remote:
-            # The host's per-call context (workspace path, session id) is for servers on this
-            # machine; a third party over the network is not told it.
-            meta = None
-        with self.roots.calling(workspace):
-            for retry in (False, True):
-                conn = await self._connection()
-                if isinstance(conn, ToolResult):
-                    return conn
-                if tool not in conn.tools:
-                    raise ToolNotFound(full_name, f"MCP server {self.name!r} has no tool {tool!r}")
-                result = await self._call(
-                    conn, tool, arguments, meta=meta, timeout=timeout, full_name=full_name, on_progress=on_progress,
-                    retry=retry,
-                )
-                if result is not _RETRY:
-                    return result
-        raise AssertionError("unreachable: a call is retried once at most")
-
-    async def _call(
-        self,
-        conn: _Connection,
-        tool: str,
-        arguments: dict[str, Any],
-        *,
-        meta: mcp_types.RequestParamsMeta | None,
-        timeout: float | None,
-        full_name: str,
-        on_progress: ProgressCallback | None,
-        retry: bool,
-    ) -> mcp_types.CallToolResult | ToolResult | _Retry:
-        """One attempt; `_RETRY` when a remote server cannot have run it (refused, session expired)."""
-
-        # Always a callback: it is what makes the SDK send a progressToken with the call.
-        async def progress(value: float, total: float | None, message: str | None) -> None:
-            if on_progress is None:
-                return
-            try:
-                await on_progress(value, total, message)
-            except Exception:
-                logger.exception("passing on progress of %r failed", full_name)
-
-        limit = timeout if timeout is not None else self.config.call_timeout
-        attempt = CallAttempt()
-        token = current_attempt.set(attempt)
-        try:
-            with anyio.move_on_after(limit):
-                try:
-                    await self._announce_roots(conn)
-                    result = await conn.client.call_tool(tool, arguments, meta=meta, progress_callback=progress)
-                    conn.timeouts = 0
-                    return result
-                except (MCPError, ValidationError, anyio.BrokenResourceError, anyio.ClosedResourceError) as exc:
-                    return self._failure(conn, tool, exc, attempt, retry=retry)
-        finally:
-            current_attempt.reset(token)
-        # Leaving the scope cancelled the request, which tells the server to stop working on it.
-        timed_out = f"tool '{full_name}' timed out after {limit:g} s"
-        self._note_timeout(conn)
-        if conn.hung is not None:
-            return ToolResult.error(
-                f"{timed_out}; {self._hung_notice(conn)}. "
-                "The tool can be called again once the server is back."
-            )
-        return ToolResult.error(timed_out)
-
-    def _failure(
-        self, conn: _Connection, tool: str, exc: Exception, attempt: CallAttempt, *, retry: bool
-    ) -> ToolResult | _Retry:
-        """What a failed call means for the model, or `_RETRY` where running it again is safe."""
-        if self._stopping:
-            return ToolResult.error(f"MCP server '{self.name}' was stopped while running '{tool}'.")
-        transport = conn.transport
-        if isinstance(transport, RemoteTransport) and attempt.cannot_have_run(transport):
-            return _RETRY if not retry else not_taken(self.name, tool, attempt)
-        if conn.hung is None and not transport.lost.is_set():
-            # A protocol-level refusal (bad request, invalid result): the model may fix its call.
-            conn.timeouts = 0  # an answer all the same: the server is alive
-        return failed_call(self.name, tool, exc, transport=transport, hung=conn.hung)
-
-    def _hung_notice(self, conn: _Connection) -> str:
-        return hung_notice(self.name, conn.hung or "")
-
-    def _note_timeout(self, conn: _Connection) -> None:
-        """Count a timeout on `conn`, and kill its process once it looks hung (see HANG_AFTER)."""
-        if conn.hung is not None or conn.transport.lost.is_set():
-            return  # already dead or being replaced: nothing more to learn from it
-        conn.timeouts += 1
-        if conn.timeouts < self.hang_after:
-            return
-        conn.hung = f"stopped answering ({conn.timeouts} calls in a row timed out)"
-        logger.warning("MCP server %r %s; killing pid %s", self.name, conn.hung, conn.transport.pid)
-        # Its death is then handled as a crash's is: `run()` restarts it and every call still
-        # pending on it fails with the reason above.
-        conn.transport.kill()
-
-    async def _connection(self) -> _Connection | ToolResult:
-        if self._changed is None:
-            raise McpPoolError("the MCP pool has not been started")
-        nudged = False
-        with anyio.move_on_after(self.config.start_timeout):
-            while True:
-                conn = self._conn
-                # A dead connection is not used even before the supervisor notices the death.
-                if self.state == "ready" and conn is not None and not conn.transport.lost.is_set():
-                    return conn
-                if self.state == "error" and self._retry_now is not None and not nudged:
-                    nudged = True  # one attempt now, for this call, instead of at the end of the backoff
-                    self._retry_now.set()
-                    await self._changed.wait()
-                    continue
-                if self.state == "error":
-                    return ToolResult.error(f"MCP server '{self.name}' is not available: {self.error}")
-                if self.state == "stopped":
-                    return ToolResult.error(f"MCP server '{self.name}' is stopped.")
-                await self._changed.wait()
-        return ToolResult.error(
-            f"MCP server '{self.name}' did not become ready within {self.config.start_timeout:g} s."
-        )
-
-
 async def _set_then_cancel(event: anyio.Event, scope: anyio.CancelScope) -> None:
     await event.wait()
     scope.cancel()
-
-
-class _Retry:
-    """The marker of an attempt the server cannot have run: try once more on a new connection."""
-
-
-_RETRY = _Retry()
 
 
 class _StartFailed(Exception):
