@@ -206,6 +206,11 @@ class Settings(BaseSettings):
     (bench/model_paths.py), and every other provider through LiteLLM; "litellm" sends every call
     through LiteLLM."""
     read_only_auto_allow: bool = False
+    protect_bootstrap: bool | list[str] = True
+    """The workspace's instruction files (AGENTS.md, SOUL.md, USER.md, TOOLS.md, MEMORY.md,
+    memory/MEMORY.md, HEARTBEAT.md) change only with a person's approval that says so, each time:
+    `--approve all`, session allows and allow rules do not cover them. `false` lifts this; a list of
+    workspace-relative paths protects exactly those (backend/permissions/bootstrap_guard.py)."""
     sampling: Literal["ask", "deny"] = "ask"
     """Whether MCP servers may ask to run a session's model (`sampling/createMessage`): "ask" puts
     each request to the person as an approval, "deny" refuses them all. A mode may deny it too."""
@@ -274,6 +279,14 @@ class Settings(BaseSettings):
             except ValueError as exc:
                 raise PydanticCustomError("builtin_server_name", str(exc)) from None
         return servers
+
+    @field_validator("protect_bootstrap")
+    @classmethod
+    def _protected_files_are_in_the_workspace(cls, value: bool | list[str]) -> bool | list[str]:
+        for name in [] if isinstance(value, bool) else value:
+            if not name.strip() or name.startswith(("/", "~")) or ".." in name.replace("\\", "/").split("/"):
+                raise ValueError(f"protect_bootstrap: {name!r} is not a path inside the workspace")
+        return value
 
     @field_validator("users")
     @classmethod
