@@ -38,6 +38,7 @@ EventType = Literal[
     "session.created",  # data: the Session
     "session.status",  # status, error
     "session.mode",  # mode
+    "session.updated",  # the changed fields of a person's edit: title, archived, auto_approve
     "session.cleared",  # from: the first message idx the model sees after /new
     "session.recovered",  # status, after a restart
     # the conversation
@@ -68,8 +69,9 @@ EVENT_TYPES: frozenset[str] = frozenset(get_args(EventType))
 PrincipalKind = Literal["token", "user", "api_key", "local", "system"]
 """How a decider proved who they are: the single-user token, a login, an API key, being the
 person at this machine's terminal (or the stdio MCP client they started), or Overseer itself."""
-Door = Literal["rest", "websocket", "mcp", "elicitation", "terminal", "workflow", "channel", "core"]
-"""Through which door a decision came in; `core` for the ones Overseer makes itself."""
+Door = Literal["rest", "websocket", "mcp", "elicitation", "terminal", "workflow", "channel", "core", "auto"]
+"""Through which door a decision came in; `core` for the ones Overseer makes itself, `auto` for a
+session's auto-approve switch, answering on the word of whoever turned it on."""
 
 
 def utcnow() -> datetime:
@@ -119,6 +121,13 @@ class Session(BaseModel):
     found_tools: list[str] = Field(default_factory=list)
     """Tools `search_tools` added to what the model is shown (tool selection, past
     `tool_selection.max_tools`); persisted so they stay offered after a restart. Offered, not allowed."""
+    created_by: Decider | None = None
+    """Who created it through the API: its owner, who (with admins) may rename, archive and
+    auto-approve it. None for sessions Overseer started (cron, workflows, sub-agents): admins only."""
+    archived: bool = False
+    """Hidden from the dashboard's list unless asked for; an active session cannot be archived."""
+    auto_approve: AutoApprove | None = None
+    """While set, what this session's rules ask is allowed, in the name of whoever turned it on."""
     memory_from: int = 0
     """Messages with idx below it are no longer sent to the model: consolidated into the
     workspace memory, or cleared by `/new`."""
@@ -209,6 +218,17 @@ class Decider(BaseModel):
 
 OVERSEER = Decider(name="overseer", kind="system", via="core")
 """The decider of rules, policies, hooks, timeouts and stops."""
+
+
+class AutoApprove(BaseModel):
+    """A session's auto-approve switch, on: who turned it on (and through which door), and when.
+
+    Each call the rules would ask about is allowed once in their name (their audit rows say
+    `via auto`); a deny is never overridden, since only an ask reaches a person at all.
+    """
+
+    by: Decider
+    since: datetime = Field(default_factory=utcnow)
 
 
 class Decision(BaseModel):
