@@ -141,6 +141,8 @@ class HeartbeatConfig(BaseModel):
     enabled: bool = False
     interval: Seconds = 1800.0
     mode: str = "agent"
+    agent: str | None = None
+    """The named agent woken, in its workspace; else the `heartbeat` route, else `main`."""
 
 
 class ToolSelectionConfig(BaseModel):
@@ -229,6 +231,11 @@ class Settings(BaseSettings):
     notify: NotifyConfig = Field(default_factory=NotifyConfig)
     heartbeat: HeartbeatConfig = Field(default_factory=HeartbeatConfig)
     tool_selection: ToolSelectionConfig = Field(default_factory=ToolSelectionConfig)
+    agents: list[dict[str, Any]] = Field(default_factory=list)
+    """Named agents (issue 19), each with its own workspace, model, mode, servers and rules; none:
+    one agent, `main`, as before. Validated by backend/agents.py, which knows the servers and modes."""
+    routes: list[dict[str, Any]] = Field(default_factory=list)
+    """Which agent a channel's message goes to, by channel, chat or user (backend/routing.py)."""
 
     host: str = "127.0.0.1"
     port: int = Field(default=8000, ge=0, le=65535)

@@ -106,6 +106,8 @@ class Session(BaseModel):
     sdk_session_id: str | None = None
     """The Claude Agent SDK's own session id (claude-sdk engine): its next run resumes it."""
     workspace: str
+    agent_id: str = "main"
+    """The named agent it belongs to (issue 19): whose workspace, servers and rules it works with."""
     parent_id: str | None = None
     origin: SessionOrigin = "user"
     schedule_id: str | None = None
