@@ -187,6 +187,10 @@ class Settings(BaseSettings):
     database_url: SecretStr | None = None
     """`postgresql://...`: keep everything in this PostgreSQL database, which several hosts may
     share, instead of `<data dir>/overseer.db` (SQLite, the default). A secret: it may hold a password."""
+    max_runs_per_host: int = Field(default=200, ge=1)
+    """With `database_url`: how many session runs one host executes at once (a run waiting for an
+    approval counts). Runs are DBOS workflows on a queue that every host takes from; give every host
+    the same value, the queue keeps one (backend/engine/dbos_runs.py)."""
     workspace: Path | None = None
     max_iterations: int = Field(default=40, ge=1)
     tool_concurrency: int = Field(default=8, ge=1)
