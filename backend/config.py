@@ -166,6 +166,17 @@ class ToolSelectionConfig(BaseModel):
     """How many tools one `search_tools` call finds and adds."""
 
 
+class ThinkingConfig(BaseModel):
+    """Extended thinking, for models that support it (`backend.engine.thinking` says how each
+    path asks for it). What the model reasons is shown to the person and never sent back."""
+
+    model_config = ConfigDict(extra="forbid")
+    enabled: bool = False
+    budget_tokens: int = Field(default=4096, ge=1024, le=128_000)
+    """Tokens the model may spend thinking (Anthropic's minimum is 1024); other providers get the
+    `reasoning_effort` this budget maps to."""
+
+
 class Settings(BaseSettings):
     """Everything Overseer can be configured with."""
 
@@ -211,6 +222,7 @@ class Settings(BaseSettings):
     server) and `anthropic/*` models directly, for a fraction of LiteLLM's CPU per call
     (bench/model_paths.py), and every other provider through LiteLLM; "litellm" sends every call
     through LiteLLM."""
+    thinking: ThinkingConfig = Field(default_factory=ThinkingConfig)
     read_only_auto_allow: bool = False
     protect_bootstrap: bool | list[str] = True
     """The workspace's instruction files (AGENTS.md, SOUL.md, USER.md, TOOLS.md, MEMORY.md,

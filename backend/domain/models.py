@@ -44,6 +44,7 @@ EventType = Literal[
     # the conversation
     "message",  # a persisted Message (user, assistant, tool)
     "token",  # ephemeral: text of a streaming answer
+    "thinking.delta",  # ephemeral: text of the model's reasoning as it streams, before its answer
     "usage",  # tokens and cost of a model call
     "model.retry",  # message: why the model call is retried
     "error",  # message: why the run failed
@@ -168,6 +169,25 @@ class Attachment(BaseModel):
     mime_type: str | None = None
 
 
+class SignedThinking(BaseModel):
+    """A reasoning block as Anthropic returns it: its text and signature, or encrypted `data`.
+
+    Anthropic requires such blocks back, unmodified, while their assistant turn's tool loop goes
+    on (with thinking enabled); once the model has answered, they are never sent again."""
+
+    type: Literal["thinking", "redacted_thinking"]
+    thinking: str = ""
+    signature: str = ""
+    data: str = ""
+    """A `redacted_thinking` block's encrypted content."""
+
+    def wire(self) -> dict[str, str]:
+        """The block as the Messages API takes it back."""
+        if self.type == "redacted_thinking":
+            return {"type": "redacted_thinking", "data": self.data}
+        return {"type": "thinking", "thinking": self.thinking, "signature": self.signature}
+
+
 class Message(BaseModel):
     """One transcript entry, in the OpenAI chat shape LiteLLM speaks."""
 
@@ -182,6 +202,10 @@ class Message(BaseModel):
     attachments: list[Attachment] = Field(default_factory=list)
     media: list[MediaFile] = Field(default_factory=list)
     """A tool message's images and audio, kept as files (see `backend.store.media`)."""
+    thinking: str = ""
+    """An assistant message's reasoning, whole, for the person: never sent back to the model."""
+    thinking_blocks: list[SignedThinking] = Field(default_factory=list)
+    """Its signed Anthropic blocks, echoed only within their own tool loop (`backend.engine.thinking`)."""
     created_at: datetime = Field(default_factory=utcnow)
 
 
