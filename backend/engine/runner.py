@@ -8,6 +8,7 @@ cancellation path makes sure no tool call is left half-recorded.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import logging
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
@@ -36,6 +37,7 @@ from backend.paths import existing_directory
 from backend.engine.loop import LoopLimits, LoopResult
 from backend.engine.memory import consolidate
 from backend.engine.mode_switch import offers_switch, open_switch, pending_switch, switch_call_id, switch_outcome
+from backend.engine.placement import LocalPlacement, Placement
 from backend.engine.model import ModelClient
 from backend.engine.turn import Turn, prepare_turn
 from backend.modes.registry import ModeRegistry
@@ -103,6 +105,8 @@ class SessionRunner:
         writer while it runs, so a change need not read it back from the store first."""
         self._background: set[asyncio.Task[None]] = set()
         self.litellm = LiteLlmEngine(store=store, bus=bus, gate=gate, model_for=model_for)
+        self.placement: Placement = LocalPlacement(host=self)
+        """Where runs execute: here at once (one host), or on any host of a shared Postgres (DBOS)."""
 
     # the session row, written by one owner
 
@@ -250,7 +254,17 @@ class SessionRunner:
 
     async def _start(self, session: Session) -> None:
         await self._update(session.id, status="running", error=None)
-        self._tasks[session.id] = asyncio.create_task(self._run(session.id), name=f"session-{session.id}")
+        await self.placement.place(session.id)
+
+    def run_here(self, session_id: str, *, context: contextvars.Context | None = None) -> asyncio.Task[None]:
+        """The session's run in this process: the one going on, or a new one (the placement's call).
+
+        `context`: the run task's context variables (default: the caller's)."""
+        task = self._tasks.get(session_id)
+        if task is None or task.done():
+            task = asyncio.create_task(self._run(session_id), name=f"session-{session_id}", context=context)
+            self._tasks[session_id] = task
+        return task
 
     async def _run(self, session_id: str) -> None:
         result = LoopResult(outcome="completed")
@@ -423,13 +437,15 @@ class SessionRunner:
         task = self._tasks.get(session_id)
         if task is not None:
             await asyncio.wait_for(asyncio.shield(task), timeout=timeout)
+        else:  # placed on another host (or not taken yet): its row says when it ends
+            await self.placement.wait_elsewhere(session_id, timeout)
         return await self.store.get_session(session_id)
 
     async def recover(self) -> list[str]:
         """Continue sessions a previous process left running or waiting for approval."""
         recovered = []
         for session in await self.store.list_sessions(statuses=ACTIVE_STATUSES, limit=10_000):
-            if self.is_running(session.id):
+            if self.is_running(session.id) or not await self.placement.may_recover(session.id):
                 continue
             await self.bus.publish(session.id, "session.recovered", {"status": session.status})
             await self._start(session)
