@@ -12,6 +12,9 @@ from backend.domain.tools import ToolAnnotations
 
 SessionStatus = Literal["idle", "running", "waiting_approval", "completed", "stopped", "error"]
 ACTIVE_STATUSES: frozenset[str] = frozenset({"running", "waiting_approval"})
+StopReason = Literal["denied", "timed_out", "budget"]
+"""Why a session's last run ended short of its work: a person denied its last step, an approval
+timed out, or a spending budget was reached (see `Session.stop_reason`)."""
 
 EngineName = Literal["litellm", "claude-sdk"]
 """What drives a session: our own loop over LiteLLM, or Claude Code's through claude-agent-sdk."""
@@ -116,6 +119,10 @@ class Session(BaseModel):
     workflow_run_id: str | None = None
     """The workflow run it is a step of, when `origin` is "workflow"."""
     error: str | None = None
+    stop_reason: StopReason | None = None
+    """Set when the last run ended short of its work (kept in the row's JSON, no migration): a
+    person denied (or let time out) its last step, the run then answering "completed", or a
+    budget stopped it ("stopped"). A new run clears it."""
     usage: Usage = Field(default_factory=Usage)
     instructions: str = ""
     """The session's own instructions: the last part of its system prompt, so they win."""
