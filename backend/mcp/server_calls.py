@@ -182,6 +182,9 @@ class ServerCalls:
     async def _connection(self) -> Connection | ToolResult:
         if self._changed is None:
             raise McpPoolError("the MCP pool has not been started")
+        conn = self._conn
+        if self.state == "ready" and conn is not None and not conn.transport.lost.is_set():
+            return conn  # the common case, without a cancel scope to enter and leave
         nudged = False
         with anyio.move_on_after(self.config.start_timeout):
             while True:

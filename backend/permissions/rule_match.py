@@ -195,8 +195,10 @@ def allowing_rules(
             if analysis is not None and _every_part_allowed(analysis, [rule]) is not None:
                 return [rule]
     path_rules = [r for r in candidates if isinstance(r.specifier, PathPattern)]
+    if not path_rules:  # before the paths: resolving them is file system calls
+        return None
     pairs = subject.paths
-    if not path_rules or not pairs:
+    if not pairs:
         return None
     used = [_allowing_path(path_rules, path, subject.workspace, as_dir) for path, as_dir in pairs]
     if any(rule is None for rule in used):
