@@ -10,6 +10,11 @@ BUILTIN_MODES_DIR = ROOT / "modes"
 BUILTIN_WORKFLOWS_DIR = BUILTIN_MODES_DIR / "workflows"
 BUILTIN_SKILLS_DIR = ROOT / "skills"
 
+BOOTSTRAP_FILES = ("AGENTS.md", "SOUL.md", "USER.md", "TOOLS.md")
+"""What a person tells every agent, read from the workspace into each run's system prompt."""
+HEARTBEAT_FILE = "HEARTBEAT.md"
+"""The heartbeat's task list, in the workspace."""
+
 
 # Transcripts, the audit log, tool output and tokens live under the data dir: other users of the
 # machine must not read them, whichever command (serve, run, servers, mcp) creates them first.

@@ -13,6 +13,7 @@ from backend.domain.models import Approval, Decision, Event
 from backend.engine.chat import ChatInput
 from backend.app.host import Host
 from backend.permissions.approvals import ApprovalError
+from backend.permissions.bootstrap_guard import is_instruction_change
 from backend.permissions.sampling import prompt_text as sampling_prompt_text
 
 ApproveMode = Literal["ask", "all", "none"]
@@ -151,7 +152,10 @@ class TerminalUI:
             line(f"! {data['message']}")
 
     async def answer(self, approval: Approval) -> None:
-        if self.approve == "all":
+        if self.approve == "all" and is_instruction_change(approval):
+            self.line("  --approve all does not cover the agent changing its own instructions: you decide")
+            decision = await self.ask(approval)  # a closed stdin denies
+        elif self.approve == "all":
             decision = Decision(kind="allow_once", message="--approve all")
         elif self.approve == "none":
             decision = Decision(kind="deny", message="Denied by --approve none.")

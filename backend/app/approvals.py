@@ -6,6 +6,8 @@ answer here, as a principal. The door checks, before anything closes:
 - the rules a standing decision ("allow for this session", "always allow") would write: each
   must parse, and a non-admin may write only the narrow rules suggested for the call (the call
   as allowed, edits included): anything broader is an admin's power, refused with the rule named;
+- that an automatic answer (the auto-approve switch) is not given to a question only a person may
+  answer: the agent changing its own instruction files (backend/permissions/bootstrap_guard.py);
 - then the approval is closed once, in the store, with the principal and its door recorded on
   the approval (and by the gate, on the audit row).
 """
@@ -18,6 +20,7 @@ from backend.auth import Principal
 from backend.domain.errors import Forbidden, Invalid
 from backend.domain.models import Approval, Decision, Door
 from backend.permissions.approvals import ApprovalBroker, ApprovalClosed, ApprovalNotFound
+from backend.permissions.bootstrap_guard import is_instruction_change
 from backend.permissions.elicitation import checked_content
 from backend.permissions.narrow import narrow_rules_for
 from backend.permissions.policy import ToolCallView
@@ -28,6 +31,10 @@ from backend.store.base import NotFound, Store
 
 class ApproverRequired(Forbidden):
     """The caller may look at approvals but not answer them."""
+
+
+class PersonRequired(Forbidden):
+    """An automatic answer to a question that needs a person's, every time."""
 
 
 class RuleNotPermitted(Forbidden):
@@ -79,7 +86,7 @@ class ApprovalService:
     async def answer(self, approval_id: str, decision: Decision, *, by: Principal, via: Door) -> Approval:
         """Check, then close the approval once with `decision`, recording `by` and `via`.
 
-        Raises ApproverRequired, ApprovalNotFound, ApprovalClosed, RuleInvalid or
+        Raises ApproverRequired, ApprovalNotFound, ApprovalClosed, PersonRequired, RuleInvalid or
         RuleNotPermitted; when it raises, nothing has changed.
         """
         if not by.can("approver"):
@@ -90,6 +97,10 @@ class ApprovalService:
             raise ApprovalNotFound(f"no approval {approval_id!r}") from exc
         if approval.status != "pending":
             raise ApprovalClosed(f"approval {approval_id} is already {approval.status}")
+        if via == "auto" and is_instruction_change(approval):
+            raise PersonRequired(
+                "the agent changing its own instructions needs a person's answer; auto-approve does not give it"
+            )
         checked = await self._checked(approval, decision, by)
         return await self._broker.answer(approval_id, checked, by="user", decider=by.decider(via))
 

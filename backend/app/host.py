@@ -39,6 +39,7 @@ from backend.modes.registry import ModeRegistry
 from backend.paths import BUILTIN_MODES_DIR, BUILTIN_SKILLS_DIR
 from backend.paths import private_dir
 from backend.permissions.approvals import ApprovalBroker
+from backend.permissions.bootstrap_guard import BootstrapGuard
 from backend.permissions.elicitation import ElicitationDesk
 from backend.permissions.sampling import SamplingDesk
 from backend.permissions.gate import ToolGate
@@ -134,6 +135,7 @@ class Host:
             sessions=self,  # type: ignore[arg-type]  # forwarded to the runner below
             hooks=self.hooks,
             media=self.media,
+            bootstrap=BootstrapGuard.from_setting(settings.protect_bootstrap),
         )
         self.claude_sdk = ClaudeSdkEngine(
             store=self.store,

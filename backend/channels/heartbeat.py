@@ -22,13 +22,14 @@ from typing import TYPE_CHECKING, Literal
 
 from backend.config import HeartbeatConfig
 from backend.domain.models import ACTIVE_STATUSES, utcnow
+from backend.paths import HEARTBEAT_FILE
 
 if TYPE_CHECKING:
     from backend.app.host import Host
 
 log = logging.getLogger(__name__)
 
-FILE_NAME = "HEARTBEAT.md"
+FILE_NAME = HEARTBEAT_FILE
 MAX_WAIT = 60.0
 PROMPT = (
     "This is a heartbeat run: nobody asked you anything just now. Work through the task list "

@@ -9,8 +9,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from backend.engine.prompt import BootstrapFile
+from backend.paths import BOOTSTRAP_FILES
 
-BOOTSTRAP_NAMES = ("AGENTS.md", "SOUL.md", "USER.md", "TOOLS.md")
+BOOTSTRAP_NAMES = BOOTSTRAP_FILES
 MAX_BOOTSTRAP_CHARS = 32_000
 """Per file; a longer file is cut with a note, so one runaway file cannot crowd out the prompt."""
 

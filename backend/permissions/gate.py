@@ -33,7 +33,9 @@ from backend.domain.models import (
 )
 from backend.domain.media import MediaFile
 from backend.domain.tools import ToolInfo, ToolResult
+from backend.permissions import bootstrap_guard
 from backend.permissions.approvals import ApprovalBroker, ApprovalError, Publisher
+from backend.permissions.bootstrap_guard import BootstrapGuard
 from backend.permissions.hooks import ToolHooks
 from backend.permissions.narrow import narrow_rules_for
 from backend.permissions.policy import Evaluation, FixedPolicy, Policy, PolicyEngine, PolicySource, ToolCallView
@@ -161,9 +163,11 @@ class ToolGate:
         sessions: SessionSink,
         hooks: ToolHooks | None = None,
         media: MediaStore | None = None,
+        bootstrap: BootstrapGuard | None = None,
     ) -> None:
         """`policy`: the host's PolicyService, or an engine the gate then keeps in memory.
-        `media`: where results' images and audio are kept; without it only their text is."""
+        `media`: where results' images and audio are kept; without it only their text is.
+        `bootstrap`: which instruction files always ask (default: all of them, see bootstrap_guard)."""
         self.policies: PolicySource = FixedPolicy(policy) if isinstance(policy, PolicyEngine) else policy
         self.broker = broker
         self.store = store
@@ -172,6 +176,7 @@ class ToolGate:
         self.sessions = sessions
         self.hooks = hooks or ToolHooks()
         self.media = media
+        self.bootstrap = bootstrap if bootstrap is not None else BootstrapGuard()
         self.shutting_down = False
         """Set on host shutdown: cancelled calls are then left as stored, for recovery."""
         self._allowed: dict[tuple[str, str], GateDecision] = {}
@@ -184,9 +189,10 @@ class ToolGate:
 
     def evaluate(self, session: GateSession, view: ToolCallView) -> Evaluation:
         session_rules = RuleSet.from_config({"allow": session.rules}, source="session") if session.rules else None
-        return self.policy.evaluate(
+        evaluation = self.policy.evaluate(
             view, session_rules=session_rules, mode=session.mode, mode_policies=session.mode_policies
         )
+        return self.bootstrap.review(view, evaluation)  # instruction files ask whatever allows them
 
     async def run(self, session: GateSession, call: GateCall) -> ToolResult:
         """Decide, ask if needed, record, run; always returns a result and finishes the record."""
@@ -231,8 +237,8 @@ class ToolGate:
                 return await self._refuse(record, ToolResult.error(f"Denied: {evaluation.reason}."), "denied")
             if evaluation.verdict == "ask":
                 approval, decision_by = await self._ask(session, record, view, evaluation)
-                decision = approval.decision
-                assert decision is not None
+                assert approval.decision is not None
+                decision = bootstrap_guard.as_once(evaluation, approval.decision)
                 decider = approval.decider or OVERSEER
                 latency = (approval.decided_at or utcnow()) - approval.created_at
                 if not decision.allows:
@@ -243,7 +249,7 @@ class ToolGate:
                     return await self._refuse(record, ToolResult.error(f"This tool call {verb}.{said}"), "denied")
                 if decision.updated_arguments is not None:
                     record.arguments = view.arguments = decision.updated_arguments
-                    again = self.evaluate(session, view)
+                    again = bootstrap_guard.recheck(evaluation, self.evaluate(session, view), view.arguments)
                     if again.verdict == "deny":
                         await self._audit(record, "deny", "rule", f"edited arguments: {again.reason}", decider=decider)
                         return await self._refuse(record, ToolResult.error(f"Denied: {again.reason}."), "denied")
@@ -327,7 +333,7 @@ class ToolGate:
                     arguments=record.arguments,
                     annotations=view.annotations,
                     reason=evaluation.reason,
-                    suggested_rules=narrow_rules_for(view),
+                    suggested_rules=bootstrap_guard.suggested_rules(evaluation, view),
                 )
             approval = await self.broker.wait(approval.id)
         finally:
