@@ -2,7 +2,7 @@
 
 Both sides call `read_file` on the built-in file server over stdio. "raw" is the `mcp` client
 alone; "engine" is one gate step (evaluate, audit row, tool-call record, events, result message
-and the same call through the shared pool). Prints JSON.
+and the same call through the shared pool). The two take turns. Prints JSON.
 """
 
 from __future__ import annotations
@@ -25,36 +25,31 @@ from backend.app.host import Host  # noqa: E402
 from backend.permissions.gate import GateCall, GateSession  # noqa: E402
 
 
-async def raw_calls(workspace: Path, n: int, warmup: int) -> list[float]:
+async def paired_calls(root: Path, workspace: Path, n: int, warmup: int) -> tuple[list[float], list[float]]:
+    """Raw calls and engine steps taken in turns, so both see the same machine: on a shared
+    machine whose load changes, measuring one side after the other skews the ratio either way."""
     params = StdioServerParameters(command=sys.executable, args=["-m", "mcp_servers.file", "--root", str(workspace)])
-    async with Client(params) as client:
-        samples = []
-        for i in range(warmup + n):
-            start = time.perf_counter()
-            result = await client.call_tool("read_file", {"path": "a.txt"})
-            elapsed = (time.perf_counter() - start) * 1000
-            assert not result.is_error
-            if i >= warmup:
-                samples.append(elapsed)
-        return samples
-
-
-async def engine_steps(root: Path, workspace: Path, n: int, warmup: int) -> list[float]:
     settings = Settings(data_dir=root / "data", workspace=workspace, model="openai/unused")
-    async with Host(settings) as host:
+    async with Client(params) as client, Host(settings) as host:
         await host.pool.wait_ready(timeout=60)
         session = await host.runner.create(title="bench")
         gate_session = GateSession(session_id=session.id, workspace=workspace)
-        samples = []
+        raw: list[float] = []
+        engine: list[float] = []
         for i in range(warmup + n):
+            start = time.perf_counter()
+            result = await client.call_tool("read_file", {"path": "a.txt"})
+            raw_ms = (time.perf_counter() - start) * 1000
+            assert not result.is_error
             call = GateCall(id=f"c{i}", name="mcp__file__read_file", arguments={"path": "a.txt"})
             start = time.perf_counter()
-            result = await host.gate.run(gate_session, call)
-            elapsed = (time.perf_counter() - start) * 1000
-            assert not result.is_error, result.text
+            step = await host.gate.run(gate_session, call)
+            engine_ms = (time.perf_counter() - start) * 1000
+            assert not step.is_error, step.text
             if i >= warmup:
-                samples.append(elapsed)
-        return samples
+                raw.append(raw_ms)
+                engine.append(engine_ms)
+        return raw, engine
 
 
 async def main() -> None:
@@ -67,8 +62,8 @@ async def main() -> None:
         workspace = root / "workspace"
         workspace.mkdir()
         (workspace / "a.txt").write_text("hello\n" * 20)
-        raw = percentiles(await raw_calls(workspace, args.n, args.warmup))
-        engine = percentiles(await engine_steps(root, workspace, args.n, args.warmup))
+        raw_ms, engine_ms = await paired_calls(root, workspace, args.n, args.warmup)
+        raw, engine = percentiles(raw_ms), percentiles(engine_ms)
     print(
         json.dumps(
             {
