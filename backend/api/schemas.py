@@ -61,6 +61,17 @@ class SendMessage(MessageExtras):
     content: str = Field(min_length=1, max_length=200_000)
 
 
+class EditSession(Strict):
+    """PATCH /api/sessions/{id}: what to change (at least one); the rest stays as it is."""
+
+    title: str | None = Field(default=None, max_length=1000)
+    archived: bool | None = None
+    auto_approve: bool | None = None
+    """On: what this session's rules ask is allowed, in your name; a deny still denies."""
+    approve_pending: bool = False
+    """With auto_approve true: also allow the approvals already waiting in the session."""
+
+
 class SessionDetail(Session):
     messages: list[Message]
     tool_calls: list[ToolCallRecord]

@@ -16,10 +16,12 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from backend.app.approvals import ApprovalService
+from backend.app.auto_approve import AutoApprover
 from backend.app.model_settings import ModelSettings
 from backend.app.policy import PolicyService
 from backend.app.servers import ServerFailures
 from backend.app.servers_admin import ServerAdmin
+from backend.app.session_edits import SessionEditor
 from backend.app.sessions import SessionService
 from backend.config import Settings
 from backend.domain.models import Session
@@ -193,6 +195,9 @@ class Host:
             broker=self.broker,
             max_agent_depth=settings.max_agent_depth,
         )
+        self.auto_approver = AutoApprover(store=self.store, bus=self.bus, approvals=self.approvals, broker=self.broker)
+        """Answers the asks of sessions whose auto-approve switch is on, in the name of who turned it on."""
+        self.session_edits = SessionEditor(store=self.store, runner=self.runner, auto=self.auto_approver)
         self.scheduler = Scheduler(self.store, self.runner, catch_up=settings.cron_catch_up)
         self.services: list[HostService] = []
         """Channels (Telegram, push, heartbeat), added by `backend.channels.attach`: started last, stopped first."""
@@ -219,6 +224,7 @@ class Host:
         self._watching_servers = asyncio.create_task(self._report_start_failures(), name="mcp-start-failures")
         if self.is_demo:
             self._demo_server()
+        await self.auto_approver.start()
         if recover:
             await self._withdraw_server_requests()
             await self.runner.recover()
@@ -261,6 +267,7 @@ class Host:
             await service.aclose()
         await self.scheduler.aclose()
         await self.workflows.aclose()
+        await self.auto_approver.aclose()
         await self.runner.aclose()
         if self._watching_servers is not None:
             self._watching_servers.cancel()

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from backend.domain.errors import BadRequest
-from backend.domain.models import ACTIVE_STATUSES, EngineName, Session, SessionOrigin
+from backend.domain.models import ACTIVE_STATUSES, Decider, EngineName, Session, SessionOrigin
 from backend.engine.chat import Chat, ChatInput, ChatResult
 from backend.engine.runner import SessionBusy, SessionRunner
 from backend.modes.model import UnknownMode
@@ -76,8 +76,10 @@ class SessionService:
         workspace: str | Path | None = None,
         instructions: str = "",
         origin: SessionOrigin = "user",
+        created_by: Decider | None = None,
     ) -> Created:
         """Create a session; with `first` (chat input: commands and `/skill` work) it starts at once.
+        `created_by` (who asked, through which door) owns it.
 
         A refused first message (unknown skill, unreadable context path, ...) raises, and leaves
         no empty session behind.
@@ -90,6 +92,7 @@ class SessionService:
             workspace=workspace,
             instructions=instructions,
             origin=origin,
+            created_by=created_by,
         )
         if first is None:
             return Created(session=session)

@@ -264,6 +264,9 @@ class AutoApprove(BaseModel):
     since: datetime = Field(default_factory=utcnow)
 
 
+Session.model_rebuild()  # its owner and switch name the two models above; subclasses need them resolved
+
+
 class Decision(BaseModel):
     """A person's (or a timeout's) answer to an approval."""
 

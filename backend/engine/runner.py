@@ -21,6 +21,7 @@ from backend.domain.models import (
     ACTIVE_STATUSES,
     Approval,
     Attachment,
+    Decider,
     EngineName,
     Message,
     Session,
@@ -172,6 +173,23 @@ class SessionRunner:
             lambda s: {"found_tools": s.found_tools + new} if (new := [n for n in names if n not in s.found_tools]) else None,
         )
 
+    async def edit(self, session_id: str, decide: Callable[[Session], dict[str, object] | None]) -> Session:
+        """A person's change to a session's own settings (title, archived, auto-approve), under its
+        lock like every other write, announced as `session.updated` with the fields that changed.
+        `decide` may raise to refuse the change in view of the session as it is now."""
+        changed: list[str] = []
+
+        def deciding(session: Session) -> dict[str, object] | None:
+            changes = decide(session)
+            changed.extend(changes or {})
+            return changes
+
+        session = await self._change(session_id, deciding)
+        if changed:
+            dumped = session.model_dump(mode="json", include={*changed, "updated_at"})
+            await self.bus.publish(session_id, "session.updated", dumped)
+        return session
+
     async def add_usage(self, session_id: str, usage: Usage) -> None:
         await self._change(session_id, lambda s: {"usage": s.usage.plus(usage)})
         await self.bus.publish(session_id, "usage", usage.model_dump())
@@ -193,6 +211,7 @@ class SessionRunner:
         workflow_run_id: str | None = None,
         instructions: str = "",
         sdk_session_id: str | None = None,
+        created_by: Decider | None = None,
     ) -> Session:
         """Persist a new session; with a prompt it starts working at once.
 
@@ -230,6 +249,7 @@ class SessionRunner:
             schedule_id=schedule_id,
             workflow_run_id=workflow_run_id,
             instructions=instructions,
+            created_by=created_by,
         )
         await self.store.create_session(session)
         await self.bus.publish(session.id, "session.created", session.model_dump(mode="json"))

@@ -19,6 +19,7 @@ from backend.domain.models import (
 )
 from backend.domain.schedules import Schedule
 from backend.domain.workflows import WorkflowRun
+from backend.store.queries import AuditQuery
 
 __all__ = ["NotFound", "Store", "Written"]  # NotFound lives in backend.domain.errors; re-exported
 
@@ -41,7 +42,17 @@ class Store(Protocol):
     async def create_session(self, session: Session) -> Session: ...
     async def get_session(self, session_id: str) -> Session: ...
     async def save_session(self, session: Session) -> Session: ...
-    async def list_sessions(self, *, statuses: Iterable[str] | None = None, limit: int = 200) -> list[Session]: ...
+    async def list_sessions(
+        self,
+        *,
+        statuses: Iterable[str] | None = None,
+        limit: int = 200,
+        archived: bool | None = None,
+        text: str | None = None,
+    ) -> list[Session]:
+        """Newest first; `archived` keeps only archived (True) or unarchived (False) ones, `text`
+        those whose title or user/assistant messages contain it (case-insensitively, literally)."""
+        ...
     async def list_children(self, parent_id: str, *, statuses: Iterable[str] | None = None) -> list[Session]:
         """The sessions nested directly under `parent_id` (all of them, oldest first), by an indexed query."""
         ...
@@ -80,7 +91,11 @@ class Store(Protocol):
     ) -> Written:
         """Write an audit row and, in the same transaction, the tool call's new state (and event)."""
         ...
-    async def list_audit(self, *, limit: int = 100, offset: int = 0, session_id: str | None = None) -> list[AuditEntry]: ...
+    async def list_audit(
+        self, *, limit: int = 100, offset: int = 0, session_id: str | None = None, query: AuditQuery | None = None
+    ) -> list[AuditEntry]:
+        """Newest first, filtered by `query` (and `session_id`, kept for older callers)."""
+        ...
 
     async def append_event(self, event: Event) -> Event:
         """Give the event the session's next seq and persist it."""

@@ -29,6 +29,7 @@ from backend.store.postgres_schema import (
     SESSION_LOCK_CLASS,
 )
 from backend.store.postgres_workflows import PostgresWorkflowStore
+from backend.store.queries import POSTGRES, session_where
 
 Statement = tuple[str, tuple[Any, ...]]
 
@@ -144,16 +145,20 @@ class PostgresStore(PostgresApprovalStore, PostgresScheduleStore, PostgresWorkfl
             raise NotFound(f"no session {session.id!r}")
         return session
 
-    async def list_sessions(self, *, statuses: Iterable[str] | None = None, limit: int = 200) -> list[Session]:
-        if statuses is not None:
-            rows = await self._fetch_all(
-                "SELECT data FROM sessions WHERE status = ANY(%s) ORDER BY created_at DESC, ord DESC LIMIT %s",
-                (list(statuses), limit),
-            )
-        else:
-            rows = await self._fetch_all(
-                "SELECT data FROM sessions ORDER BY created_at DESC, ord DESC LIMIT %s", (limit,)
-            )
+    async def list_sessions(
+        self,
+        *,
+        statuses: Iterable[str] | None = None,
+        limit: int = 200,
+        archived: bool | None = None,
+        text: str | None = None,
+    ) -> list[Session]:
+        where, params = session_where(
+            POSTGRES, statuses=None if statuses is None else list(statuses), archived=archived, text=text
+        )
+        rows = await self._fetch_all(
+            f"SELECT data FROM sessions {where} ORDER BY created_at DESC, ord DESC LIMIT %s", (*params, limit)
+        )
         return [Session.model_validate_json(r[0]) for r in rows]
 
     async def list_children(self, parent_id: str, *, statuses: Iterable[str] | None = None) -> list[Session]:

@@ -9,12 +9,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from contextlib import AbstractAsyncContextManager
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from psycopg import AsyncConnection
 
 from backend.domain.models import Approval, ApprovalStatus, AuditEntry, Event, ToolCallRecord
 from backend.store.base import NotFound, Written
+from backend.store.queries import POSTGRES, AuditQuery, audit_where
 
 _BUMP = "UPDATE approval_version SET version = version + 1"
 
@@ -119,12 +121,14 @@ class PostgresApprovalStore:
             writes.append((self._UPSERT_CALL, self._call_params(record)))
         return await self._unit(writes, event=event)
 
-    async def list_audit(self, *, limit: int = 100, offset: int = 0, session_id: str | None = None) -> list[AuditEntry]:
-        where, params = ("WHERE session_id = %s", (session_id,)) if session_id else ("", ())
+    async def list_audit(
+        self, *, limit: int = 100, offset: int = 0, session_id: str | None = None, query: AuditQuery | None = None
+    ) -> list[AuditEntry]:
+        query = query or AuditQuery()
+        if session_id is not None:
+            query = replace(query, session_id=session_id)
+        where, params = audit_where(query, POSTGRES)
         rows = await self._fetch_all(
             f"SELECT id, data FROM audit {where} ORDER BY id DESC LIMIT %s OFFSET %s", (*params, limit, offset)
         )
         return [AuditEntry.model_validate_json(r[1]).model_copy(update={"id": r[0]}) for r in rows]
-
-
-

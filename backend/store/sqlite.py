@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import sqlite3
 from collections.abc import Iterable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +26,7 @@ from backend.domain.models import (
 )
 from backend.paths import private_dir, private_file
 from backend.store.base import NotFound, Written
+from backend.store.queries import SQLITE, AuditQuery, audit_where, session_where
 from backend.store.schema import MIGRATIONS, SCHEMA_VERSION
 from backend.store.sqlite_schedules import SqliteScheduleStore
 from backend.store.sqlite_thread import SqliteThread
@@ -108,16 +110,20 @@ class SqliteStore(SqliteScheduleStore, SqliteWorkflowStore):
             raise NotFound(f"no session {session.id!r}")
         return session
 
-    async def list_sessions(self, *, statuses: Iterable[str] | None = None, limit: int = 200) -> list[Session]:
-        if statuses is not None:
-            wanted = list(statuses)
-            marks = ",".join("?" * len(wanted))
-            rows = await self._fetch_all(
-                f"SELECT data FROM sessions WHERE status IN ({marks}) ORDER BY created_at DESC LIMIT ?",
-                (*wanted, limit),
-            )
-        else:
-            rows = await self._fetch_all("SELECT data FROM sessions ORDER BY created_at DESC LIMIT ?", (limit,))
+    async def list_sessions(
+        self,
+        *,
+        statuses: Iterable[str] | None = None,
+        limit: int = 200,
+        archived: bool | None = None,
+        text: str | None = None,
+    ) -> list[Session]:
+        where, params = session_where(
+            SQLITE, statuses=None if statuses is None else list(statuses), archived=archived, text=text
+        )
+        rows = await self._fetch_all(
+            f"SELECT data FROM sessions {where} ORDER BY created_at DESC LIMIT ?", (*params, limit)
+        )
         return [Session.model_validate_json(r[0]) for r in rows]
 
     async def list_children(self, parent_id: str, *, statuses: Iterable[str] | None = None) -> list[Session]:
@@ -301,8 +307,13 @@ class SqliteStore(SqliteScheduleStore, SqliteWorkflowStore):
             writes.append((self._UPSERT_CALL, self._call_params(record)))
         return await self._unit(writes, event=event)
 
-    async def list_audit(self, *, limit: int = 100, offset: int = 0, session_id: str | None = None) -> list[AuditEntry]:
-        where, params = ("WHERE session_id = ?", (session_id,)) if session_id else ("", ())
+    async def list_audit(
+        self, *, limit: int = 100, offset: int = 0, session_id: str | None = None, query: AuditQuery | None = None
+    ) -> list[AuditEntry]:
+        query = query or AuditQuery()
+        if session_id is not None:
+            query = replace(query, session_id=session_id)
+        where, params = audit_where(query, SQLITE)
         rows = await self._fetch_all(
             f"SELECT id, data FROM audit {where} ORDER BY id DESC LIMIT ? OFFSET ?", (*params, limit, offset)
         )

@@ -8,7 +8,8 @@ from fastapi import APIRouter, Query, Response, status
 from fastapi.responses import FileResponse
 
 from backend.api.deps import MAX_STORED_INT, Approver, HostDep, Viewer
-from backend.api.schemas import CreateSession, SendMessage, SessionDetail
+from backend.api.schemas import CreateSession, EditSession, SendMessage, SessionDetail
+from backend.app.session_edits import SessionEdit
 from backend.domain.media import AUDIO_TYPES, IMAGE_TYPES, media_type_of
 from backend.domain.models import Event, Session, SessionStatus
 from backend.engine.chat import ChatResult
@@ -17,7 +18,7 @@ router = APIRouter(prefix="/api/sessions", tags=["sessions"])
 
 
 @router.post("", status_code=status.HTTP_201_CREATED)
-async def create_session(body: CreateSession, host: HostDep, _: Approver) -> Session:
+async def create_session(body: CreateSession, host: HostDep, principal: Approver) -> Session:
     """Create a session; with a prompt it starts working at once (commands and `/skill` work too)."""
     created = await host.sessions.create(
         first=body.chat_input(body.prompt) if body.prompt else None,
@@ -27,15 +28,24 @@ async def create_session(body: CreateSession, host: HostDep, _: Approver) -> Ses
         engine=body.engine,
         workspace=body.workspace,
         instructions=body.instructions,
+        created_by=principal.decider("rest"),
     )
     return created.session
 
 
 @router.get("")
 async def list_sessions(
-    host: HostDep, _: Viewer, status: SessionStatus | None = None, limit: int = Query(200, ge=1, le=1000)
+    host: HostDep,
+    _: Viewer,
+    status: SessionStatus | None = None,
+    limit: int = Query(200, ge=1, le=1000),
+    archived: bool | None = Query(None, description="true: only archived sessions; false: none of them; unset: all"),
+    q: str | None = Query(None, max_length=200, description="text in the title or in what a person or the agent said"),
 ) -> list[Session]:
-    return await host.store.list_sessions(statuses=[status] if status else None, limit=limit)
+    """Sessions, newest first; `q` searches titles and messages (case-insensitive, taken literally)."""
+    return await host.store.list_sessions(
+        statuses=[status] if status else None, limit=limit, archived=archived, text=(q or "").strip() or None
+    )
 
 
 @router.get("/{session_id}")
@@ -47,6 +57,19 @@ async def get_session(session_id: str, host: HostDep, _: Viewer) -> SessionDetai
         tool_calls=await host.store.list_tool_calls(session_id),
         last_seq=await host.store.last_seq(session_id),
     )
+
+
+@router.patch("/{session_id}")
+async def edit_session(session_id: str, body: EditSession, host: HostDep, principal: Viewer) -> Session:
+    """Rename, archive or unarchive a session, or switch its auto-approve (its owner or an admin).
+
+    An active session cannot be archived (409). Turning auto-approve on with `approve_pending`
+    also allows the approvals already waiting in the session.
+    """
+    edit = SessionEdit(
+        title=body.title, archived=body.archived, auto_approve=body.auto_approve, approve_pending=body.approve_pending
+    )
+    return await host.session_edits.edit(session_id, edit, by=principal, via="rest")
 
 
 @router.get("/{session_id}/events")

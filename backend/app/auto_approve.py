@@ -1,0 +1,108 @@
+"""The auto-approve switch at work: a session's asks allowed in the name of whoever turned it on.
+
+Like `overseer run --approve all`, it answers approvals as they are asked, through the one door
+for decisions (`ApprovalService.answer`), so every check made there holds for it too: the
+decider's role, and whatever may never be allowed without a person looking. Each answer is an
+allow once, recorded on the approval and its audit row with the person and the door `auto`.
+A deny is never overridden: only an ask becomes an approval at all. Gates between modes,
+workflow steps and servers' own requests (questions, sampling) are left to a person; only tool
+calls are answered.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+from backend.app.approvals import ApprovalService
+from backend.auth import Principal
+from backend.domain.errors import DomainError
+from backend.domain.models import Approval, Decision, Session
+from backend.engine.events import EventBus, Subscription
+from backend.permissions.approvals import ApprovalBroker, ApprovalError
+from backend.store.base import NotFound, Store
+
+log = logging.getLogger(__name__)
+
+
+def auto_principal(session: Session) -> Principal | None:
+    """Who answers for the session's switch: the person who turned it on (None while it is off).
+
+    Their role as it was then; a decider with no role recorded answers as a viewer, whom the
+    door refuses, so the switch fails closed.
+    """
+    if session.auto_approve is None:
+        return None
+    by = session.auto_approve.by
+    role = by.role if by.role in ("admin", "approver", "viewer") else "viewer"
+    return Principal(name=by.name, role=role, kind=by.kind)  # type: ignore[arg-type]  # checked above
+
+
+class AutoApprover:
+    """Answers the tool approvals of sessions whose auto-approve switch is on, as they are asked."""
+
+    def __init__(self, *, store: Store, bus: EventBus, approvals: ApprovalService, broker: ApprovalBroker) -> None:
+        self._store = store
+        self._bus = bus
+        self._approvals = approvals
+        self._broker = broker
+        self._task: asyncio.Task[None] | None = None
+        self._sub: Subscription | None = None
+
+    async def start(self) -> None:
+        self._task = asyncio.create_task(self._follow(), name="auto-approve")
+
+    async def aclose(self) -> None:
+        task, self._task = self._task, None
+        if self._sub is not None:
+            self._bus.unsubscribe(self._sub)
+        if task is not None:
+            task.cancel()
+            await asyncio.wait({task})
+
+    async def _follow(self) -> None:
+        while True:
+            # Subscribed before the sweep, so an approval asked in between is seen by one or both
+            # (a second answer is refused as closed, and changes nothing).
+            self._sub = sub = self._bus.subscribe(None)
+            for approval in await self._broker.pending():  # asked before a restart, or while cut off
+                await self.consider(approval)
+            async for event in sub:
+                if event.type == "approval.requested" and event.data.get("kind", "tool") == "tool":
+                    await self.consider(Approval.model_validate(event.data))
+            if not sub.overflowed:  # unsubscribed: the host is closing
+                return
+            log.warning("auto-approve fell behind the event feed; catching up from the pending approvals")
+
+    async def consider(self, approval: Approval, *, asked_before: bool = False) -> bool:
+        """Answer `approval` if its session's switch is on; True when this answer allowed it.
+
+        Only what was asked while the switch was on, unless `asked_before`: the person, turning
+        it on, said to allow what was already waiting too.
+        """
+        if approval.kind != "tool" or approval.status != "pending":
+            return False
+        try:
+            session = await self._store.get_session(approval.session_id)
+        except NotFound:
+            return False
+        principal = auto_principal(session)
+        if principal is None or session.auto_approve is None:
+            return False
+        if approval.created_at < session.auto_approve.since and not asked_before:
+            return False
+        decision = Decision(kind="allow_once", message=f"auto-approve, turned on by {principal.name}")
+        try:
+            await self._approvals.answer(approval.id, decision, by=principal, via="auto")
+        except (ApprovalError, DomainError) as exc:
+            # Answered meanwhile, or refused at the door: then it waits for a person, as asked.
+            log.info("auto-approve left approval %s to a person: %s", approval.id, exc)
+            return False
+        return True
+
+    async def approve_pending(self, session_id: str) -> int:
+        """Answer the session's approvals already waiting (the person said so); how many it allowed."""
+        allowed = 0
+        for approval in await self._broker.pending(session_id=session_id):
+            allowed += await self.consider(approval, asked_before=True)
+        return allowed

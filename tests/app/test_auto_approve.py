@@ -1,0 +1,100 @@
+"""The auto-approve switch (backend/app/auto_approve.py): asks become allows in the name of who
+turned it on, each with its audit row; deny rules still deny; approvals already waiting are
+allowed only when the person says so. Real host, real store, real file and shell servers."""
+
+from __future__ import annotations
+
+import pytest
+
+from backend.app.session_edits import SessionEdit
+from backend.auth import Principal
+from backend.domain.models import Approval
+from backend.testing import Reply, ScriptedToolCall
+from backend.testing.harness import only_servers, scripted_host
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+ANN = Principal(name="ann", role="approver", kind="user")
+VIEWER = Principal(name="vic", role="viewer", kind="user")
+
+
+def shell(command: str, id: str) -> ScriptedToolCall:
+    return ScriptedToolCall(name="mcp__shell__exec", arguments={"command": command}, id=id)
+
+
+async def switch(h, session_id: str, on: bool, *, approve_pending: bool = False, by: Principal = ANN):
+    edit = SessionEdit(auto_approve=on, approve_pending=approve_pending)
+    return await h.host.session_edits.edit(session_id, edit, by=by, via="rest")
+
+
+async def test_asks_become_allows_in_the_name_of_who_turned_it_on_and_a_deny_rule_still_denies(tmp_path, pool):
+    script = [
+        Reply(tool_calls=[shell("echo one", "c1"), shell("rm -rf build", "c2")]),
+        Reply(tool_calls=[shell("echo two", "c3")]),
+        Reply(text="done"),
+    ]
+    permissions = {"deny": ["Bash(rm *)"]}
+    async with scripted_host(tmp_path, script, pool=pool, permissions=permissions, mcp_servers=only_servers("shell")) as h:
+        session = await h.host.runner.create(created_by=ANN.decider("rest"))
+        on = await switch(h, session.id, True)
+        assert on.auto_approve is not None and on.auto_approve.by.name == "ann"
+        await h.host.runner.send(session.id, "go")
+        done = await h.host.runner.wait(session.id, timeout=30)
+        assert done.status == "completed"
+
+        calls = {c.id: c for c in await h.host.store.list_tool_calls(session.id)}
+        assert {i: c.status for i, c in calls.items()} == {"c1": "done", "c2": "denied", "c3": "done"}
+        audit = {a.tool_call_id: a for a in await h.host.store.list_audit(session_id=session.id)}
+        for call_id in ("c1", "c3"):
+            row = audit[call_id]
+            assert (row.decision, row.decided_by) == ("allow", "user")
+            assert (row.decider.name, row.decider.kind, row.decider.via) == ("ann", "user", "auto")
+        assert (audit["c2"].decision, audit["c2"].decided_by, audit["c2"].decider.name) == ("deny", "rule", "overseer")
+        approvals = await h.host.store.list_approvals(session_id=session.id)
+        assert sorted(a.tool_call_id for a in approvals) == ["c1", "c3"]  # the denied call never asked
+        assert all(a.decision and a.decision.message == "auto-approve, turned on by ann" for a in approvals)
+
+
+async def test_approvals_already_waiting_are_allowed_only_when_the_person_says_so(tmp_path, pool):
+    script = [Reply(tool_calls=[shell("echo a", "a1")]), Reply(tool_calls=[shell("echo b", "b1")]), Reply(text="ok")]
+    async with scripted_host(tmp_path, script, pool=pool, mcp_servers=only_servers("shell")) as h:
+        session = await h.host.runner.create(prompt="go", created_by=ANN.decider("rest"))
+        waiting = await h.next_approval()
+        await switch(h, session.id, True)  # not told to approve what waits
+        assert (await h.host.store.get_approval(waiting.id)).status == "pending"
+        await switch(h, session.id, True, approve_pending=True)
+        assert (await h.host.broker.wait(waiting.id)).status == "allowed"
+        # The next ask, made while the switch is on, is answered as it comes.
+        later = await h.next_approval()
+        answered = await h.host.broker.wait(later.id)
+        assert (answered.status, answered.decider and answered.decider.via) == ("allowed", "auto")
+        assert (await h.host.runner.wait(session.id, timeout=30)).status == "completed"
+
+
+async def test_turned_off_it_answers_nothing_more(tmp_path, pool):
+    script = [Reply(tool_calls=[shell("echo a", "a1")]), Reply(text="ok")]
+    async with scripted_host(tmp_path, script, pool=pool, mcp_servers=only_servers("shell")) as h:
+        session = await h.host.runner.create(created_by=ANN.decider("rest"))
+        await switch(h, session.id, True)
+        off = await switch(h, session.id, False)
+        assert off.auto_approve is None
+        await h.host.runner.send(session.id, "go")
+        approval: Approval = await h.next_approval()
+        assert await h.host.auto_approver.consider(approval) is False
+        assert (await h.host.store.get_approval(approval.id)).status == "pending"
+        await h.host.runner.stop(session.id)
+
+
+async def test_a_switch_turned_on_by_someone_without_the_approver_role_answers_nothing(tmp_path, pool):
+    # Fails closed: the door refuses a viewer, so the ask stays with a person.
+    script = [Reply(tool_calls=[shell("echo a", "a1")]), Reply(text="ok")]
+    async with scripted_host(tmp_path, script, pool=pool, mcp_servers=only_servers("shell")) as h:
+        session = await h.host.runner.create(created_by=ANN.decider("rest"))
+        from backend.domain.models import AutoApprove
+
+        await h.host.runner.edit(session.id, lambda s: {"auto_approve": AutoApprove(by=VIEWER.decider("rest"))})
+        await h.host.runner.send(session.id, "go")
+        approval = await h.next_approval()
+        assert await h.host.auto_approver.consider(approval) is False
+        assert (await h.host.store.get_approval(approval.id)).status == "pending"
+        await h.host.runner.stop(session.id)
