@@ -255,7 +255,7 @@ def _serve(args: argparse.Namespace) -> int:
         settings, url=f"http://{shown_local}:{settings.port}", expose_tools=args.expose_tools or settings.expose_tools
     )
     shown_host = f"[{settings.host}]" if ":" in settings.host else settings.host
-    print(f"Overseer is starting on http://{shown_host}:{settings.port}/")
+    print(f"Overseer is starting on http://{shown_host}:{settings.port}/ as host {settings.host_id}")
     print(f"Open this link to log in (it carries your token):\n    http://{shown_host}:{settings.port}/login?token={app.state.auth.token}")
     if settings.model is None:
         print("No model is configured: sessions use the offline demo model. Set OVERSEER_MODEL to use a real one.")

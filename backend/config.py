@@ -28,6 +28,7 @@ from pydantic_core import PydanticCustomError
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 from backend.domain.errors import Invalid
+from backend.host_identity import check_host_id, default_host_id
 from backend.mcp.config import McpServerConfig, check_not_builtin
 from backend.paths import private_dir, private_opener
 
@@ -198,6 +199,9 @@ class Settings(BaseSettings):
     database_url: SecretStr | None = None
     """`postgresql://...`: keep everything in this PostgreSQL database, which several hosts may
     share, instead of `<data dir>/overseer.db` (SQLite, the default). A secret: it may hold a password."""
+    host_id: str = ""
+    """This host's stable name among the hosts of one database (DBOS executor id, logs, health).
+    Unset: the id kept in `<data dir>/host_id`, else one derived from the machine and data dir."""
     max_runs_per_host: int = Field(default=200, ge=1)
     """With `database_url`: how many session runs one host executes at once (a run waiting for an
     approval counts). Runs are DBOS workflows on a queue that every host takes from; give every host
@@ -290,6 +294,12 @@ class Settings(BaseSettings):
             for name in self.telegram.notify:
                 if name not in listed:
                     raise ValueError(f"telegram.notify: {name!r} has no Telegram id in telegram.users")
+        return self
+
+    @model_validator(mode="after")
+    def _host_id_is_known(self) -> Settings:
+        # Filled in here, so every reader sees the one id; kept in the data dir at the host's start.
+        self.host_id = check_host_id(self.host_id) if self.host_id else default_host_id(self.data_dir)
         return self
 
     @field_validator("mcp_servers")

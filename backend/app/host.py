@@ -24,6 +24,7 @@ from backend.app.servers_admin import ServerAdmin
 from backend.app.session_edits import SessionEditor
 from backend.app.sessions import SessionService
 from backend.config import Settings
+from backend.host_identity import remember_host_id
 from backend.domain.models import Session
 from backend.domain.tools import ToolInfo
 from backend.engine.chat import Chat
@@ -217,6 +218,8 @@ class Host:
     async def start(self, *, recover: bool = True) -> None:
         """Open the store, start MCP servers in the background, resume interrupted sessions."""
         private_dir(self.data_dir)
+        remember_host_id(self.data_dir, self.settings.host_id)
+        log.info("host %s starting", self.settings.host_id)
         await self.store.open()
         if self._owns_pool:
             await self.pool.start()

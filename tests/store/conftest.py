@@ -8,8 +8,6 @@ psycopg or the server, the Postgres half fails: never skipped, or CI would pass 
 
 from __future__ import annotations
 
-import os
-import uuid
 from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -17,44 +15,19 @@ from typing import TYPE_CHECKING
 import pytest
 from backend.store.base import Store
 from backend.store.sqlite import SqliteStore
+from backend.testing.postgres import empty_schema, fresh_database
 
 if TYPE_CHECKING:
     from backend.store.postgres import PostgresStore
 
-MAINTENANCE_URL = os.environ.get("OVERSEER_TEST_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/postgres")
-
 StoreFactory = Callable[[], Store]
-
-
-def _connect_maintenance():  # type: ignore[no-untyped-def]
-    import psycopg
-
-    return psycopg.connect(MAINTENANCE_URL, autocommit=True, connect_timeout=5)
 
 
 @pytest.fixture(scope="module")
 def postgres_database(request: pytest.FixtureRequest) -> Iterator[str]:
     """The URL of a database made for this test module alone (dropped at its end)."""
-    from psycopg.conninfo import make_conninfo
-
-    module = request.module.__name__.rsplit(".", 1)[-1][:30]
-    name = f"overseer_{module}_{uuid.uuid4().hex[:10]}".lower()
-    with _connect_maintenance() as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')
-    url = make_conninfo(MAINTENANCE_URL, dbname=name)
-    try:
+    with fresh_database(request.module.__name__.rsplit(".", 1)[-1]) as url:
         yield url
-    finally:
-        with _connect_maintenance() as conn:
-            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-
-
-def _empty_schema(url: str) -> None:
-    import psycopg
-
-    with psycopg.connect(url, autocommit=True, connect_timeout=5) as conn:
-        conn.execute("DROP SCHEMA public CASCADE")
-        conn.execute("CREATE SCHEMA public")
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
@@ -65,7 +38,7 @@ def store_factory(request: pytest.FixtureRequest, tmp_path: Path) -> StoreFactor
     from backend.store.postgres import PostgresStore
 
     url: str = request.getfixturevalue("postgres_database")
-    _empty_schema(url)
+    empty_schema(url)
     # Small pools: a test opens several stores, and the server's connections are shared.
     return lambda: PostgresStore(url, max_connections=4)
 
@@ -90,7 +63,7 @@ async def sqlite_store(tmp_path: Path) -> AsyncIterator[SqliteStore]:
 @pytest.fixture
 def empty_postgres_database(postgres_database: str) -> str:
     """The module's database with nothing in it: no tables, no schema version."""
-    _empty_schema(postgres_database)
+    empty_schema(postgres_database)
     return postgres_database
 
 

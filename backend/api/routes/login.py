@@ -22,6 +22,7 @@ async def health(request: Request) -> dict[str, object]:
     return {
         "status": "ok",
         "version": VERSION,
+        "host_id": host.settings.host_id,
         "servers": {s.name: s.state for s in host.pool.statuses()},
     }
 
