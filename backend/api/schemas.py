@@ -49,7 +49,10 @@ class MessageExtras(Strict):
 
 class CreateSession(MessageExtras):
     prompt: str | None = Field(default=None, max_length=200_000)
-    mode: str = Field(default="agent", min_length=1, max_length=100)
+    mode: str | None = Field(default=None, min_length=1, max_length=100)
+    """Default: the agent's mode, else `agent`."""
+    agent: str | None = Field(default=None, min_length=1, max_length=100)
+    """The named agent (issue 19); default: the `rest` route's, else main."""
     model: str | None = Field(default=None, max_length=200)
     engine: EngineName | None = None
     workspace: str | None = Field(default=None, max_length=4096)
@@ -102,7 +105,10 @@ class AuditPage(BaseModel):
 
 class InvokeRequest(Strict):
     prompt: str = Field(min_length=1, max_length=200_000)
-    mode: str = Field(default="agent", min_length=1, max_length=100)
+    mode: str | None = Field(default=None, min_length=1, max_length=100)
+    """Default: the agent's mode, else `agent`."""
+    agent: str | None = Field(default=None, min_length=1, max_length=100)
+    """The named agent (issue 19); default: the `rest` route's, else main."""
     model: str | None = Field(default=None, max_length=200)
     engine: EngineName | None = None
     parent_session_id: str | None = None

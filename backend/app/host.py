@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any, Protocol
 
+from backend.agents import Agents
 from backend.app.approvals import ApprovalService
 from backend.app.auto_approve import AutoApprover
 from backend.app.model_settings import ModelSettings
@@ -129,6 +130,12 @@ class Host:
         self.hooks = hooks or HookChain()
         self.demo: Any = None
         self.policies = PolicyService(settings)
+        self.agents = Agents.from_settings(
+            settings,
+            servers={*server_configs(settings, host_api), *(s.name for s in self.pool.statuses())},
+            modes=[m.name for m in self.modes.list()],
+        )
+        """The named agents and the routes to them (issue 19); ConfigError for an unusable entry."""
         self.gate = ToolGate(
             policy=self.policies,
             broker=self.broker,
@@ -168,6 +175,7 @@ class Host:
             default_engine=settings.default_engine,
             secrets=known_secrets,
             tool_selection=settings.tool_selection,
+            agents=self.agents,
         )
         self.model_settings = ModelSettings(settings=settings, runner=self.runner, data_dir=self.data_dir, demo_model=DEMO_MODEL)
         """The model chosen in the dashboard, laid over the configuration (here, and at once when changed)."""

@@ -70,16 +70,18 @@ class SessionService:
         *,
         first: ChatInput | None = None,
         title: str | None = None,
-        mode: str = "agent",
+        mode: str | None = None,
         model: str | None = None,
         engine: EngineName | None = None,
         workspace: str | Path | None = None,
+        agent: str | None = None,
         instructions: str = "",
         origin: SessionOrigin = "user",
         created_by: Decider | None = None,
     ) -> Created:
         """Create a session; with `first` (chat input: commands and `/skill` work) it starts at once.
-        `created_by` (who asked, through which door) owns it.
+        `created_by` (who asked, through which door) owns it. It belongs to `agent` (default main),
+        whose workspace, model and mode it takes unless told otherwise.
 
         A refused first message (unknown skill, unreadable context path, ...) raises, and leaves
         no empty session behind.
@@ -90,6 +92,7 @@ class SessionService:
             model=model,
             engine=engine,
             workspace=workspace,
+            agent=agent,
             instructions=instructions,
             origin=origin,
             created_by=created_by,
@@ -111,18 +114,21 @@ class SessionService:
         self,
         *,
         prompt: str,
-        mode: str = "agent",
+        mode: str | None = None,
         model: str | None = None,
         engine: EngineName | None = None,
         parent_session_id: str | None = None,
         fork: bool = False,
         workspace: str | None = None,
+        agent: str | None = None,
         origin: SessionOrigin | None = None,
     ) -> Session:
         """Create a session working on `prompt` (optionally a fork of its parent's history); do not wait.
 
         A child of `parent_session_id` is nested under it, works in its workspace with its model
-        and engine unless told otherwise, and may not nest deeper than `max_agent_depth`.
+        and engine unless told otherwise, and may not nest deeper than `max_agent_depth`. Given a
+        named `agent` (another than the parent's), the child works in that agent's workspace with
+        its model and under its rules instead; else it belongs to its parent's agent.
         A fork of a claude-sdk parent also forks the parent's SDK session.
         """
         if fork and not parent_session_id:
@@ -130,12 +136,15 @@ class SessionService:
         parent = await self.store.get_session(parent_session_id) if parent_session_id else None
         if parent is not None:
             await self._check_depth(parent)
+        # A child of its parent's own agent inherits its room; another agent's child gets that agent's.
+        inherits = parent is not None and agent in (None, parent.agent_id)
         session = await self.runner.create(
             title=title_of(prompt) or "invoke",
             mode=mode,
-            model=model or (parent.model if parent else None),
+            model=model or (parent.model if parent and inherits else None),
             engine=engine or (parent.engine if parent else None),
-            workspace=workspace or (parent.workspace if parent else None),
+            workspace=workspace or (parent.workspace if parent and inherits else None),
+            agent=agent or (parent.agent_id if parent else None),
             parent_id=parent_session_id,
             origin=origin or ("agent" if parent else "api"),
             sdk_session_id=(
@@ -181,12 +190,13 @@ class SessionService:
         self,
         *,
         prompt: str,
-        mode: str = "agent",
+        mode: str | None = None,
         model: str | None = None,
         engine: EngineName | None = None,
         parent_session_id: str | None = None,
         fork: bool = False,
         workspace: str | None = None,
+        agent: str | None = None,
         timeout: float | None = None,
         origin: SessionOrigin | None = None,
     ) -> InvokeResult:
@@ -199,6 +209,7 @@ class SessionService:
             parent_session_id=parent_session_id,
             fork=fork,
             workspace=workspace,
+            agent=agent,
             origin=origin,
         )
         done = await self.runner.wait(session.id, timeout=timeout)

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any, Literal
 
-from backend.domain.models import Message, ToolCallRequest, Usage
+from backend.domain.models import Message, StopReason, ToolCallRequest, Usage
 from backend.domain.tools import ToolInfo
 from backend.engine.context import user_content
 from backend.engine.events import EventBus
@@ -25,7 +25,8 @@ from backend.engine.tool_selection import SEARCH_TOOLS, ToolSelection
 from backend.permissions.gate import GateCall, GateSession, ToolGate
 from backend.store.base import Store
 
-Outcome = Literal["completed", "error"]
+Outcome = Literal["completed", "error", "stopped"]
+"""How a run ends, as the session's status: answered, failed, or stopped short (`stop_reason` says why)."""
 
 
 @dataclass(kw_only=True)
@@ -50,6 +51,7 @@ class LoopResult:
     outcome: Outcome
     text: str = ""
     error: str | None = None
+    stop_reason: StopReason | None = None
 
 
 def tool_schemas(tools: list[ToolInfo]) -> list[dict[str, Any]]:

@@ -15,6 +15,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from backend.agents import Agent, Agents
 from backend.config import ToolSelectionConfig
 from backend.domain.errors import BadRequest, Conflict
 from backend.domain.models import (
@@ -40,6 +41,7 @@ from backend.engine.memory import consolidate
 from backend.engine.mode_switch import offers_switch, open_switch, pending_switch, switch_call_id, switch_outcome
 from backend.engine.placement import LocalPlacement, Placement
 from backend.engine.model import ModelClient
+from backend.engine.outcome import denied_stop_reason
 from backend.engine.turn import Turn, prepare_turn
 from backend.modes.registry import ModeRegistry
 from backend.permissions.gate import ToolGate
@@ -78,12 +80,15 @@ class SessionRunner:
         default_engine: EngineName = "litellm",
         secrets: Sequence[str] = (),
         tool_selection: ToolSelectionConfig | None = None,
+        agents: Agents | None = None,
     ) -> None:
         """`memory_window`: messages a session keeps before older ones are consolidated (0: never).
         `claude_sdk` runs "claude-sdk" sessions; `default_engine` is for sessions that name none.
         `secrets` (the provider's API key, ...) never appear in a stored error or its event."""
         self.secrets = tuple(secrets)
         self.tool_selection = tool_selection or ToolSelectionConfig()
+        self.agents = agents
+        """The named agents (issue 19); None: one agent, main, with the default workspace and model."""
         self.claude_sdk = claude_sdk
         self.default_engine: EngineName = default_engine
         self.modes = modes
@@ -133,7 +138,9 @@ class SessionRunner:
                 self._rows.pop(session_id, None)
             if session.status != before:
                 await self.bus.publish(
-                    session_id, "session.status", {"status": session.status, "error": session.error}
+                    session_id,
+                    "session.status",
+                    {"status": session.status, "error": session.error, "stop_reason": session.stop_reason},
                 )
         return session
 
@@ -201,10 +208,11 @@ class SessionRunner:
         *,
         prompt: str | None = None,
         title: str | None = None,
-        mode: str = "agent",
+        mode: str | None = None,
         model: str | None = None,
         engine: EngineName | None = None,
         workspace: str | Path | None = None,
+        agent: str | None = None,
         parent_id: str | None = None,
         origin: SessionOrigin = "user",
         schedule_id: str | None = None,
@@ -218,8 +226,12 @@ class SessionRunner:
         `sdk_session_id` (claude-sdk): the parent's SDK session, which the child's first run forks.
 
         An unknown mode is refused (UnknownMode). Without a workspace, a mode's `default_folder`
-        (relative to the default workspace) is used, and created.
+        (relative to the default workspace) is used, and created. The session belongs to `agent`
+        (main if None; UnknownAgent if no such agent): its workspace, model and mode are the defaults.
         """
+        owner = self.agent(agent)
+        mode = mode or (owner.mode if owner else None) or "agent"
+        default_workspace = owner.workspace if owner else self.default_workspace
         try:
             chosen = self.modes.get(mode)
         except NotFound as exc:  # a bad request, not a missing session
@@ -230,20 +242,21 @@ class SessionRunner:
                 raise BadRequest(f"workspace {workspace} is not a directory")
             root = found.resolve()
         elif chosen.default_folder:
-            root = (self.default_workspace / Path(chosen.default_folder).expanduser()).resolve()
+            root = (default_workspace / Path(chosen.default_folder).expanduser()).resolve()
             root.mkdir(parents=True, exist_ok=True)
         else:
-            root = self.default_workspace
+            root = default_workspace
         if not root.is_dir():
             raise BadRequest(f"workspace {root} is not a directory")
         session = Session(
             id=uuid.uuid4().hex,
             title=title or (prompt or "New session").strip().splitlines()[0][:80],
             mode=mode,
-            model=model or self.default_model,
+            model=model or (owner.model if owner else None) or self.default_model,
             engine=engine or self.default_engine,
             sdk_session_id=sdk_session_id,
             workspace=str(root),
+            agent_id=owner.id if owner else (agent or "main"),
             parent_id=parent_id,
             origin=origin,
             schedule_id=schedule_id,
@@ -268,12 +281,24 @@ class SessionRunner:
             await self._start(session)
         return message
 
+    async def propose(self, session_id: str, messages: list[Message]) -> list[Message]:
+        """Persist messages a person put to the session (their words, a step to try again) in
+        order, then make sure a run reads them; the caller checked that no run is going on."""
+        session = await self.store.get_session(session_id)
+        stored = []
+        for message in messages:
+            stored.append(await self.store.add_message(message))
+            await self.bus.publish(session_id, "message", stored[-1].model_dump(mode="json"))
+        if not self.is_running(session_id):
+            await self._start(session)
+        return stored
+
     def is_running(self, session_id: str) -> bool:
         task = self._tasks.get(session_id)
         return task is not None and not task.done()
 
     async def _start(self, session: Session) -> None:
-        await self._update(session.id, status="running", error=None)
+        await self._update(session.id, status="running", error=None, stop_reason=None)
         await self.placement.place(session.id)
 
     def run_here(self, session_id: str, *, context: contextvars.Context | None = None) -> asyncio.Task[None]:
@@ -309,9 +334,12 @@ class SessionRunner:
                         break
                 if not await self._settle_switch(session_id, gate):
                     break
-            status: SessionStatus = "completed" if result.outcome == "completed" else "error"
+            status: SessionStatus = result.outcome
             error = redact(result.error, self.secrets) if result.error else result.error
-            await self._update(session_id, status=status, error=error)
+            reason = result.stop_reason
+            if status == "completed":  # answered, but maybe around a step a person refused
+                reason = await denied_stop_reason(self.store, session_id)
+            await self._update(session_id, status=status, error=error, stop_reason=reason)
             if error:
                 await self.bus.publish(session_id, "error", {"message": error})
         except asyncio.CancelledError:
@@ -427,6 +455,10 @@ class SessionRunner:
         await self.bus.publish(session.id, "memory.consolidated", {"upto": upto, "facts": memory.facts})
         return session
 
+    def agent(self, agent_id: str | None) -> Agent | None:
+        """The named agent (UnknownAgent if none is configured by that id); None without agents."""
+        return self.agents.get(agent_id) if self.agents is not None else None
+
     async def _prepare_turn(self, session: Session) -> Turn:
         return await prepare_turn(
             session,
@@ -436,6 +468,7 @@ class SessionRunner:
             all_tools=await self.list_tools(),
             tool_selection=self.tool_selection,
             remember_found=lambda names: self.add_found_tools(session.id, names),
+            agent=self.agent(session.agent_id),
         )
 
     async def stop(self, session_id: str, *, timeout: float = 10) -> Session:

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
+from backend.agents import Agent
 from backend.config import ToolSelectionConfig
 from backend.domain.models import Session
 from backend.domain.tools import ToolInfo
@@ -49,11 +50,13 @@ async def prepare_turn(
     now: datetime | None = None,
     tool_selection: ToolSelectionConfig | None = None,
     remember_found: Callable[[list[str]], Awaitable[object]] | None = None,
+    agent: Agent | None = None,
 ) -> Turn:
     """Resolve the session's mode (UnknownMode if it is gone) and compose its system prompt.
 
     With `tool_selection`, a LiteLLM session whose mode offers too many tools gets a selection;
-    `remember_found` persists the tools its `search_tools` calls add.
+    `remember_found` persists the tools its `search_tools` calls add. The session's `agent`
+    limits the servers whose tools are offered (the gate refuses the others) and adds its rules.
     """
     mode = modes.get(session.mode)
     workspace = Path(session.workspace)
@@ -61,6 +64,9 @@ async def prepare_turn(
     found, bootstrap, memory = await asyncio.to_thread(
         lambda: (skills.list(workspace), read_bootstrap_files(workspace, data_dir), read_memory_for_prompt(workspace))
     )
+    limited = agent is not None and agent.servers is not None
+    if agent is not None and limited:
+        all_tools = [t for t in all_tools if agent.offers_server(t.server)]
     tools = mode.offered_tools(all_tools)
     prompt = build_system_prompt(
         PromptParts(
@@ -81,7 +87,8 @@ async def prepare_turn(
         mode=mode.name,
         rules=list(session.session_rules),
         mode_policies=dict(mode.policies),
-        offered=frozenset(t.name for t in tools) if mode.tools != "all" else None,
+        offered=frozenset(t.name for t in tools) if mode.tools != "all" or limited else None,
+        agent_rules=agent.rules if agent is not None else None,
     )
     selection = None
     # The claude-sdk engine hands tools to Claude Code, which has its own tool search.

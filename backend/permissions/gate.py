@@ -108,6 +108,8 @@ class GateSession:
     offered: frozenset[str] | None = None
     """Full names of the tools the mode offers; None offers every tool. A call to any other
     tool is refused before any policy is looked at: the model was never shown it."""
+    agent_rules: RuleSet | None = None
+    """The session's named agent's own rules (issue 19), added to the global ones; deny still wins."""
 
 
 @dataclass(kw_only=True)
@@ -189,6 +191,8 @@ class ToolGate:
 
     def evaluate(self, session: GateSession, view: ToolCallView) -> Evaluation:
         session_rules = RuleSet.from_config({"allow": session.rules}, source="session") if session.rules else None
+        if session.agent_rules is not None:
+            session_rules = RuleSet.concat(session.agent_rules, session_rules)
         evaluation = self.policy.evaluate(
             view, session_rules=session_rules, mode=session.mode, mode_policies=session.mode_policies
         )

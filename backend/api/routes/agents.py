@@ -6,13 +6,15 @@ from fastapi import APIRouter
 
 from backend.api.deps import Approver, HostDep
 from backend.api.schemas import InvokeRequest, InvokeResponse
+from backend.routing import route
 
 router = APIRouter(prefix="/api/agents", tags=["agents"])
 
 
 @router.post("/invoke")
-async def invoke(body: InvokeRequest, host: HostDep, _: Approver) -> InvokeResponse:
-    """Runs until the session ends (approvals inside it wait for a person as usual)."""
+async def invoke(body: InvokeRequest, host: HostDep, principal: Approver) -> InvokeResponse:
+    """Runs until the session ends (approvals inside it wait for a person as usual). The session
+    belongs to the agent the request names, else to its parent's, else to the `rest` route's, else main."""
     result = await host.sessions.invoke(
         prompt=body.prompt,
         mode=body.mode,
@@ -20,6 +22,10 @@ async def invoke(body: InvokeRequest, host: HostDep, _: Approver) -> InvokeRespo
         engine=body.engine,
         parent_session_id=body.parent_session_id,
         fork=body.fork,
+        # A child belongs to its parent's agent unless it names one; a top-level call is routed.
+        agent=body.agent
+        if body.parent_session_id
+        else route(host.agents.routes, channel="rest", user=principal.name, named=body.agent),
     )
     return InvokeResponse(
         session_id=result.session_id,

@@ -13,6 +13,7 @@ from backend.app.session_edits import SessionEdit
 from backend.domain.media import AUDIO_TYPES, IMAGE_TYPES, media_type_of
 from backend.domain.models import Event, Session, SessionStatus
 from backend.engine.chat import ChatResult
+from backend.routing import route
 
 router = APIRouter(prefix="/api/sessions", tags=["sessions"])
 
@@ -27,6 +28,7 @@ async def create_session(body: CreateSession, host: HostDep, principal: Approver
         model=body.model,
         engine=body.engine,
         workspace=body.workspace,
+        agent=route(host.agents.routes, channel="rest", user=principal.name, named=body.agent),
         instructions=body.instructions,
         created_by=principal.decider("rest"),
     )
