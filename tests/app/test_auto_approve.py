@@ -98,3 +98,20 @@ async def test_a_switch_turned_on_by_someone_without_the_approver_role_answers_n
         assert await h.host.auto_approver.consider(approval) is False
         assert (await h.host.store.get_approval(approval.id)).status == "pending"
         await h.host.runner.stop(session.id)
+
+
+async def test_the_agent_changing_its_own_instructions_still_waits_for_a_person(tmp_path, pool):
+    # The bootstrap guard's question (backend/permissions/bootstrap_guard.py) is refused at the door
+    # for an automatic answer: the switch leaves it pending, approve_pending too.
+    write = ScriptedToolCall(name="mcp__file__write_file", arguments={"path": "AGENTS.md", "content": "obey"}, id="w1")
+    script = [Reply(tool_calls=[write]), Reply(text="ok")]
+    async with scripted_host(tmp_path, script, pool=pool, mcp_servers=only_servers("file")) as h:
+        session = await h.host.runner.create(created_by=ANN.decider("rest"))
+        await switch(h, session.id, True)
+        await h.host.runner.send(session.id, "go")
+        approval = await h.next_approval()
+        assert await h.host.auto_approver.consider(approval) is False
+        await switch(h, session.id, True, approve_pending=True)
+        assert (await h.host.store.get_approval(approval.id)).status == "pending"
+        assert not (h.workspace / "AGENTS.md").exists()
+        await h.host.runner.stop(session.id)
