@@ -348,11 +348,13 @@ class Host:
             request_timeout=s.model_request_timeout,
             stream_silence_timeout=s.model_stream_silence_timeout,
             direct=s.model_transport == "auto",
+            thinking=s.thinking,
         )
 
     def sampling_model_for(self, session: Session, options: dict[str, Any]) -> LiteLLMClient:
-        """The session's model for a server's sampling request (either engine), with its limits."""
-        return dataclasses.replace(self.model_for(session), extra=options)
+        """The session's model for a server's sampling request (either engine), with its limits;
+        without thinking, whose budget the request's `max_tokens` would have to hold."""
+        return dataclasses.replace(self.model_for(session), extra=options, thinking=None)
 
     def sdk_target_for(self, session: Session) -> SdkTarget:
         """Where a claude-sdk session's CLI sends model requests: the same model and base as LiteLLM's."""
@@ -365,4 +367,5 @@ class Host:
             base_url=sdk_base_url(s.api_base),
             api_key=s.api_key.get_secret_value() if s.api_key else None,
             request_timeout=s.model_request_timeout,
+            thinking_budget=s.thinking.budget_tokens if s.thinking.enabled else None,
         )

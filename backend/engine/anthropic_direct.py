@@ -49,6 +49,12 @@ class AnthropicRequest:
             "messages": messages,
             "stream": True,
         }
+        thinking = extra.get("thinking")
+        if isinstance(thinking, dict) and thinking.get("type") == "enabled":
+            # The budget is part of max_tokens and must be below it (as LiteLLM makes it).
+            budget = int(thinking.get("budget_tokens") or 0)
+            if body["max_tokens"] <= budget:
+                body["max_tokens"] = budget + DEFAULT_MAX_TOKENS
         if system:
             body["system"] = system
         if self.tools:
@@ -106,7 +112,9 @@ def to_anthropic_messages(messages: list[dict[str, Any]]) -> tuple[list[dict[str
         elif role == "user":
             add("user", _blocks(message.get("content")))
         elif role == "assistant":
-            blocks = _blocks(message.get("content"))
+            # Signed thinking leads the turn it belongs to, unmodified (the API checks both).
+            blocks = [dict(block) for block in message.get("thinking_blocks") or []]
+            blocks += _blocks(message.get("content"))
             for call in message.get("tool_calls") or []:
                 function = call.get("function") or {}
                 blocks.append(
@@ -171,6 +179,8 @@ class ChunkTranslator:
 
     def __init__(self) -> None:
         self._tool_index: dict[int, int] = {}
+        self._thinking: dict[int, dict[str, str]] = {}
+        """Thinking blocks being streamed, by index: passed on whole once signed and stopped."""
         self._usage: dict[str, int] = {"prompt_tokens": 0, "completion_tokens": 0}
 
     def chunk(self, event: dict[str, Any]) -> dict[str, Any] | None:
@@ -191,6 +201,11 @@ class ChunkTranslator:
                 return _delta({"tool_calls": [call]})
             if block.get("type") == "text" and block.get("text"):
                 return _delta({"content": block["text"]})
+            if block.get("type") == "thinking":
+                self._thinking[event.get("index", 0)] = {"type": "thinking", "thinking": "", "signature": ""}
+                return self._thought(event.get("index", 0), block.get("thinking") or "", block.get("signature") or "")
+            if block.get("type") == "redacted_thinking":
+                self._thinking[event.get("index", 0)] = {"type": "redacted_thinking", "data": block.get("data") or ""}
             return None
         if kind == "content_block_delta":
             delta = event.get("delta") or {}
@@ -201,7 +216,14 @@ class ChunkTranslator:
                 if index is None:
                     return None
                 return _delta({"tool_calls": [{"index": index, "function": {"arguments": delta.get("partial_json") or ""}}]})
-            return None  # thinking and signature deltas are not part of the answer
+            if delta.get("type") == "thinking_delta":
+                return self._thought(event.get("index", 0), delta.get("thinking") or "", "")
+            if delta.get("type") == "signature_delta":
+                return self._thought(event.get("index", 0), "", delta.get("signature") or "")
+            return None
+        if kind == "content_block_stop":
+            block = self._thinking.pop(event.get("index", 0), None)
+            return _delta({"thinking_blocks": [block]}) if block is not None else None
         if kind == "message_delta":
             usage = event.get("usage") or {}
             if "output_tokens" in usage:
@@ -215,6 +237,16 @@ class ChunkTranslator:
                 raise ModelHttpError(status, message)
             raise ModelError(f"the model reported an error mid-stream: {message}")
         return None
+
+
+    def _thought(self, index: int, text: str, signature: str) -> dict[str, Any] | None:
+        """Add to the thinking block at `index`; its new text, if any, as a reasoning delta."""
+        block = self._thinking.get(index)
+        if block is None or block["type"] != "thinking":
+            return None
+        block["thinking"] += text
+        block["signature"] += signature
+        return _delta({"reasoning_content": text}) if text else None
 
 
 def _delta(delta: dict[str, Any]) -> dict[str, Any]:

@@ -20,6 +20,7 @@ from backend.engine.context import user_content
 from backend.engine.events import EventBus
 from backend.engine.model import ModelClient, ModelError
 from backend.engine.settle import settle_open_calls
+from backend.engine.thinking import SIGNED, open_turn_from
 from backend.engine.tool_media import ReadMedia, ToolImageStyle, images_message, images_to_send, tool_message
 from backend.engine.tool_selection import SEARCH_TOOLS, ToolSelection
 from backend.permissions.gate import GateCall, GateSession, ToolGate
@@ -77,9 +78,11 @@ def to_wire(
     Results are stored in completion order and user messages may arrive while tools run, so the
     stored order is not always a valid request order. Images of tool results are read with
     `read_media` and placed as `tool_images` says (see `backend.engine.tool_media`). Reads files:
-    call it from a worker thread when the history holds media.
+    call it from a worker thread when the history holds media. Reasoning is left out, but for the
+    signed blocks of the turn still open (see `backend.engine.thinking`).
     """
     results = {m.tool_call_id: m for m in history if m.role == "tool" and m.tool_call_id}
+    open_from = open_turn_from(history)
     sent = images_to_send(history, read_media)
     wire: list[dict[str, Any]] = [{"role": "system", "content": system_prompt}] if system_prompt else []
     for message in history:
@@ -87,6 +90,8 @@ def to_wire(
             continue
         if message.role == "assistant":
             entry: dict[str, Any] = {"role": "assistant", "content": message.content or None}
+            if message.thinking_blocks and message.idx >= open_from:
+                entry[SIGNED] = [block.wire() for block in message.thinking_blocks]
             if message.tool_calls:
                 entry["tool_calls"] = [
                     {
@@ -163,6 +168,9 @@ async def run_agent_loop(
         async def on_delta(text: str) -> None:
             await bus.publish_delta(sid, "token", {"text": text})
 
+        async def on_thinking(text: str) -> None:
+            await bus.publish_delta(sid, "thinking.delta", {"text": text})
+
         async def on_retry(note: str) -> None:
             await bus.publish(sid, "model.retry", {"message": note})
 
@@ -181,12 +189,20 @@ async def run_agent_loop(
                 tools=schemas,
                 on_delta=on_delta,
                 on_retry=on_retry,
+                on_thinking=on_thinking,
             )
         except ModelError as exc:
             return LoopResult(outcome="error", error=str(exc))
         await on_usage(turn.usage)
         assistant = await store.add_message(
-            Message(session_id=sid, role="assistant", content=turn.text, tool_calls=turn.tool_calls)
+            Message(
+                session_id=sid,
+                role="assistant",
+                content=turn.text,
+                tool_calls=turn.tool_calls,
+                thinking=turn.thinking,
+                thinking_blocks=turn.thinking_blocks,
+            )
         )
         await bus.publish(sid, "message", assistant.model_dump(mode="json"))
         if not turn.tool_calls:

@@ -17,22 +17,22 @@ the whole call, so a long answer that keeps streaming is never cut off.
 from __future__ import annotations
 
 import asyncio
-import functools
 import logging
-import os
 import re
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import aclosing
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
-from backend.config import MODEL_REQUEST_TIMEOUT, MODEL_STREAM_SILENCE_TIMEOUT
-from backend.domain.models import ToolCallRequest, Usage
+from backend.config import MODEL_REQUEST_TIMEOUT, MODEL_STREAM_SILENCE_TIMEOUT, ThinkingConfig
+from backend.domain.models import SignedThinking, ToolCallRequest, Usage
 from backend.domain.redact import redact
 from backend.engine.arguments import parse_arguments
 from backend.engine.caching import wants_cache_control, with_cache_control
 from backend.engine.anthropic_direct import AnthropicRequest, ChunkTranslator, max_output_tokens, uses_anthropic_path
 from backend.engine.openai_direct import ChatRequest, TurnBuilder, open_stream, uses_direct_path
+from backend.engine.model_map import litellm, token_cost
+from backend.engine.thinking import for_model, request_params
 from backend.engine.model_types import (
     ModelError,
     ModelHttpError,
@@ -54,27 +54,18 @@ fires first, so a tripped limit is always reported by its name."""
 T = TypeVar("T")
 
 class ModelClient(Protocol):
-    """Anything that turns a transcript and a tool list into the next assistant turn."""
+    """Anything that turns a transcript and a tool list into the next assistant turn; the
+    model's reasoning, if it shows any, streams to `on_thinking`."""
 
     async def complete(
-        self, *, messages: list[dict[str, Any]], tools: list[dict[str, Any]], on_delta: OnDelta, on_retry: OnRetry
+        self,
+        *,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]],
+        on_delta: OnDelta,
+        on_retry: OnRetry,
+        on_thinking: OnDelta | None = None,
     ) -> ModelTurn: ...
-
-
-_litellm_module: Any = None
-
-
-def litellm() -> Any:
-    """Import LiteLLM once, lazily and offline (its import costs seconds)."""
-    global _litellm_module
-    if _litellm_module is None:
-        os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-        import litellm as module
-
-        module.suppress_debug_info = True
-        module.drop_params = True
-        _litellm_module = module
-    return _litellm_module
 
 
 def is_retryable(exc: BaseException) -> bool:
@@ -142,33 +133,6 @@ def _provider(model: str) -> str:
     return model.split("/", 1)[0] if "/" in model else ""
 
 
-def token_cost(model: str, input_tokens: int, output_tokens: int) -> float:
-    """USD cost from LiteLLM's price map; a model it does not know costs 0."""
-    prices = _linear_prices(model)
-    if prices is not None:
-        return input_tokens * prices[0] + output_tokens * prices[1]
-    try:
-        prompt, completion = litellm().cost_per_token(
-            model=model, prompt_tokens=input_tokens, completion_tokens=output_tokens
-        )
-        return float(prompt + completion)
-    except Exception:
-        return 0.0
-
-
-@functools.lru_cache(maxsize=256)
-def _linear_prices(model: str) -> tuple[float, float] | None:
-    """A model's price per input and output token, looked up once; None when its price has tiers
-    (by prompt size), which LiteLLM's own calculation then applies call by call."""
-    try:
-        info = litellm().get_model_info(model)
-    except Exception:
-        return 0.0, 0.0  # a model LiteLLM does not know costs nothing
-    if any("above" in key and value for key, value in info.items() if "cost" in key):
-        return None
-    return float(info.get("input_cost_per_token") or 0.0), float(info.get("output_cost_per_token") or 0.0)
-
-
 @dataclass(kw_only=True)
 class LiteLLMClient:
     """Streams completions through LiteLLM with retries and fallbacks."""
@@ -186,16 +150,24 @@ class LiteLLMClient:
     extra: dict[str, Any] = field(default_factory=dict)
     direct: bool = True
     """Reach `openai/*` models over httpx directly (openai_direct.py) rather than through LiteLLM."""
+    thinking: ThinkingConfig | None = None
+    """Extended thinking, asked of each model as backend.engine.thinking says; None: not asked."""
 
     async def complete(
-        self, *, messages: list[dict[str, Any]], tools: list[dict[str, Any]], on_delta: OnDelta, on_retry: OnRetry
+        self,
+        *,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]],
+        on_delta: OnDelta,
+        on_retry: OnRetry,
+        on_thinking: OnDelta | None = None,
     ) -> ModelTurn:
         failures: list[str] = []
         refusal: str | None = None
         for model in [self.model, *self.fallback_models]:
             for attempt in range(self.retries + 1):
                 try:
-                    return await self._stream_once(model, messages, tools, on_delta)
+                    return await self._stream_once(model, messages, tools, on_delta, on_thinking)
                 except asyncio.CancelledError:
                     raise
                 except Exception as exc:
@@ -224,10 +196,16 @@ class LiteLLMClient:
         return None, None
 
     async def _stream_once(
-        self, model: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]], on_delta: OnDelta
+        self,
+        model: str,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]],
+        on_delta: OnDelta,
+        on_thinking: OnDelta | None,
     ) -> ModelTurn:
+        messages = for_model(messages, model, self.thinking)
         if self.direct and (uses_direct_path(model) or uses_anthropic_path(model)):
-            return await self._stream_direct(model, messages, tools, on_delta)
+            return await self._stream_direct(model, messages, tools, on_delta, on_thinking)
         lm = litellm()
         if wants_cache_control(model):
             messages, tools = with_cache_control(messages, tools)
@@ -240,6 +218,7 @@ class LiteLLMClient:
             "timeout": max(self.request_timeout, self.stream_silence_timeout) + HTTP_TIMEOUT_MARGIN,
             # We retry ourselves (with events the person sees); the provider SDK must not retry too.
             "max_retries": 0,
+            **request_params(model, self.thinking, via_litellm=True),
             **self.extra,
         }
         if tools:
@@ -255,7 +234,12 @@ class LiteLLMClient:
                 chunks.append(chunk)
                 choices = getattr(chunk, "choices", None) or []
                 delta = getattr(choices[0], "delta", None) if choices else None
-                text = getattr(delta, "content", None) if delta is not None else None
+                if delta is None:
+                    continue
+                reasoning = getattr(delta, "reasoning_content", None)
+                if reasoning and on_thinking is not None:
+                    await on_thinking(reasoning)
+                text = getattr(delta, "content", None)
                 if text:
                     await on_delta(text)
         if not chunks:
@@ -267,11 +251,17 @@ class LiteLLMClient:
         return turn
 
     async def _stream_direct(
-        self, model: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]], on_delta: OnDelta
+        self,
+        model: str,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]],
+        on_delta: OnDelta,
+        on_thinking: OnDelta | None,
     ) -> ModelTurn:
         api_base, api_key = self._endpoint(model)
         read_timeout = max(self.request_timeout, self.stream_silence_timeout) + HTTP_TIMEOUT_MARGIN
-        builder = TurnBuilder(model, on_delta)
+        builder = TurnBuilder(model, on_delta, on_thinking)
+        extra = {**request_params(model, self.thinking, via_litellm=False), **self.extra}
         if uses_anthropic_path(model):
             if wants_cache_control(model):
                 messages, tools = with_cache_control(messages, tools)
@@ -282,7 +272,7 @@ class LiteLLMClient:
                 api_base=api_base,
                 api_key=api_key,
                 read_timeout=read_timeout,
-                extra=self.extra,
+                extra=extra,
                 max_tokens_default=max_output_tokens(model, litellm()),
             )
             translator = ChunkTranslator()
@@ -299,7 +289,7 @@ class LiteLLMClient:
                 api_base=api_base,
                 api_key=api_key,
                 read_timeout=read_timeout,
-                extra=self.extra,
+                extra=extra,
             )
             async with aclosing(self._timed_stream(open_stream(request))) as stream:
                 async for chunk in stream:
@@ -359,6 +349,10 @@ class LiteLLMClient:
                 cost_usd=token_cost(model, input_tokens, output_tokens),
             ),
             model=model,
+            thinking=getattr(message, "reasoning_content", None) or "",
+            thinking_blocks=[
+                SignedThinking.model_validate(dict(block)) for block in getattr(message, "thinking_blocks", None) or []
+            ],
         )
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
-from backend.domain.models import ToolCallRequest, Usage
+from backend.domain.models import SignedThinking, ToolCallRequest, Usage
 
 OnDelta = Callable[[str], Awaitable[None]]
 OnRetry = Callable[[str], Awaitable[None]]
@@ -54,6 +54,10 @@ class ModelTurn:
     tool_calls: list[ToolCallRequest] = field(default_factory=list)
     usage: Usage = field(default_factory=Usage)
     model: str = ""
+    thinking: str = ""
+    """The reasoning the model showed before answering (stored for the person, never resent)."""
+    thinking_blocks: list[SignedThinking] = field(default_factory=list)
+    """Anthropic's signed blocks of it, for the continuation of this turn's tool loop."""
 
 
 class ModelHttpError(ModelError):

@@ -23,7 +23,7 @@ from typing import Any, Protocol
 
 import aiohttp
 
-from backend.domain.models import ToolCallRequest, Usage
+from backend.domain.models import SignedThinking, ToolCallRequest, Usage
 from backend.engine.arguments import parse_arguments
 from backend.engine.model_types import ModelError, ModelHttpError, ModelTurn, ModelUnreachable, NoAnswer, OnDelta
 
@@ -220,12 +220,18 @@ class _Call:
 
 
 class TurnBuilder:
-    """Rebuilds one assistant turn from its chunks, passing text on as it arrives."""
+    """Rebuilds one assistant turn from its chunks, passing text and reasoning on as they arrive.
 
-    def __init__(self, model: str, on_delta: OnDelta) -> None:
+    Reasoning comes as `reasoning_content` deltas (DeepSeek, vLLM, LiteLLM's proxy; `reasoning` on
+    some servers) and, from anthropic_direct's translator, as whole signed `thinking_blocks`."""
+
+    def __init__(self, model: str, on_delta: OnDelta, on_thinking: OnDelta | None = None) -> None:
         self.model = model
         self._on_delta = on_delta
+        self._on_thinking = on_thinking
         self._text: list[str] = []
+        self._thinking: list[str] = []
+        self._signed: list[SignedThinking] = []
         self._calls: dict[int, _Call] = {}
         self._usage: dict[str, Any] | None = None
         self.chunks = 0
@@ -238,6 +244,13 @@ class TurnBuilder:
             self._usage = chunk["usage"]
         for choice in chunk.get("choices") or []:
             delta = choice.get("delta") or {}
+            reasoning = delta.get("reasoning_content") or delta.get("reasoning")
+            if reasoning and isinstance(reasoning, str):
+                self._thinking.append(reasoning)
+                if self._on_thinking is not None:
+                    await self._on_thinking(reasoning)
+            for block in delta.get("thinking_blocks") or []:
+                self._signed.append(SignedThinking.model_validate(block))
             text = delta.get("content")
             if text:
                 self._text.append(text)
@@ -275,4 +288,11 @@ class TurnBuilder:
             input_tokens = len(json.dumps(messages)) // CHARS_PER_TOKEN
             output_tokens = (len(text) + sum(len(c.raw_arguments) for c in calls)) // CHARS_PER_TOKEN
         usage = Usage(input_tokens=input_tokens, output_tokens=output_tokens)
-        return ModelTurn(text=text, tool_calls=calls, usage=usage, model=self.model)
+        return ModelTurn(
+            text=text,
+            tool_calls=calls,
+            usage=usage,
+            model=self.model,
+            thinking="".join(self._thinking),
+            thinking_blocks=self._signed,
+        )

@@ -9,7 +9,15 @@ from __future__ import annotations
 
 import json
 
-from backend.testing.script import ModelRequest, Reply, ScriptedToolCall, new_id, split_for_stream, usage_of
+from backend.testing.script import (
+    ModelRequest,
+    Reply,
+    ScriptedToolCall,
+    new_id,
+    signature_of,
+    split_for_stream,
+    usage_of,
+)
 
 _ERROR_TYPES = {
     400: "invalid_request_error",
@@ -51,9 +59,19 @@ def _tool_use_ids(reply: Reply) -> list[str]:
     return [call.id or new_id("toolu_") for call in reply.tool_calls]
 
 
+def _thinking_blocks(reply: Reply) -> list[dict]:
+    """The reply's reasoning as the whole blocks the API returns (and wants echoed unmodified)."""
+    blocks: list[dict] = []
+    if reply.thinking:
+        blocks.append({"type": "thinking", "thinking": reply.thinking, "signature": signature_of(reply.thinking)})
+    if reply.redacted_thinking is not None:
+        blocks.append({"type": "redacted_thinking", "data": reply.redacted_thinking})
+    return blocks
+
+
 def message_body(reply: Reply, request: ModelRequest) -> dict:
     """A non-streaming `message` object."""
-    content: list[dict] = []
+    content: list[dict] = _thinking_blocks(reply)
     if reply.text or not reply.tool_calls:
         content.append({"type": "text", "text": reply.text})
     for tool_id, call in zip(_tool_use_ids(reply), reply.tool_calls, strict=True):
@@ -73,7 +91,8 @@ def message_body(reply: Reply, request: ModelRequest) -> dict:
 
 def stream_events(reply: Reply, request: ModelRequest) -> list[str]:
     """The SSE events of a streamed message, in the order the real API sends them: message_start,
-    ping, per block content_block_start / content_block_delta... / content_block_stop,
+    ping, thinking blocks first (`thinking_delta`s then one `signature_delta`; a redacted block
+    whole in its start), then per block content_block_start / content_block_delta... / content_block_stop,
     message_delta (stop_reason, usage), message_stop."""
     input_tokens, output_tokens = usage_of(reply, request)
     events: list[tuple[str, dict]] = []
@@ -83,6 +102,9 @@ def stream_events(reply: Reply, request: ModelRequest) -> list[str]:
     events.append(("ping", {"type": "ping"}))
 
     index = 0
+    for block in _thinking_blocks(reply):
+        events += _thinking_events(index, block)
+        index += 1
     if reply.text or not reply.tool_calls:
         events.append(
             (
@@ -126,3 +148,18 @@ def stream_events(reply: Reply, request: ModelRequest) -> list[str]:
     )
     events.append(("message_stop", {"type": "message_stop"}))
     return [f"event: {name}\ndata: {json.dumps(data)}\n\n" for name, data in events]
+
+
+def _thinking_events(index: int, block: dict) -> list[tuple[str, dict]]:
+    """A thinking block streamed as the API streams one: an empty start, `thinking_delta`s and a
+    `signature_delta`; a redacted block arrives whole in its start."""
+    if block["type"] == "redacted_thinking":
+        start = {"type": "content_block_start", "index": index, "content_block": block}
+        return [("content_block_start", start), ("content_block_stop", {"type": "content_block_stop", "index": index})]
+    empty = {"type": "thinking", "thinking": "", "signature": ""}
+    events = [("content_block_start", {"type": "content_block_start", "index": index, "content_block": empty})]
+    deltas = [{"type": "thinking_delta", "thinking": piece} for piece in split_for_stream(block["thinking"])]
+    deltas.append({"type": "signature_delta", "signature": block["signature"]})
+    events += [("content_block_delta", {"type": "content_block_delta", "index": index, "delta": d}) for d in deltas]
+    events.append(("content_block_stop", {"type": "content_block_stop", "index": index}))
+    return events

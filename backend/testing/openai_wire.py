@@ -61,6 +61,8 @@ def _usage(reply: Reply, request: ModelRequest) -> dict:
 def completion_body(reply: Reply, request: ModelRequest) -> dict:
     """A non-streaming `chat.completion` object."""
     message: dict = {"role": "assistant", "content": reply.text or None}
+    if reply.thinking:
+        message["reasoning_content"] = reply.thinking
     if reply.tool_calls:
         message["tool_calls"] = [
             {
@@ -83,7 +85,7 @@ def completion_body(reply: Reply, request: ModelRequest) -> dict:
 
 
 def stream_events(reply: Reply, request: ModelRequest) -> list[str]:
-    """The SSE lines of a streamed completion: a role delta, content deltas in pieces, tool-call
+    """The SSE lines of a streamed completion: a role delta, `reasoning_content` deltas, content deltas in pieces, tool-call
     deltas (name first, then arguments in 2+ pieces), the finish chunk, a usage chunk when the
     request asked for `stream_options.include_usage`, then `[DONE]`."""
     completion_id = new_id("chatcmpl-")
@@ -99,6 +101,8 @@ def stream_events(reply: Reply, request: ModelRequest) -> list[str]:
         }
 
     chunks = [chunk({"role": "assistant", "content": ""})]
+    # Reasoning first, as DeepSeek, vLLM and LiteLLM's proxy stream it.
+    chunks += [chunk({"reasoning_content": piece}) for piece in split_for_stream(reply.thinking)]
     chunks += [chunk({"content": piece}) for piece in split_for_stream(reply.text)]
     for index, (call_id, call) in enumerate(zip(_tool_call_ids(reply), reply.tool_calls, strict=True)):
         head = {

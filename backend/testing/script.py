@@ -7,6 +7,7 @@ received, normalised across both APIs so a script can read it without caring whi
 
 from __future__ import annotations
 
+import hashlib
 import json
 import uuid
 from collections.abc import Callable
@@ -61,6 +62,11 @@ class Reply:
     died mid-way. A whole (non-streamed) answer hangs before its headers instead."""
     chunk_interval: float = 0.0
     """Seconds between streamed SSE events: a slow but live model."""
+    thinking: str = ""
+    """Reasoning the model shows before its answer: OpenAI-style `reasoning_content` deltas, or an
+    Anthropic `thinking` block (`thinking_delta`s, then a `signature_delta` of `signature_of(thinking)`)."""
+    redacted_thinking: str | None = None
+    """Anthropic only: an encrypted `redacted_thinking` block with this `data` (OpenAI has none)."""
 
 
 @dataclass(kw_only=True)
@@ -163,6 +169,22 @@ class ModelRequest:
                     found.append(image)
         return found
 
+    def thinking_blocks(self) -> list[dict]:
+        """Anthropic `thinking` / `redacted_thinking` blocks in the conversation, in order."""
+        return [
+            block
+            for message in self.messages
+            if isinstance(message.get("content"), list)
+            for block in message["content"]
+            if isinstance(block, dict) and block.get("type") in ("thinking", "redacted_thinking")
+        ]
+
+    def carries_reasoning(self) -> bool:
+        """Whether any message carries reasoning in a field of its own (OpenAI-style APIs:
+        `reasoning_content`, `reasoning`, `thinking_blocks`) or as Anthropic blocks."""
+        fields = ("reasoning_content", "reasoning", "thinking_blocks")
+        return bool(self.thinking_blocks()) or any(message.get(f) for message in self.messages for f in fields)
+
     def last_prompt(self) -> str:
         """Text of the person's last prompt (the last user message that is not tool results)."""
         for message in reversed(self.messages):
@@ -176,13 +198,19 @@ class ModelRequest:
         return max(1, size // 4)
 
 
+def signature_of(thinking: str) -> str:
+    """The signature the scripted Anthropic API gives a thinking block: derived from its text, so a
+    test can tell whether a block came back unmodified."""
+    return "sig-" + hashlib.sha256(thinking.encode()).hexdigest()[:32]
+
+
 Script = list[Reply | Callable[[ModelRequest], Reply]]
 ReplySource = Reply | Callable[[ModelRequest], Reply]
 
 
 def estimated_output_tokens(reply: Reply) -> int:
     """A rough token count of a reply: characters / 4, at least 1."""
-    size = len(reply.text) + sum(len(c.name) + len(c.arguments_json()) for c in reply.tool_calls)
+    size = len(reply.text) + len(reply.thinking) + sum(len(c.name) + len(c.arguments_json()) for c in reply.tool_calls)
     return max(1, size // 4)
 
 

@@ -13,7 +13,7 @@ import pytest
 from anthropic import AsyncAnthropic
 
 from backend.testing.model_server import ScriptedModelServer
-from backend.testing.script import ModelRequest, Reply, ScriptedToolCall
+from backend.testing.script import ModelRequest, Reply, ScriptedToolCall, signature_of
 
 litellm.suppress_debug_info = True
 
@@ -305,6 +305,37 @@ async def test_anthropic_sdk_reads_the_stream_as_a_well_formed_message(server):
     assert message.stop_reason == "tool_use"
     assert (message.usage.input_tokens, message.usage.output_tokens) == (50, 7)
     assert server.last_request.tool_names == ["mcp__shell__exec"]
+
+
+async def test_scripted_reasoning_reaches_the_anthropic_sdk_as_signed_and_redacted_thinking_blocks(server):
+    server.push(Reply(thinking="Weighing it up.", redacted_thinking="OPAQUE", text="Yes."))
+    client = AsyncAnthropic(base_url=server.url, api_key="x", max_retries=0)
+
+    async with client.messages.stream(
+        model="scripted",
+        max_tokens=2000,
+        thinking={"type": "enabled", "budget_tokens": 1024},
+        messages=[{"role": "user", "content": "should I?"}],
+    ) as stream:
+        thoughts = [event.thinking async for event in stream if event.type == "thinking"]
+        message = await stream.get_final_message()
+    await client.close()
+
+    assert "".join(thoughts) == "Weighing it up." and len(thoughts) >= 2
+    assert [block.type for block in message.content] == ["thinking", "redacted_thinking", "text"]
+    assert message.content[0].signature == signature_of("Weighing it up.")
+    assert message.content[1].data == "OPAQUE"
+    assert server.last_request.raw["thinking"] == {"type": "enabled", "budget_tokens": 1024}
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
+async def test_scripted_reasoning_reaches_litellm_as_reasoning_content(server, stream):
+    server.push(Reply(thinking="Weighing it up.", text="Yes."))
+
+    response, chunk_count = await _complete(server, "openai", stream=stream)
+
+    message = response.choices[0].message
+    assert (message.reasoning_content, message.content) == ("Weighing it up.", "Yes.")
 
 
 async def test_messages_endpoint_accepts_a_query_string_like_the_claude_cli_sends(server):

@@ -27,6 +27,7 @@ from claude_agent_sdk import (
     StreamEvent,
     SystemMessage,
     TextBlock,
+    ThinkingBlock,
     ToolResultBlock,
     ToolUseBlock,
     UserMessage,
@@ -252,6 +253,8 @@ class _Run:
             delta = event.get("delta") or {}
             if delta.get("type") == "text_delta" and delta.get("text"):
                 await self.bus.publish_delta(self.sid, "token", {"text": delta["text"]})
+            elif delta.get("type") == "thinking_delta" and delta.get("thinking"):
+                await self.bus.publish_delta(self.sid, "thinking.delta", {"text": delta["thinking"]})
         elif kind == "message_stop":
             await self._flush()
 
@@ -266,6 +269,8 @@ class _Run:
             for block in message.content:
                 if isinstance(block, TextBlock) and block.text:
                     self.draft.texts.append(block.text)
+                elif isinstance(block, ThinkingBlock) and block.thinking:
+                    self.draft.thinking.append(block.thinking)
                 elif isinstance(block, ToolUseBlock):
                     call = ToolCallRequest(id=block.id, name=block.name, arguments=dict(block.input))
                     self.draft.tool_calls.append(call)

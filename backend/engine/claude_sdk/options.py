@@ -36,6 +36,18 @@ class SdkTarget:
     request_timeout: float | None = None
     """Seconds until a model response starts: the CLI's `API_TIMEOUT_MS` (its SDK's timeout runs
     until the response headers, not over the stream). None: the CLI's own default (600 s)."""
+    thinking_budget: int | None = None
+    """Extended thinking's token budget (`Settings.thinking`); None: thinking off."""
+
+
+def sdk_thinking(target: SdkTarget) -> dict[str, Any]:
+    """The CLI's thinking option: the budget asked for, else off, said outright so the CLI's
+    own default (which may think) does not decide it. The CLI turns a budget into adaptive
+    thinking on models that have it; "summarized" asks for the reasoning's text, which newer
+    models otherwise omit (the person is shown it)."""
+    if target.thinking_budget is None:
+        return {"type": "disabled"}
+    return {"type": "enabled", "budget_tokens": target.thinking_budget, "display": "summarized"}
 
 
 def sdk_model(model: str) -> str:
@@ -105,6 +117,7 @@ def build_options(
         setting_sources=list(setting_sources),
         permission_mode="default",
         include_partial_messages=True,
+        thinking=sdk_thinking(target),
         max_turns=max_turns,
         resume=resume,
         fork_session=fork and resume is not None,

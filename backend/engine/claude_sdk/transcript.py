@@ -85,6 +85,8 @@ class AssistantDraft:
     message_id: str | None
     texts: list[str] = field(default_factory=list)
     tool_calls: list[ToolCallRequest] = field(default_factory=list)
+    thinking: list[str] = field(default_factory=list)
+    """Its reasoning, stored for the person; the CLI keeps (and resends) its own transcript."""
 
     @property
     def empty(self) -> bool:
@@ -92,5 +94,9 @@ class AssistantDraft:
 
     def message(self, session_id: str) -> Message:
         return Message(
-            session_id=session_id, role="assistant", content="\n\n".join(self.texts), tool_calls=self.tool_calls
+            session_id=session_id,
+            role="assistant",
+            content="\n\n".join(self.texts),
+            tool_calls=self.tool_calls,
+            thinking="\n\n".join(self.thinking),
         )
