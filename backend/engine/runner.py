@@ -301,6 +301,10 @@ class SessionRunner:
         await self._update(session.id, status="running", error=None, stop_reason=None)
         await self.placement.place(session.id)
 
+    async def mark_running(self, session_id: str) -> None:
+        """A placed run goes on with a message that arrived as it ended: the row says so again."""
+        await self._update(session_id, status="running", error=None)
+
     def run_here(self, session_id: str, *, context: contextvars.Context | None = None) -> asyncio.Task[None]:
         """The session's run in this process: the one going on, or a new one (the placement's call).
 
@@ -488,9 +492,9 @@ class SessionRunner:
     async def wait(self, session_id: str, timeout: float | None = None) -> Session:
         """Wait (bounded) for the current run to end; returns the session as stored."""
         task = self._tasks.get(session_id)
-        if task is not None:
+        if task is not None and not task.done():
             await asyncio.wait_for(asyncio.shield(task), timeout=timeout)
-        else:  # placed on another host (or not taken yet): its row says when it ends
+        else:  # ended, or placed on another host (or not taken yet): its row says when it ends
             await self.placement.wait_elsewhere(session_id, timeout)
         return await self.store.get_session(session_id)
 
