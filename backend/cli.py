@@ -80,7 +80,8 @@ def _parser() -> argparse.ArgumentParser:
                      help="ask in the terminal, allow every ask (never a deny), or deny every ask")
     run.add_argument("--json", action="store_true", help="print one JSON event per line")
     run.add_argument("--max-iterations", type=int)
-    run.add_argument("--mode", default="agent", help="agent, ask, plan, research, review or one of yours")
+    run.add_argument("--mode", help="agent, ask, plan, research, review or one of yours (default: the agent's, else agent)")
+    run.add_argument("--agent", help="the named agent (agents: in overseer.yaml) whose workspace, model and rules it uses")
     run.add_argument("--engine", choices=["litellm", "claude-sdk"],
                      help="litellm (our loop) or claude-sdk (Claude Code's); default: default_engine in config")
     run.add_argument("--instructions", default="", help="the session's own instructions (last in its prompt)")
@@ -153,7 +154,9 @@ async def _run(args: argparse.Namespace) -> int:
         ui = TerminalUI(host, approve=args.approve, as_json=args.json)
         chat = ChatInput(text=prompt, attached_skills=args.skill, context_paths=args.context)
         try:
-            return await ui.run_chat(chat, mode=args.mode, instructions=args.instructions, engine=args.engine)
+            return await ui.run_chat(
+                chat, mode=args.mode, instructions=args.instructions, engine=args.engine, agent=args.agent, model=args.model
+            )
         except (LookupError, ValueError) as exc:
             print(f"overseer run: {exc.args[0] if exc.args else exc}", file=sys.stderr)
             return 2

@@ -271,3 +271,18 @@ async def test_terminal_gate_edit_replaces_the_plan_and_keeps_the_mode():
     )
     decision = await ui.ask(gate)
     assert decision.updated_arguments == {"mode": "agent", "plan": "1. Only the docs"}
+
+
+def test_run_with_an_agent_works_in_that_agents_workspace_with_its_model(workspace, model, monkeypatch, tmp_path):
+    monkeypatch.setenv("OVERSEER_AGENTS", json.dumps([{"id": "reviewer", "model": "openai/reviewer-model"}]))
+    model.push(write_call(), Reply(text="written"))
+    assert main(["run", "write notes", "--agent", "reviewer", "--approve", "all"]) == 0
+    assert (tmp_path / "data" / "agents" / "reviewer" / "workspace" / "notes.txt").read_text() == "hi\n"
+    assert not (workspace / "notes.txt").exists()
+    assert {r.model for r in model.requests} == {"reviewer-model"}
+
+
+def test_run_refuses_an_unknown_agent_with_exit_2_naming_the_agents_there_are(workspace, model, capsys):
+    assert main(["run", "hi", "--agent", "ghost"]) == 2
+    assert "no agent 'ghost' is configured (agents: main)" in capsys.readouterr().err
+    assert model.requests == []

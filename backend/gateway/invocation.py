@@ -20,6 +20,7 @@ from backend.app.host import Host
 from backend.domain.models import Approval, EngineName, Event, Session
 from backend.engine.events import Subscription
 from backend.gateway.elicitation import ASKED_KINDS, PushAsker
+from backend.routing import route
 from backend.store.base import NotFound
 
 log = logging.getLogger(__name__)
@@ -42,9 +43,19 @@ class Outcome:
 
 
 async def start_invocation(
-    host: Host, *, prompt: str, mode: str | None, session_id: str | None, engine: EngineName | None
+    host: Host,
+    *,
+    prompt: str,
+    mode: str | None,
+    session_id: str | None,
+    engine: EngineName | None,
+    agent: str | None = None,
+    caller: str | None = None,
 ) -> Session:
     """A new session of origin "mcp" working on `prompt`, or `prompt` sent to an idle session.
+
+    A new session belongs to `agent`, else to the `gateway` route matching `caller`, else to main
+    (UnknownAgent for an agent that is not configured).
 
     A refusal (still running, another engine, an unknown mode) is a DomainError, which the
     server turns into the tool's error result.
@@ -54,7 +65,15 @@ async def start_invocation(
             return await host.sessions.follow_up(session_id, prompt, mode=mode, engine=engine)
         except NotFound:
             raise ToolError(f"no session {session_id!r}; list_sessions shows the ones there are") from None
-    return await host.sessions.start(prompt=prompt, mode=mode or "agent", engine=engine, origin="mcp")
+    if agent and session_id:
+        raise ToolError("a continued session keeps its agent: give session_id or agent, not both")
+    return await host.sessions.start(
+        prompt=prompt,
+        mode=mode,
+        engine=engine,
+        origin="mcp",
+        agent=route(host.agents.routes, channel="gateway", user=caller, named=agent),
+    )
 
 
 async def final_result(host: Host, session: Session) -> wire.CallToolResult:

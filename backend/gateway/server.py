@@ -150,6 +150,9 @@ def build_server(gateway: Gateway) -> GatewayServer:
         engine: Annotated[
             EngineName | None, Field(description="which engine runs a new session's agent")
         ] = None,
+        agent: Annotated[
+            str | None, Field(description="the named agent a new session belongs to (default: routed, else main)")
+        ] = None,
     ) -> wire.CallToolResult | wire.InputRequiredResult:
         """Run an Overseer agent on a task to its end and return its final answer.
 
@@ -166,7 +169,13 @@ def build_server(gateway: Gateway) -> GatewayServer:
         try:
             if state is None:
                 session = await start_invocation(
-                    host, prompt=prompt, mode=mode, session_id=session_id, engine=engine
+                    host,
+                    prompt=prompt,
+                    mode=mode,
+                    session_id=session_id,
+                    engine=engine,
+                    agent=agent,
+                    caller=caller.name,
                 )
                 root_id = session.id
                 asked: set[str] = set()

@@ -51,6 +51,10 @@ def create_server(
         ctx: Context,
         mode: Annotated[str | None, Field(description="the child's mode, e.g. agent, ask, plan")] = None,
         model: Annotated[str | None, Field(description="the child's model; default: the parent's")] = None,
+        agent: Annotated[
+            str | None,
+            Field(description="a named agent to hand the task to; it works in its own workspace under its own rules"),
+        ] = None,
         fork_session: Annotated[
             bool, Field(description="start the child from a copy of this conversation")
         ] = False,
@@ -68,6 +72,8 @@ def create_server(
             body["mode"] = mode
         if model:
             body["model"] = model
+        if agent:
+            body["agent"] = agent
         if parent is not None:
             body["parent_session_id"] = parent
         result = await host.request("POST", "/api/agents/invoke", json=body, timeout=INVOKE_TIMEOUT_SECONDS)

@@ -175,3 +175,23 @@ def test_invoke_agent_help_names_the_host_url_and_token() -> None:
         cwd=REPO_ROOT, capture_output=True, text=True, timeout=30, check=True,
     ).stdout
     assert "--host-url" in shown and "OVERSEER_TOKEN" in shown
+
+
+async def test_a_parent_hands_a_task_to_another_named_agent_which_works_in_its_own_workspace(tmp_path: Path) -> None:
+    (tmp_path / "reviews").mkdir()
+    agents = [{"id": "reviewer", "workspace": str(tmp_path / "reviews"), "model": "openai/review-model"}]
+    with serve_scripted(tmp_path, [Reply(text="reviewed")], builtin_servers=False, agents=agents) as h:
+        parent = h.call(h.host.runner.create(title="parent"))
+        async with Client(create_server(tmp_path, trust_meta=True, host_url=h.url, token=h.token)) as client:
+            result = await client.call_tool(
+                "invoke_agent", {"prompt": "review it", "agent": "reviewer"}, meta={"overseer/session_id": parent.id}
+            )
+            unknown = await client.call_tool(
+                "invoke_agent", {"prompt": "review it", "agent": "ghost"}, meta={"overseer/session_id": parent.id}
+            )
+        assert not result.is_error and text(result) == "reviewed"
+        child = h.call(h.host.store.get_session((result.structured_content or {})["session_id"]))
+        assert (child.parent_id, child.agent_id) == (parent.id, "reviewer")
+        assert child.workspace == str((tmp_path / "reviews").resolve()) != parent.workspace
+        assert h.model.requests[0].model == "review-model"
+        assert unknown.is_error and "no agent 'ghost'" in text(unknown)
