@@ -101,6 +101,8 @@ class AuditPage(BaseModel):
     items: list[Any]
     limit: int
     offset: int
+    sessions: dict[str, str] = Field(default_factory=dict)
+    """The title of each session the page's rows name ("" once a session is deleted)."""
 
 
 class InvokeRequest(Strict):

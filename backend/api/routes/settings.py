@@ -2,11 +2,19 @@
 
 from __future__ import annotations
 
+from datetime import datetime
+from typing import Literal
+
 from fastapi import APIRouter, Query
+from fastapi.responses import StreamingResponse
 
 from backend.api.deps import MAX_STORED_INT, Admin, HostDep, Viewer
+from backend.api.audit_export import ExportFormat, SessionTitles, export
 from backend.api.schemas import AuditPage, PoliciesBody
 from backend.config import PermissionsConfig
+from backend.domain.errors import Invalid
+from backend.domain.models import DecidedBy, utcnow
+from backend.store.queries import AuditQuery
 
 router = APIRouter(prefix="/api", tags=["settings"])
 
@@ -34,13 +42,38 @@ async def put_permissions(body: PermissionsConfig, host: HostDep, _: Admin) -> P
     return host.policies.set_permissions(body)
 
 
-@router.get("/audit")
+@router.get("/audit", response_model=None)
 async def audit(
     host: HostDep,
     _: Viewer,
     limit: int = Query(50, ge=1, le=500),
     offset: int = Query(0, ge=0, le=MAX_STORED_INT),
-    session_id: str | None = None,
-) -> AuditPage:
-    items = await host.store.list_audit(limit=limit, offset=offset, session_id=session_id)
-    return AuditPage(items=[i.model_dump(mode="json") for i in items], limit=limit, offset=offset)
+    session_id: str | None = Query(None, max_length=200),
+    tool: str | None = Query(None, max_length=300, description="a tool's full name, or a server's prefix (mcp__shell)"),
+    decision: Literal["allow", "deny"] | None = None,
+    decided_by: DecidedBy | None = None,
+    who: str | None = Query(None, max_length=200, description="who decided: a person, an API key, or overseer"),
+    since: datetime | None = Query(None, description="rows at or after this time (ISO 8601; UTC unless it says)"),
+    until: datetime | None = Query(None, description="rows before this time"),
+    format: ExportFormat | None = Query(None, description="csv or json: every matching row, as a download"),
+) -> AuditPage | StreamingResponse:
+    """Permission decisions, newest first, filtered; a page with session titles, or (`format`) an export."""
+    if since is not None and until is not None and until <= since:
+        raise Invalid("until must be later than since")
+    query = AuditQuery(
+        session_id=session_id, tool=tool, decision=decision, decided_by=decided_by, who=who, since=since, until=until
+    )
+    if format is not None:
+        name = f"overseer-audit-{utcnow():%Y%m%d-%H%M%S}.{format}"
+        return StreamingResponse(
+            export(host.store, query, format),
+            media_type="text/csv; charset=utf-8" if format == "csv" else "application/json",
+            headers={"Content-Disposition": f'attachment; filename="{name}"', "Cache-Control": "no-store"},
+        )
+    items = await host.store.list_audit(limit=limit, offset=offset, query=query)
+    return AuditPage(
+        items=[i.model_dump(mode="json") for i in items],
+        limit=limit,
+        offset=offset,
+        sessions=await SessionTitles(host.store).of(items),
+    )
