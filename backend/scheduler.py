@@ -13,6 +13,7 @@ suspended laptop or a changed clock is noticed within `MAX_WAIT` seconds.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -20,10 +21,12 @@ from datetime import datetime
 from pathlib import Path
 from typing import Literal, Protocol
 
+from backend.agents import Agents
 from backend.domain.errors import BadRequest, NotFound
 from backend.domain.models import ACTIVE_STATUSES, Message, Session, SessionOrigin, utcnow
 from backend.domain.schedules import SKIPPED_STILL_ACTIVE, Schedule, ScheduleCreate, ScheduleUpdate
 from backend.paths import existing_directory
+from backend.routing import route
 from backend.scheduling import new_schedule, parsed_schedule_of, resumed_schedule, updated_schedule
 from backend.store.base import Store
 
@@ -47,8 +50,9 @@ class Runs(Protocol):
         *,
         prompt: str | None = None,
         title: str | None = None,
-        mode: str = "agent",
+        mode: str | None = None,
         workspace: str | Path | None = None,
+        agent: str | None = None,
         origin: SessionOrigin = "user",
         schedule_id: str | None = None,
     ) -> Session: ...
@@ -71,8 +75,15 @@ class Scheduler:
     """Keeps cron jobs in the store and fires the due ones through the session runner."""
 
     def __init__(
-        self, store: Store, runner: Runs, clock: Callable[[], datetime] = utcnow, catch_up: bool = True
+        self,
+        store: Store,
+        runner: Runs,
+        clock: Callable[[], datetime] = utcnow,
+        catch_up: bool = True,
+        agents: Agents | None = None,
     ) -> None:
+        """`agents`: the named agents and routes a job's new sessions go to (issue 19)."""
+        self.agents = agents
         self.store = store
         self.runner = runner
         self.clock = clock
@@ -88,6 +99,12 @@ class Scheduler:
     async def create(self, body: ScheduleCreate) -> Schedule:
         """Validate and save a new job (ValueError for a bad schedule, zone, session or workspace)."""
         await self._check_targets(body.session_id, body.workspace)
+        if body.agent is None and body.created_by_session is not None:
+            # A job an agent schedules for itself runs as that agent, never as another one.
+            with contextlib.suppress(NotFound):
+                creator = await self.store.get_session(body.created_by_session)
+                body = body.model_copy(update={"agent": creator.agent_id})
+        self._check_agent(body.agent)
         job = await self.store.save_schedule(new_schedule(body, now=self.clock()))
         self.wake()
         return job
@@ -95,7 +112,12 @@ class Scheduler:
     async def update(self, schedule_id: str, body: ScheduleUpdate) -> Schedule:
         """Apply the given fields; a new schedule or time zone restarts the job's timing."""
         await self._check_targets(body.session_id, body.workspace)
+        self._check_agent(body.agent)
         return await self._change(schedule_id, lambda job, now: updated_schedule(job, body, now=now))
+
+    def _check_agent(self, agent: str | None) -> None:
+        if agent is not None and self.agents is not None:
+            self.agents.get(agent)  # UnknownAgent names the agents there are
 
     async def _check_targets(self, session_id: str | None, workspace: str | None) -> None:
         if session_id is not None:
@@ -183,6 +205,7 @@ class Scheduler:
                     title=job.name,
                     mode=job.mode,
                     workspace=job.workspace,
+                    agent=route(self.agents.routes, channel="cron", named=job.agent) if self.agents else job.agent,
                     origin="cron",
                     schedule_id=job.id,
                 )

@@ -231,6 +231,7 @@ def new_schedule(body: ScheduleCreate, *, now: datetime) -> Schedule:
         mode=body.mode,
         session_id=body.session_id,
         workspace=body.workspace,
+        agent=body.agent,
         next_run_at=parsed.next_after(now, anchor=now),
         anchor_at=now,
         created_by_session=body.created_by_session,

@@ -13,6 +13,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from backend.agents import UnknownAgent
 from backend.domain.schedules import SKIPPED_STILL_ACTIVE, ScheduleCreate
 from backend.scheduler import Scheduler
 from backend.testing import ModelRequest, Reply
@@ -249,3 +250,45 @@ async def test_two_schedulers_on_one_store_fire_a_due_job_once(harness, clock):
     await first.drain()
     assert [f.schedule_id for f in fired] == [created.id]
     assert len(await harness.host.store.list_sessions()) == 1
+
+
+def _agents_harness(tmp_path, **settings: object):
+    return scripted_host(
+        tmp_path,
+        builtin_servers=False,
+        scheduler_enabled=False,
+        agents=[{"id": "ops"}, {"id": "reviewer"}],
+        **settings,
+    )
+
+
+async def test_a_job_naming_an_agent_runs_as_that_agent_and_one_naming_none_follows_the_cron_route(tmp_path, clock):
+    async with _agents_harness(tmp_path, routes=[{"channel": "cron", "agent": "ops"}]) as h:
+        scheduler = Scheduler(h.host.store, h.host.runner, clock=clock, agents=h.host.agents)
+        try:
+            h.model.push(Reply(text="reviewed"), Reply(text="routed"))
+            await scheduler.create(job("every 1h", "review", agent="reviewer"))
+            await scheduler.create(job("every 1h", "tidy up"))
+            fired = await scheduler.tick(clock.advance(timedelta(hours=1)))
+            await scheduler.drain()
+            sessions = {(await h.host.store.get_session(f.session_id)).title: f.session_id for f in fired}
+            agents = {title: (await h.host.store.get_session(sid)).agent_id for title, sid in sessions.items()}
+            assert agents == {"review": "reviewer", "tidy up": "ops"}
+            reviewer = await h.host.store.get_session(sessions["review"])
+            assert reviewer.workspace == str(h.host.agents.get("reviewer").workspace)
+        finally:
+            await scheduler.aclose()
+
+
+async def test_a_job_an_agent_schedules_stays_that_agents_and_an_unknown_agent_is_refused(tmp_path, clock):
+    async with _agents_harness(tmp_path) as h:
+        scheduler = Scheduler(h.host.store, h.host.runner, clock=clock, agents=h.host.agents)
+        try:
+            creator = await h.host.runner.create(title="the reviewer's session", agent="reviewer")
+            created = await scheduler.create(job("every 1h", "check again", created_by_session=creator.id))
+            assert created.agent == "reviewer"
+            with pytest.raises(UnknownAgent, match="no agent 'ghost'"):
+                await scheduler.create(job("every 1h", "haunt", agent="ghost"))
+            assert [s.id for s in await h.host.store.list_schedules()] == [created.id]
+        finally:
+            await scheduler.aclose()

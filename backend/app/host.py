@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from backend.agents import Agents
+from backend.agents import Agents
 from backend.app.approvals import ApprovalService
 from backend.app.auto_approve import AutoApprover
 from backend.app.model_settings import ModelSettings
@@ -136,6 +137,12 @@ class Host:
             modes=[m.name for m in self.modes.list()],
         )
         """The named agents and the routes to them (issue 19); ConfigError for an unusable entry."""
+        self.agents = Agents.from_settings(
+            settings,
+            servers={*server_configs(settings, host_api), *(s.name for s in self.pool.statuses())},
+            modes=[m.name for m in self.modes.list()],
+        )
+        """The named agents and the routes to them (issue 19); ConfigError for an unusable entry."""
         self.gate = ToolGate(
             policy=self.policies,
             broker=self.broker,
@@ -207,7 +214,7 @@ class Host:
         self.auto_approver = AutoApprover(store=self.store, bus=self.bus, approvals=self.approvals, broker=self.broker)
         """Answers the asks of sessions whose auto-approve switch is on, in the name of who turned it on."""
         self.session_edits = SessionEditor(store=self.store, runner=self.runner, auto=self.auto_approver)
-        self.scheduler = Scheduler(self.store, self.runner, catch_up=settings.cron_catch_up)
+        self.scheduler = Scheduler(self.store, self.runner, catch_up=settings.cron_catch_up, agents=self.agents)
         self.services: list[HostService] = []
         """Channels (Telegram, push, heartbeat), added by `backend.channels.attach`: started last, stopped first."""
         self.workflows = WorkflowRunner(

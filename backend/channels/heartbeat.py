@@ -20,9 +20,11 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
+from backend.agents import Agent
 from backend.config import HeartbeatConfig
 from backend.domain.models import ACTIVE_STATUSES, utcnow
 from backend.paths import HEARTBEAT_FILE
+from backend.routing import MAIN, route
 
 if TYPE_CHECKING:
     from backend.app.host import Host
@@ -48,9 +50,16 @@ class Heartbeat:
         self.next_due = clock() + timedelta(seconds=config.interval)
         self._loop: asyncio.Task[None] | None = None
 
+    @property
+    def agent(self) -> Agent:
+        """The agent woken: the configured one, else the `heartbeat` route's, else main (issue 19)."""
+        return self.host.agents.get(route(self.host.agents.routes, channel="heartbeat", named=self.config.agent))
+
     def task_file(self) -> Path | None:
-        """HEARTBEAT.md of the workspace, else of the data dir; None when neither has one."""
-        for folder in (self.host.settings.resolved_workspace, self.host.data_dir):
+        """HEARTBEAT.md of the agent's workspace, else (main) of the data dir; None when neither has one."""
+        agent = self.agent
+        folders = [agent.workspace, self.host.data_dir] if agent.id == MAIN else [agent.workspace]
+        for folder in folders:
             path = folder / FILE_NAME
             if path.is_file():
                 return path
@@ -73,6 +82,7 @@ class Heartbeat:
             prompt=PROMPT.format(path=path, tasks=tasks),
             title=f"Heartbeat {now:%Y-%m-%d %H:%M}",
             mode=self.config.mode,
+            agent=self.agent.id,
             origin="heartbeat",
         )
         return "started"

@@ -37,6 +37,8 @@ class Schedule(BaseModel):
     """Send each run's prompt into this session instead of starting a new session."""
     workspace: str | None = None
     """Where new sessions run; None means the host's default workspace."""
+    agent: str | None = None
+    """The named agent its new sessions belong to (issue 19); None: the `cron` route's, else main."""
     status: ScheduleStatus = "active"
     next_run_at: datetime | None = None
     """UTC; None while paused or done."""
@@ -67,6 +69,8 @@ class ScheduleCreate(BaseModel):
     """IANA time zone; default: the host's local zone (UTC when it has no IANA name)."""
     session_id: str | None = Field(default=None, max_length=200)
     workspace: str | None = Field(default=None, max_length=4096)
+    agent: str | None = Field(default=None, min_length=1, max_length=100)
+    """Default: the agent of `created_by_session`, if given (an agent's job stays its own)."""
     created_by_session: str | None = Field(default=None, max_length=200)
 
 
@@ -82,3 +86,4 @@ class ScheduleUpdate(BaseModel):
     timezone: str | None = Field(default=None, max_length=100)
     session_id: str | None = Field(default=None, max_length=200)
     workspace: str | None = Field(default=None, max_length=4096)
+    agent: str | None = Field(default=None, min_length=1, max_length=100)

@@ -104,3 +104,36 @@ async def test_the_data_dirs_heartbeat_md_serves_when_the_workspace_has_none(tmp
         await h.host.runner.wait(session.id, timeout=BOUND)
         answer = await h.host.sessions.last_answer(session.id)
     assert outcome == "started" and answer == "did: - check the backups"
+
+
+async def test_a_beat_wakes_the_configured_agent_with_its_own_workspaces_task_list(tmp_path: Path, pool: McpPool):
+    (tmp_path / "ops").mkdir()
+    (tmp_path / "ops" / "HEARTBEAT.md").write_text("- rotate the logs\n")
+    agents = [{"id": "ops", "workspace": str(tmp_path / "ops")}]
+    async with scripted_host(tmp_path, done_reading_tasks, pool=pool, agents=agents) as h:
+        (h.workspace / "HEARTBEAT.md").write_text("- main's own task\n")
+        clock = Clock()
+        config = HeartbeatConfig(enabled=True, interval=1800, agent="ops")
+        heartbeat = Heartbeat(h.host, config, clock=clock)
+        clock.now = START + HALF_HOUR
+        assert await heartbeat.tick() == "started"
+        [session] = await h.host.store.list_sessions()
+        await h.host.runner.wait(session.id, timeout=BOUND)
+        answer = await h.host.sessions.last_answer(session.id)
+    assert (session.agent_id, session.workspace) == ("ops", str((tmp_path / "ops").resolve()))
+    assert answer == "did: - rotate the logs"
+
+
+async def test_a_beat_naming_no_agent_follows_the_heartbeat_route(tmp_path: Path, pool: McpPool):
+    (tmp_path / "ops").mkdir()
+    agents = [{"id": "ops", "workspace": str(tmp_path / "ops")}]
+    routes = [{"channel": "heartbeat", "agent": "ops"}]
+    async with scripted_host(tmp_path, [], pool=pool, agents=agents, routes=routes) as h:
+        (h.workspace / "HEARTBEAT.md").write_text("- main's task, not ops'\n")
+        clock = Clock()
+        heartbeat = beat(h, clock)
+        clock.now = START + HALF_HOUR
+        # The ops agent's workspace has no task list: nothing runs, main's list is not borrowed.
+        assert heartbeat.agent.id == "ops"
+        assert await heartbeat.tick() == "nothing_to_do"
+        assert await h.host.store.list_sessions() == []
