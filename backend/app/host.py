@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from backend.agents import Agents
-from backend.agents import Agents
 from backend.app.approvals import ApprovalService
 from backend.app.auto_approve import AutoApprover
 from backend.app.model_settings import ModelSettings
@@ -131,12 +130,6 @@ class Host:
         self.hooks = hooks or HookChain()
         self.demo: Any = None
         self.policies = PolicyService(settings)
-        self.agents = Agents.from_settings(
-            settings,
-            servers={*server_configs(settings, host_api), *(s.name for s in self.pool.statuses())},
-            modes=[m.name for m in self.modes.list()],
-        )
-        """The named agents and the routes to them (issue 19); ConfigError for an unusable entry."""
         self.agents = Agents.from_settings(
             settings,
             servers={*server_configs(settings, host_api), *(s.name for s in self.pool.statuses())},
