@@ -177,6 +177,18 @@ class Host:
             tool_selection=settings.tool_selection,
             agents=self.agents,
         )
+        self.runs: Any = None
+        """With a shared Postgres: the DBOS placement of runs on hosts (backend/engine/dbos_runs.py)."""
+        if settings.database_url is not None:
+            from backend.engine.dbos_runs import DbosPlacement  # dbos is imported only where it is used
+
+            self.runs = DbosPlacement(
+                runner=self.runner,
+                database_url=settings.database_url.get_secret_value(),
+                host_id=settings.host_id,
+                max_runs=settings.max_runs_per_host,
+            )
+            self.runner.placement = self.runs
         self.model_settings = ModelSettings(settings=settings, runner=self.runner, data_dir=self.data_dir, demo_model=DEMO_MODEL)
         """The model chosen in the dashboard, laid over the configuration (here, and at once when changed)."""
         self.chat = Chat(self.runner)
@@ -235,6 +247,8 @@ class Host:
         self._watching_servers = asyncio.create_task(self._report_start_failures(), name="mcp-start-failures")
         if self.is_demo:
             self._demo_server()
+        if self.runs is not None:  # before recovery: DBOS takes back this host's own runs as it starts
+            await self.runs.start()
         await self.auto_approver.start()
         if recover:
             await self._withdraw_server_requests()
@@ -280,6 +294,8 @@ class Host:
         await self.workflows.aclose()
         await self.auto_approver.aclose()
         await self.runner.aclose()
+        if self.runs is not None:  # after the runner: its runs ended as a shutdown, their workflows stay pending
+            await self.runs.aclose()
         if self._watching_servers is not None:
             self._watching_servers.cancel()
             await asyncio.wait({self._watching_servers})
