@@ -97,6 +97,7 @@ class TelegramChannel:
             modes=host.modes,
             skills=host.skills,
             default_workspace=host.settings.resolved_workspace,
+            agents=host.agents,
             state=self.state,
             save=self.save,
             people=self.people,

@@ -20,6 +20,7 @@ from pathlib import Path
 from telegram import Message
 from telegram.error import TelegramError
 
+from backend.agents import Agents
 from backend.app.sessions import SessionService, title_of
 from backend.auth import Principal
 from backend.channels.telegram_cards import ApprovalCards
@@ -28,6 +29,7 @@ from backend.channels.telegram_state import TelegramState
 from backend.domain.errors import BadRequest, DomainError
 from backend.engine.chat import ChatInput, ImageInput
 from backend.modes.registry import ModeRegistry
+from backend.routing import route
 from backend.skills.catalog import SkillCatalog
 from backend.store.base import NotFound
 
@@ -73,6 +75,7 @@ class Inbox:
     modes: ModeRegistry
     skills: SkillCatalog
     default_workspace: Path
+    agents: Agents
     state: TelegramState
     save: Callable[[], None]
     people: dict[int, Principal]
@@ -104,19 +107,26 @@ class Inbox:
                 await self.replies.say(chat, "Your next message starts a new session.")
             elif command == "/mode":
                 await self._mode(chat, argument.strip())
+            elif command == "/agent":
+                await self._agent(chat, argument.strip())
             elif command == "/stop":
                 await self._stop(chat)
             else:
-                await self._converse(chat, message, text)
+                await self._converse(chat, message, text, sender=(user.id, principal.name))
         except DomainError as exc:  # a refused message: unknown skill or mode, empty, unreadable file
             await self.replies.say(chat, str(exc))
 
-    async def _converse(self, chat: int, message: Message, text: str) -> None:
+    async def _converse(self, chat: int, message: Message, text: str, *, sender: tuple[int, str]) -> None:
         session_id = await self._current(chat)
         started = session_id is None
         if session_id is None:
+            # The chat's chosen agent (`/agent`), else the first telegram route for this chat or sender.
+            chosen = self.state.agents.get(str(chat))
             created = await self.sessions.create(
-                title=title_of(text) or "Telegram", mode=self.state.modes.get(str(chat), "agent"), origin="telegram"
+                title=title_of(text) or "Telegram",
+                mode=self.state.modes.get(str(chat)),
+                agent=route(self.agents.routes, channel="telegram", chat=chat, user=sender, named=chosen),
+                origin="telegram",
             )
             session_id = created.session.id
         try:
@@ -187,6 +197,18 @@ class Inbox:
         self.state.modes[str(chat)] = name
         self.save()
         await self.replies.say(chat, f"Your next session starts in {name} mode.")
+
+    async def _agent(self, chat: int, name: str) -> None:
+        """`/agent NAME`: the chat's next session belongs to that agent (the current one ends here)."""
+        if not name:
+            agents = ", ".join(a.id for a in self.agents.list())
+            await self.replies.say(chat, f"Agents: {agents}. Choose one with /agent NAME.")
+            return
+        agent = self.agents.get(name)  # UnknownAgent (a DomainError) names the agents there are
+        self.state.agents[str(chat)] = agent.id
+        self.state.sessions.pop(str(chat), None)
+        self.save()
+        await self.replies.say(chat, f"Your next message starts a new session with {agent.name}.")
 
     async def _stop(self, chat: int) -> None:
         session_id = await self._current(chat)

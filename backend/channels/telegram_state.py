@@ -34,6 +34,8 @@ class TelegramState(BaseModel):
     """chat id -> the session that chat's messages continue."""
     modes: dict[str, str] = Field(default_factory=dict)
     """chat id -> the mode its next new session starts in (`/mode NAME` before any session)."""
+    agents: dict[str, str] = Field(default_factory=dict)
+    """chat id -> the named agent its new sessions belong to (`/agent NAME`); else routed (issue 19)."""
     cards: dict[str, list[Card]] = Field(default_factory=dict)
     """approval id -> the messages that ask it."""
     reasons: dict[str, str] = Field(default_factory=dict)

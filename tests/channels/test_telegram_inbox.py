@@ -100,3 +100,27 @@ async def test_an_answer_longer_than_a_telegram_message_arrives_in_parts(tmp_pat
     replies = [m["text"] for m in api.messages.values() if m["chat_id"] == ANN]
     assert len(replies) >= 3 and all(len(text) <= 4096 for text in replies)
     assert "\n".join(replies).splitlines() == lines
+
+
+async def test_a_chat_goes_to_its_routed_agent_and_agent_chooses_another_for_the_next_session(tmp_path: Path, pool: McpPool):
+    for name in ("ops", "reviews"):
+        (tmp_path / name).mkdir()
+    agents = [
+        {"id": "ops", "workspace": str(tmp_path / "ops")},
+        {"id": "reviewer", "name": "Code reviewer", "workspace": str(tmp_path / "reviews")},
+    ]
+    routes = [{"channel": "telegram", "user": "ann", "agent": "ops"}]
+    with ScriptedModelServer(echo) as model:
+        async with FakeBotApi() as api, telegram_host(tmp_path, model, api, pool, agents=agents, routes=routes) as h:
+            await api.send_text(ANN, "first")
+            await api.wait_for_text(ANN, "got 'first'")
+            await api.send_text(ANN, "/agent ghost")
+            refused = await api.wait_for_text(ANN, "ghost")
+            await api.send_text(ANN, "/agent reviewer")
+            await api.wait_for_text(ANN, "new session with Code reviewer")
+            await api.send_text(ANN, "second")
+            await api.wait_for_text(ANN, "got 'second'")
+            sessions = sorted(await h.host.store.list_sessions(), key=lambda s: s.created_at)
+    assert [(s.title, s.agent_id) for s in sessions] == [("first", "ops"), ("second", "reviewer")]
+    assert [s.workspace for s in sessions] == [str((tmp_path / d).resolve()) for d in ("ops", "reviews")]
+    assert "no agent 'ghost' is configured (agents: main, ops, reviewer)" in refused["text"]
