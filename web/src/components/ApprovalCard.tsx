@@ -41,6 +41,14 @@ function riskOf(approval: Approval): string | null {
   return null;
 }
 
+/** How the gate words a question about the agent rewriting its own instruction files (bootstrap_guard.py). */
+const INSTRUCTIONS_PREFIX = "The agent wants to change its own instructions: ";
+
+/** A question about AGENTS.md, SOUL.md, MEMORY.md...: asked each time, never allowed for good. */
+function changesInstructions(approval: Approval): boolean {
+  return (approval.kind ?? "tool") === "tool" && approval.reason.startsWith(INSTRUCTIONS_PREFIX);
+}
+
 /** `Parent › Child` for a session, linking each step. */
 export function Breadcrumb({ sessionId, sessions }: { sessionId: string; sessions: Record<string, Session> }) {
   const chain: Session[] = [];
@@ -130,7 +138,8 @@ export function ApprovalCard({ approval, position, total, shortcuts }: CardProps
   const title = toolTitle(approval.tool_name, approval.annotations?.title);
   const chips = annotationChips(approval.annotations ?? {});
   const risk = riskOf(approval);
-  const canAlways = approval.suggested_rules.length > 0;
+  const instructions = changesInstructions(approval);
+  const canAlways = approval.suggested_rules.length > 0 && !instructions;
 
   const cleanRules = rules.map((r) => r.trim()).filter(Boolean);
 
@@ -162,7 +171,7 @@ export function ApprovalCard({ approval, position, total, shortcuts }: CardProps
     if (mode !== "buttons") return null;
     // A one-key decision waits out an undo window (undo.ts); the buttons' clicks do not.
     if (key === "y" || (key === "Enter" && !onControl)) return () => stageDecision(approval, { decision: "allow_once" }, "Allowed once");
-    if (key === "s") return () => stageDecision(approval, { decision: "allow_session" }, "Allowed for the session");
+    if (key === "s") return instructions ? null : () => stageDecision(approval, { decision: "allow_session" }, "Allowed for the session");
     if (key === "a") return canAlways ? openAlways : null;
     if (key === "n") return () => stageDecision(approval, { decision: "deny" }, "Denied");
     if (key === "r") return () => setMode("reason");
@@ -224,6 +233,13 @@ export function ApprovalCard({ approval, position, total, shortcuts }: CardProps
       {risk && (
         <div className="risk-banner" role="alert" data-testid="risk-banner">
           {risk}
+        </div>
+      )}
+
+      {instructions && (
+        <div className="risk-banner" role="alert" data-testid="instructions-banner">
+          The agent is changing its own instructions: what it writes here steers every later run. Read the new text
+          first. This is asked every time; it cannot be allowed for the session or always.
         </div>
       )}
 
@@ -334,7 +350,15 @@ export function ApprovalCard({ approval, position, total, shortcuts }: CardProps
           <button type="button" className="btn primary" data-testid="approve-once" aria-keyshortcuts="Y Enter" disabled={busy} onClick={allowOnce}>
             Allow once <kbd>Y</kbd>
           </button>
-          <button type="button" className="btn" data-testid="approve-session" aria-keyshortcuts="S" disabled={busy} onClick={allowSession}>
+          <button
+            type="button"
+            className="btn"
+            data-testid="approve-session"
+            aria-keyshortcuts="S"
+            disabled={busy || instructions}
+            title={instructions ? "Changes to the agent's own instructions are allowed once at a time." : undefined}
+            onClick={allowSession}
+          >
             Allow for session <kbd>S</kbd>
           </button>
           <button
@@ -343,7 +367,13 @@ export function ApprovalCard({ approval, position, total, shortcuts }: CardProps
             data-testid="approve-always"
             aria-keyshortcuts="A"
             disabled={busy || !canAlways}
-            title={canAlways ? undefined : "No narrow rule can cover this call; allow it once or for the session."}
+            title={
+              canAlways
+                ? undefined
+                : instructions
+                  ? "Changes to the agent's own instructions are allowed once at a time."
+                  : "No narrow rule can cover this call; allow it once or for the session."
+            }
             onClick={openAlways}
           >
             Always allow… <kbd>A</kbd>
