@@ -101,6 +101,10 @@ class Agents:
         routes = parse_routes(settings.routes, {a.id for a in agents})
         return cls(agents, routes)
 
+    def replace(self, other: Agents) -> None:
+        """Take `other`'s agents and routes in place: every part holding this object sees them at once."""
+        self._by_id, self.routes = dict(other._by_id), list(other.routes)
+
     @property
     def main(self) -> Agent:
         return self._by_id[MAIN]

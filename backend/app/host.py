@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from backend.agents import Agents
+from backend.app.agents_admin import AgentAdmin
 from backend.app.approvals import ApprovalService
 from backend.app.auto_approve import AutoApprover
 from backend.app.model_settings import ModelSettings
@@ -136,6 +137,13 @@ class Host:
             modes=[m.name for m in self.modes.list()],
         )
         """The named agents and the routes to them (issue 19); ConfigError for an unusable entry."""
+        self.agent_admin = AgentAdmin(
+            settings=settings,
+            agents=self.agents,
+            servers=lambda: {*server_configs(settings, host_api), *(s.name for s in self.pool.statuses())},
+            modes=lambda: [m.name for m in self.modes.list()],
+        )
+        """Agents as admins create and edit them, written to the config file and in force at once."""
         self.gate = ToolGate(
             policy=self.policies,
             broker=self.broker,
