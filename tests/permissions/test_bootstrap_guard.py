@@ -175,6 +175,25 @@ async def test_a_session_allow_of_the_whole_file_server_does_not_cover_writing_s
 
 
 @on_pool
+async def test_a_session_allow_given_meanwhile_does_not_answer_a_pending_instruction_change(tmp_path, pool):
+    script = [Reply(tool_calls=[write("notes.md", id="c1"), write("AGENTS.md", id="c2")]), Reply(text="ok")]
+    async with scripted_host(tmp_path, script, pool=pool) as h:
+        session = await h.start("write both")
+        first, second = await h.next_approval(timeout=BOUND), await h.next_approval(timeout=BOUND)
+        harmless, change = (first, second) if first.tool_call_id == "c1" else (second, first)
+        await h.answer(harmless, Decision(kind="allow_session", rules=["mcp__file"]))
+        # The new rule answers what it covers before its own call runs: after that call's result,
+        # a covered approval would have been answered.
+        ran = await h.next_event("tool.result", timeout=BOUND)
+        assert ran.data["id"] == "c1"
+        assert (await h.host.store.get_approval(change.id)).status == "pending"
+        await h.answer(change, Decision(kind="deny"))
+        assert (await h.host.runner.wait(session.id, timeout=30)).status == "completed"
+        assert (h.workspace / "notes.md").exists() and not (h.workspace / "AGENTS.md").exists()
+        assert (await h.host.store.get_approval(change.id)).decided_by == "user"
+
+
+@on_pool
 async def test_allowing_an_instruction_change_for_the_session_or_always_counts_as_once(tmp_path, pool):
     script = [
         Reply(tool_calls=[write("AGENTS.md", "one\n")]),
