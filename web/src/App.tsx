@@ -1,4 +1,5 @@
 import { useEffect, useState } from "react";
+import { AgentsView } from "./components/Agents";
 import { Header } from "./components/Header";
 import { Inbox } from "./components/Inbox";
 import { Login } from "./components/Login";
@@ -44,6 +45,8 @@ export function App() {
           <WorkflowsView />
         ) : route.name === "servers" ? (
           <ServersView />
+        ) : route.name === "agents" ? (
+          <AgentsView />
         ) : (
           <Inbox />
         )}

@@ -100,6 +100,7 @@ export const api = {
       model?: string;
       engine?: "litellm" | "claude-sdk";
       workspace?: string;
+      agent?: string;
       title?: string;
       instructions?: string;
     } & MessageExtras,

@@ -1,6 +1,6 @@
 // Hash routes, so the server needs no fallback for client-side paths:
 // `#/` the inbox, `#/s/<id>` a session, `#/settings`, `#/schedules`, `#/modes[/<name>]`,
-// `#/skills[/<name>]`, `#/workflows`, `#/servers`.
+// `#/skills[/<name>]`, `#/workflows`, `#/servers`, `#/agents`.
 
 import { useSyncExternalStore } from "react";
 
@@ -12,7 +12,8 @@ export type Route =
   | { name: "modes"; item: string | null }
   | { name: "skills"; item: string | null }
   | { name: "workflows" }
-  | { name: "servers" };
+  | { name: "servers" }
+  | { name: "agents" };
 
 export function parseRoute(hash: string): Route {
   const path = hash.replace(/^#/, "") || "/";
@@ -22,6 +23,7 @@ export function parseRoute(hash: string): Route {
   if (path.startsWith("/schedules")) return { name: "schedules" };
   if (path.startsWith("/workflows")) return { name: "workflows" };
   if (path.startsWith("/servers")) return { name: "servers" };
+  if (path.startsWith("/agents")) return { name: "agents" };
   const library = /^\/(modes|skills)(?:\/([^/?#]+))?/.exec(path);
   if (library) {
     const item = library[2] ? decodeURIComponent(library[2]) : null;

@@ -16,6 +16,8 @@ export interface Session {
   model: string;
   engine: string;
   workspace: string;
+  /** The named agent it belongs to (issue 19); "main" when there is only one. */
+  agent_id?: string;
   parent_id: string | null;
   origin?: "user" | "api" | "cron" | "agent" | "workflow" | "mcp";
   workflow_run_id?: string | null;

@@ -54,6 +54,9 @@ export function Header({ route, onToggleSidebar, sidebarOpen }: { route: Route; 
           <a href="#/servers" aria-current={route.name === "servers" ? "page" : undefined} data-testid="nav-servers">
             Servers
           </a>
+          <a href="#/agents" aria-current={route.name === "agents" ? "page" : undefined} data-testid="nav-agents">
+            Agents
+          </a>
           <a href="#/settings" aria-current={route.name === "settings" ? "page" : undefined} data-testid="nav-settings">
             Settings
           </a>

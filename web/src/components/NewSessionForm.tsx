@@ -1,7 +1,8 @@
-// The new-session form in the sidebar: prompt, mode (from /api/modes), model, workspace, and
-// optional instructions for this session only (folded away by default).
+// The new-session form in the sidebar: prompt, agent (when there is more than one), mode (from
+// /api/modes), model, workspace, and optional instructions for this session only (folded away).
 
 import { useState, type FormEvent } from "react";
+import { useAgents } from "../agents";
 import { api } from "../api";
 import { useModes } from "../modes";
 import { navigate, sessionHref } from "../router";
@@ -9,6 +10,8 @@ import { upsertSession } from "../store";
 
 export function NewSessionForm({ onCreated }: { onCreated: () => void }) {
   const modes = useModes();
+  const agents = useAgents();
+  const [agent, setAgent] = useState("");
   const [prompt, setPrompt] = useState("");
   const [mode, setMode] = useState("agent");
   const [model, setModel] = useState("");
@@ -27,6 +30,7 @@ export function NewSessionForm({ onCreated }: { onCreated: () => void }) {
       const session = await api.createSession({
         prompt: prompt.trim() || undefined,
         mode,
+        agent: agent || undefined,
         model: model.trim() || undefined,
         engine: engine || undefined,
         workspace: workspace.trim() || undefined,
@@ -59,6 +63,28 @@ export function NewSessionForm({ onCreated }: { onCreated: () => void }) {
           }}
         />
       </label>
+      {agents && agents.length > 1 && (
+        <label>
+          Agent
+          <select
+            data-testid="new-session-agent"
+            value={agent}
+            title="Whose workspace, model, servers and rules the session works with"
+            onChange={(e) => {
+              setAgent(e.target.value);
+              // The agent's own mode becomes the form's, still changeable.
+              setMode(agents.find((a) => a.id === e.target.value)?.mode ?? "agent");
+            }}
+          >
+            <option value="">default</option>
+            {agents.map((a) => (
+              <option key={a.id} value={a.id}>
+                {a.name === a.id ? a.id : `${a.name} (${a.id})`}
+              </option>
+            ))}
+          </select>
+        </label>
+      )}
       <div className="form-row">
         <label>
           Mode

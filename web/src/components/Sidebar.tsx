@@ -6,6 +6,7 @@ import { statusLabel } from "../format";
 import { sessionHref, type Route } from "../router";
 import { pendingCountBySession, pendingList, useAppState } from "../store";
 import type { Session } from "../types";
+import { AgentBadge } from "./Agents";
 import { NewSessionForm } from "./NewSessionForm";
 
 export function StatusBadge({ session, waiting }: { session: Session; waiting: number }) {
@@ -38,6 +39,7 @@ function SessionRow({ session, waiting, active, depth }: { session: Session; wai
           </span>
         )}
         <span className="session-title">{sessionName(session)}</span>
+        <AgentBadge session={session} />
         <StatusBadge session={session} waiting={waiting} />
       </a>
     </li>
