@@ -166,9 +166,13 @@ def resolve(config: AgentConfig, settings: Settings, *, servers: Collection[str]
     except RuleError as exc:
         raise ConfigError(f"{where}.permissions: {exc}") from exc
     if config.workspace:
-        workspace = Path(config.workspace).expanduser().resolve()
-        if not workspace.is_dir():
-            raise ConfigError(f"{where}.workspace: {workspace} is not a folder")
+        try:
+            workspace = Path(config.workspace).expanduser().resolve()
+            found = workspace.is_dir()
+        except (OSError, ValueError, RuntimeError):  # a NUL byte, a loop of links, an unknown ~user
+            found = False
+        if not found:
+            raise ConfigError(f"{where}.workspace: {config.workspace} is not a folder")
     elif config.id == MAIN:
         workspace = settings.resolved_workspace
     else:
