@@ -18,6 +18,7 @@ from typing import Any, Protocol
 from backend.agents import Agents
 from backend.app.agents_admin import AgentAdmin
 from backend.app.approvals import ApprovalService
+from backend.app.cluster_links import ClusterLinks
 from backend.app.auto_approve import AutoApprover
 from backend.app.model_settings import ModelSettings
 from backend.app.policy import PolicyService
@@ -224,6 +225,11 @@ class Host:
             broker=self.broker,
             max_agent_depth=settings.max_agent_depth,
         )
+        self.links: ClusterLinks | None = None
+        """With a shared Postgres: events, approval answers and stops heard from the other hosts."""
+        if isinstance(self.store, PostgresStore):
+            self.links = ClusterLinks(store=self.store, bus=self.bus, broker=self.broker, runner=self.runner)
+            self.sessions.stop_elsewhere = self.links.stop_elsewhere
         self.auto_approver = AutoApprover(store=self.store, bus=self.bus, approvals=self.approvals, broker=self.broker)
         """Answers the asks of sessions whose auto-approve switch is on, in the name of who turned it on."""
         self.session_edits = SessionEditor(store=self.store, runner=self.runner, auto=self.auto_approver)
@@ -249,6 +255,8 @@ class Host:
         remember_host_id(self.data_dir, self.settings.host_id)
         log.info("host %s starting", self.settings.host_id)
         await self.store.open()
+        if self.links is not None:  # before recovery, so what it publishes reaches the other hosts' feeds
+            await self.links.start()
         if self._owns_pool:
             await self.pool.start()
         # Start failures reach stderr even while no session runs (`serve`, `mcp`).
@@ -317,6 +325,8 @@ class Host:
         await close_shared_client()  # the model's HTTP connections, after every run has ended
         if self.demo is not None:
             self.demo.stop()
+        if self.links is not None:
+            await self.links.aclose()
         await self.store.close()
 
     async def __aenter__(self) -> Host:

@@ -8,6 +8,7 @@ sub-agents here (by a store query on `parent_id`, never by scanning every sessio
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -64,6 +65,8 @@ class SessionService:
         self.chat = chat
         self.broker = broker
         self.max_agent_depth = max_agent_depth
+        self.stop_elsewhere: Callable[[list[str]], Awaitable[None]] | None = None
+        """On a shared database: tells the other hosts to stop these sessions' runs (backend/app/cluster_links.py)."""
 
     async def create(
         self,
@@ -229,6 +232,8 @@ class SessionService:
     async def stop(self, session_id: str, *, timeout: float = 10) -> Session:
         """Stop a session's run and its sub-agents' runs (NotFound for no such session)."""
         await self.store.get_session(session_id)
+        if self.stop_elsewhere is not None:  # its run, or a sub-agent's, may execute on another host
+            await self.stop_elsewhere(sorted(await self.family(session_id)))
         return await self.runner.stop(session_id, timeout=timeout)
 
     async def delete(self, session_id: str) -> None:

@@ -33,12 +33,20 @@ class Subscription:
     maxsize: int
     overflowed: bool = False
     closed: bool = False
+    seen: dict[str, int] = field(default_factory=dict)
+    """Per session, the last persisted seq this subscriber was given (replayed or live): an event
+    reaching it twice (a replay and the live feed, or a host's own event heard back from another
+    host's notice) is given once."""
     _events: deque[Event] = field(init=False, default_factory=deque)
     _wake: asyncio.Event = field(init=False, default_factory=asyncio.Event)
 
     def offer(self, event: Event) -> None:
         if self.closed:
             return
+        if not event.ephemeral:
+            if event.seq <= self.seen.get(event.session_id, 0):
+                return
+            self.seen[event.session_id] = event.seq
         if len(self._events) >= self.maxsize:
             self.overflowed = True
             self.close()
@@ -101,6 +109,9 @@ class EventBus:
         self._last_seq: dict[str, int] = {}
         self._part: dict[str, int] = {}
         self._deltas: deque[Event] = deque(maxlen=delta_buffer)
+        self.shared = False
+        """True when other hosts write this store's events too (Postgres, with the event bridge):
+        then a publish that finds a gap before its seq delivers the stored events of the gap first."""
 
     async def publish(
         self,
@@ -129,14 +140,52 @@ class EventBus:
                 with contextlib.suppress(Exception, asyncio.CancelledError):
                     self._delivered(await writing)
                 raise
-            self._delivered(event)
+            known = self._last_seq.get(event.session_id, 0 if event.seq == 1 else None)
+            if not self.shared or known == event.seq - 1:
+                self._delivered(event)
+            elif known is not None:
+                # Another host wrote events of this session that its notices have not brought
+                # yet: they are committed, so deliver them from the store, then this one.
+                await self._deliver_stored(event.session_id, event.seq)
+            # else: a session this host has not heard of yet. Its notices come in commit order,
+            # this event's own last, and the first to arrive delivers from there (event_bridge.py).
         return event
 
     def _delivered(self, event: Event) -> Event:
-        self._last_seq[event.session_id] = event.seq
-        self._part[event.session_id] = 0
+        if event.seq > self._last_seq.get(event.session_id, 0):
+            self._last_seq[event.session_id] = event.seq
+            self._part[event.session_id] = 0
         self._fan_out(event)
         return event
+
+    async def deliver_stored(self, session_id: str, seq: int) -> None:
+        """Deliver what another host stored for a session, up to at least `seq`, read from the store.
+
+        Called for each event another host notified (backend/engine/event_bridge.py): events
+        this host published itself, or delivered already, are skipped without a read; each
+        subscriber gets each event once, in seq order, with no gap from where it started.
+        """
+        async with self._lock:
+            await self._deliver_stored(session_id, seq)
+
+    async def _deliver_stored(self, session_id: str, seq: int) -> None:
+        subscribers = [s for s in self._subscribers if s.session_id in (None, session_id)]
+        known = self._last_seq.get(session_id)
+        if not subscribers:
+            # Nobody here to deliver to; a later subscriber replays from the store.
+            self._last_seq[session_id] = max(known or 0, seq)
+            return
+        # Where the furthest-behind subscriber is; one that has seen nothing of this session
+        # starts where this host's feed of it is, or, for a session new here, at this event.
+        start = min(s.seen.get(session_id, known if known is not None else seq - 1) for s in subscribers)
+        if start >= seq:
+            return
+        for event in await self._store.list_events(session_id, since=start):
+            self._delivered(event)
+
+    def known_sessions(self) -> list[str]:
+        """The sessions whose events this bus has delivered or heard of."""
+        return list(self._last_seq)
 
     async def publish_delta(self, session_id: str, type_: EventType, data: dict[str, Any]) -> Event:
         """An ephemeral event (token delta): buffered in memory, never persisted."""
@@ -181,13 +230,18 @@ class EventBus:
         async with self._lock:
             missed = await self.replay(session_id, since)
             sub = self.subscribe(session_id)
+            sub.seen[session_id] = max([since, *(e.seq for e in missed if not e.ephemeral)])
         return missed, sub
 
     async def subscribe_all_from(self, since: dict[str, int]) -> tuple[list[Event], Subscription]:
         """Subscribe to every session, replaying what each listed session missed since its seq."""
         async with self._lock:
             missed: list[Event] = []
+            seen: dict[str, int] = {}
             for session_id, seq in since.items():
-                missed.extend(await self.replay(session_id, seq))
+                replayed = await self.replay(session_id, seq)
+                missed.extend(replayed)
+                seen[session_id] = max([seq, *(e.seq for e in replayed if not e.ephemeral)])
             sub = self.subscribe(None)
+            sub.seen.update(seen)
         return missed, sub

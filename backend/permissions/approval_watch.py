@@ -12,6 +12,7 @@ while nothing waits.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections import Counter
 from collections.abc import Iterator
@@ -38,6 +39,7 @@ class ApprovalWatch:
         self.active = asyncio.Event()  # set while the watch runs, that is while some call waits
         self._watched: Counter[str] = Counter()
         self._task: asyncio.Task[None] | None = None
+        self._poked = asyncio.Event()
 
     @contextmanager
     def watching(self, approval_id: str) -> Iterator[None]:
@@ -54,6 +56,11 @@ class ApprovalWatch:
                 del self._watched[approval_id]
             if not self._watched:
                 self._stop()
+
+    def poke(self) -> None:
+        """Look now rather than at the next tick: another host said an approval closed (Postgres
+        NOTIFY, backend/app/cluster_links.py). The tick stays, for a notice that never comes."""
+        self._poked.set()
 
     def _stop(self) -> asyncio.Task[None] | None:
         task, self._task = self._task, None
@@ -73,6 +80,7 @@ class ApprovalWatch:
         checked: set[str] = set()
         failing = False
         while self._watched:
+            self._poked.clear()  # before the read: a poke from now on is seen by the next look
             try:
                 version = await self._store.data_version()
                 # Read after the version: an answer committed before it is in these statuses, and
@@ -89,7 +97,8 @@ class ApprovalWatch:
                 if not failing:  # one warning per outage; waits still end at their expiry
                     log.warning("the approval watch could not read the store; retrying", exc_info=True)
                 failing = True
-            await asyncio.sleep(self.interval)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._poked.wait(), self.interval)
 
     def _wake(self, approval_id: str) -> None:
         waiter = self._waiters.pop(approval_id, None)

@@ -19,6 +19,7 @@ from psycopg_pool import AsyncConnectionPool
 from backend.domain.models import Event, Message, Session, ToolCallRecord
 from backend.store.base import NotFound, Written
 from backend.store.postgres_approvals import PostgresApprovalStore
+from backend.store.postgres_notify import EVENTS_CHANNEL, event_notice
 from backend.store.postgres_schedules import PostgresScheduleStore
 from backend.store.postgres_schema import (
     BOOTSTRAP,
@@ -216,9 +217,18 @@ class PostgresStore(PostgresApprovalStore, PostgresScheduleStore, PostgresWorkfl
                 )
                 (seq,) = await cursor.fetchone()  # type: ignore[misc]
                 stored_event = event.model_copy(update={"seq": seq})
+                # The other hosts hear of it at this commit (backend/store/postgres_notify.py).
                 await conn.execute(
-                    "INSERT INTO events (session_id, seq, type, data) VALUES (%s, %s, %s, %s)",
-                    (stored_event.session_id, seq, stored_event.type, stored_event.model_dump_json()),
+                    "WITH written AS (INSERT INTO events (session_id, seq, type, data) VALUES (%s, %s, %s, %s)"
+                    " RETURNING 1) SELECT pg_notify(%s, %s) FROM written",
+                    (
+                        stored_event.session_id,
+                        seq,
+                        stored_event.type,
+                        stored_event.model_dump_json(),
+                        EVENTS_CHANNEL,
+                        event_notice(stored_event.session_id, seq),
+                    ),
                 )
             return Written(message=stored_message, event=stored_event, row_id=row_id)
 

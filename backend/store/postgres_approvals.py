@@ -16,6 +16,7 @@ from psycopg import AsyncConnection
 
 from backend.domain.models import Approval, ApprovalStatus, AuditEntry, Event, ToolCallRecord
 from backend.store.base import NotFound, Written
+from backend.store.postgres_notify import APPROVALS_CHANNEL
 from backend.store.queries import POSTGRES, AuditQuery, audit_where
 
 _BUMP = "UPDATE approval_version SET version = version + 1"
@@ -68,7 +69,12 @@ class PostgresApprovalStore:
             )
             if cursor.rowcount != 1:
                 return False
-            await conn.execute(_BUMP)
+            # A host whose run waits on it hears so at this commit (backend/store/postgres_notify.py).
+            await conn.execute(
+                "WITH bumped AS (UPDATE approval_version SET version = version + 1 RETURNING 1) "
+                "SELECT pg_notify(%s, %s) FROM bumped",
+                (APPROVALS_CHANNEL, approval.id),
+            )
             return True
 
     async def get_approval(self, approval_id: str) -> Approval:

@@ -1,0 +1,68 @@
+"""The event bridge: events another host stored reach this host's subscribers, live and gapless.
+
+Every persisted event is in the store before anyone hears of it, and on Postgres its write
+notifies `overseer_events` with "<session id> <seq>" at its commit (backend/store/postgres.py).
+The bridge hears those notices and hands each to the bus (`EventBus.deliver_stored`), which
+reads what its subscribers of that session have not had yet from the store and delivers it
+without writing anything: a host's own events are skipped without a read, and a subscriber
+never gets one event twice or out of order (its per-session `seen`).
+
+Token and thinking deltas are not persisted and do not cross hosts: a dashboard on another host
+sees an answer when its message is stored, not as it streams.
+
+Notices are handled one at a time, in the order heard (commit order), on a task of the bridge's
+own, so the listening connection never waits on a store read. After a reconnection (notices may
+have been lost meanwhile) every session this host delivered is caught up from the store.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+from backend.engine.events import EventBus
+from backend.store.base import Store
+from backend.store.postgres_notify import parse_event_notice
+
+log = logging.getLogger(__name__)
+
+
+class EventBridge:
+    """Feeds the notices of `overseer_events` to the bus; `heard` is the listener's handler."""
+
+    def __init__(self, bus: EventBus, store: Store) -> None:
+        self.bus = bus
+        self.store = store
+        self._notices: asyncio.Queue[tuple[str, int] | None] = asyncio.Queue()
+        self._task: asyncio.Task[None] | None = None
+        self.delivered_notices = 0
+        """Notices handled so far (tests wait on it, bounded, rather than guess)."""
+
+    def start(self) -> None:
+        self.bus.shared = True
+        self._task = asyncio.create_task(self._run(), name="event-bridge")
+
+    def heard(self, payload: str) -> None:
+        notice = parse_event_notice(payload)
+        if notice is not None:
+            self._notices.put_nowait(notice)
+
+    async def caught_up(self) -> None:
+        """After a reconnection: bring every session this host has delivered up to the store."""
+        for session_id in self.bus.known_sessions():
+            self._notices.put_nowait((session_id, await self.store.last_seq(session_id)))
+
+    async def _run(self) -> None:
+        while (notice := await self._notices.get()) is not None:
+            session_id, seq = notice
+            try:
+                await self.bus.deliver_stored(session_id, seq)
+            except Exception:  # the next notice of the session delivers this one's event too
+                log.warning("could not deliver events of session %s from the store", session_id, exc_info=True)
+            self.delivered_notices += 1
+
+    async def aclose(self) -> None:
+        task, self._task = self._task, None
+        if task is not None:
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
