@@ -51,6 +51,7 @@ def help_text(modes: ModeRegistry, skills: SkillCatalog, workspace: Path) -> str
         "Write to me and I work on it in this chat's session.",
         "/new: start a new session",
         "/mode NAME: switch modes (for a new session: the mode it starts in)",
+        "/agent NAME: start a new session with that agent (/agent lists them)",
         "/stop: stop the current run",
         "/help: this list",
         "Modes: " + ", ".join(m.name for m in modes.list()),
