@@ -147,18 +147,23 @@ def parse_routes(raw: list[dict[str, Any]], agent_ids: Collection[str]) -> list[
         except ValidationError as exc:
             raise ConfigError(_errors(f"routes[{index}]", exc)) from exc
         if found.agent not in agent_ids:
-            raise ConfigError(f"routes[{index}]: no agent {found.agent!r} (agents: {', '.join(sorted(agent_ids))})")
+            known = ", ".join(sorted(agent_ids))
+            raise ConfigError(f"routes[{index}]: no agent {found.agent!r} (agents: {known})")
         routes.append(found)
     return routes
 
 
-def resolve(config: AgentConfig, settings: Settings, *, servers: Collection[str], modes: Collection[str]) -> Agent:
+def resolve(
+    config: AgentConfig, settings: Settings, *, servers: Collection[str], modes: Collection[str]
+) -> Agent:
     """One agent with its workspace made absolute (the default one created) and its rules parsed."""
     where = f"agents.{config.id}"
     unknown = [s for s in config.servers or [] if s not in servers]
     if unknown:
         known = ", ".join(sorted(servers)) or "none"
-        raise ConfigError(f"{where}.servers: {unknown[0]!r} is not a configured MCP server (servers: {known})")
+        raise ConfigError(
+            f"{where}.servers: {unknown[0]!r} is not a configured MCP server (servers: {known})"
+        )
     if config.mode is not None and config.mode not in modes:
         raise ConfigError(f"{where}.mode: no mode {config.mode!r} (modes: {', '.join(sorted(modes))})")
     try:
@@ -197,5 +202,9 @@ def default_workspace(settings: Settings, agent_id: str) -> Path:
 
 
 def _errors(where: str, exc: ValidationError) -> str:
-    lines = [f"  {where}.{'.'.join(str(p) for p in e['loc'])}: {e['msg']}".replace(f"{where}.:", f"{where}:") for e in exc.errors()]
+    """One line per fault, each naming its field under `where` (as load_settings does)."""
+    lines = []
+    for error in exc.errors():
+        field = ".".join(str(p) for p in error["loc"])
+        lines.append(f"  {where}.{field}: {error['msg']}" if field else f"  {where}: {error['msg']}")
     return "invalid configuration:\n" + "\n".join(lines)
