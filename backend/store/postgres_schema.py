@@ -106,6 +106,13 @@ MIGRATIONS: list[str] = [
     );
     INSERT INTO approval_version (version) VALUES (0);
     """,
+    # 2: occurrences claimed once across the hosts of a database (a heartbeat round): `claim_once`.
+    """
+    CREATE TABLE claims (
+        key TEXT PRIMARY KEY,
+        claimed_at TIMESTAMPTZ NOT NULL DEFAULT now()
+    );
+    """,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -82,6 +82,13 @@ MIGRATIONS: list[str] = [
     """
     CREATE INDEX sessions_parent ON sessions(parent_id);
     """,
+    # 5: occurrences claimed once across the processes of a database (a heartbeat round): `claim_once`.
+    """
+    CREATE TABLE claims (
+        key TEXT PRIMARY KEY,
+        claimed_at TEXT NOT NULL
+    );
+    """,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)
