@@ -23,6 +23,7 @@ import type {
   ServerInfo,
   Session,
   SessionDetail,
+  SessionEdit,
 } from "./types";
 import type { ModelSettings, ModelSettingsBody, ModelTest } from "./modelSettings";
 import type { FileOnDisk } from "./fileOnDisk";
@@ -115,6 +116,10 @@ export const api = {
         (types ? `&types=${encodeURIComponent(types.join(","))}` : ""),
     ),
   stopSession: (id: string) => request<Session>("POST", `/api/sessions/${encodeURIComponent(id)}/stop`),
+  editSession: (id: string, body: SessionEdit) =>
+    request<Session>("PATCH", `/api/sessions/${encodeURIComponent(id)}`, body),
+  /** Sessions whose title or messages hold `q` (any case, taken literally). */
+  searchSessions: (q: string) => request<Session[]>("GET", `/api/sessions?limit=200&q=${encodeURIComponent(q)}`),
 
   pendingApprovals: () => request<Approval[]>("GET", "/api/approvals?status=pending"),
   approval: (id: string) => request<Approval>("GET", `/api/approvals/${encodeURIComponent(id)}`),
@@ -139,6 +144,8 @@ export const api = {
   permissions: () => request<Permissions>("GET", "/api/permissions"),
   setPermissions: (permissions: Permissions) => request<Permissions>("PUT", "/api/permissions", permissions),
   audit: (limit: number, offset: number) => request<AuditPage>("GET", `/api/audit?limit=${limit}&offset=${offset}`),
+  /** A filtered page; `query` is built by the audit view (see auditQuery in components/AuditLog.tsx). */
+  auditPage: (query: URLSearchParams) => request<AuditPage>("GET", `/api/audit?${query}`),
   modelSettings: () => request<ModelSettings>("GET", "/api/settings/model"),
   saveModelSettings: (body: ModelSettingsBody) => request<ModelSettings>("PUT", "/api/settings/model", body),
   testModel: (body: ModelSettingsBody) => request<ModelTest>("POST", "/api/settings/model/test", body),

@@ -261,6 +261,15 @@ function applyEvent(event: LiveEvent): void {
       if (!state.sessions[event.session_id]) void refresh().catch(() => undefined);
       return;
     }
+    case "session.updated": {
+      // A person renamed it, archived it or switched its auto-approve (here or in another tab).
+      setState((s) => {
+        const session = s.sessions[event.session_id];
+        if (!session) return {};
+        return { sessions: { ...s.sessions, [session.id]: { ...session, ...(data as Partial<Session>) } } };
+      });
+      return;
+    }
     case "session.mode": {
       const mode = typeof data.mode === "string" ? data.mode : null;
       setState((s) => {

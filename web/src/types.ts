@@ -25,8 +25,29 @@ export interface Session {
   error: string | null;
   usage: Usage;
   session_rules: string[];
+  /** Who created it through the API: its owner, who (with admins) may rename, archive and auto-approve it. */
+  created_by?: Decider | null;
+  archived?: boolean;
+  /** Set while auto-approve is on: who turned it on, and since when. */
+  auto_approve?: { by: Decider; since: string } | null;
   created_at: string;
   updated_at: string;
+}
+
+/** Who made a decision (or turned a switch on), and through which door. */
+export interface Decider {
+  name: string;
+  kind: string;
+  role?: string | null;
+  via: string;
+}
+
+/** PATCH /api/sessions/{id}: what to change. */
+export interface SessionEdit {
+  title?: string;
+  archived?: boolean;
+  auto_approve?: boolean;
+  approve_pending?: boolean;
 }
 
 export interface ToolCallRequest {
@@ -204,6 +225,7 @@ export interface AuditItem {
   arguments: Record<string, unknown>;
   decision: "allow" | "deny";
   decided_by: DecidedBy;
+  decider?: Decider;
   detail: string;
   latency_ms: number;
   created_at: string;
@@ -213,6 +235,8 @@ export interface AuditPage {
   items: AuditItem[];
   limit: number;
   offset: number;
+  /** The title of each session the rows name ("" once deleted). */
+  sessions?: Record<string, string>;
 }
 
 export type ScheduleKind = "cron" | "every" | "once";

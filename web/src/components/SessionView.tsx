@@ -14,6 +14,7 @@ import { decidedList, forgetSession, pendingList, upsertSession, useAppState } f
 import type { MediaFile, Message, Session, ToolCall, ToolProgress } from "../types";
 import { Breadcrumb } from "./ApprovalCard";
 import { ApprovalQueue } from "./ApprovalQueue";
+import { AutoApproveSwitch } from "./AutoApproveSwitch";
 import { ArgumentsView } from "./Arguments";
 import { Attachments } from "./Attachments";
 import { Composer } from "./Composer";
@@ -378,6 +379,7 @@ export function SessionView({ id }: { id: string }) {
         </div>
       )}
 
+      <AutoApproveSwitch session={session} pending={pending} />
       <AutoApproveStrip />
       <Composer session={session} />
     </main>

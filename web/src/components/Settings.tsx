@@ -2,8 +2,9 @@
 
 import { useCallback, useEffect, useState, type FormEvent } from "react";
 import { api } from "../api";
-import { formatTime, splitToolName, truncate } from "../format";
-import type { AuditPage, Permissions, Policy, ServerInfo } from "../types";
+import { splitToolName, truncate } from "../format";
+import type { Permissions, Policy, ServerInfo } from "../types";
+import { AuditLog } from "./AuditLog";
 import { ModelSection } from "./ModelSection";
 
 /** The servers list may name tools in full (`mcp__file__read_file`) or by their short name. */
@@ -273,100 +274,6 @@ function RulesSection() {
   );
 }
 
-const PAGE = 50;
-
-function AuditSection() {
-  const [offset, setOffset] = useState(0);
-  const [page, setPage] = useState<AuditPage | null>(null);
-  const [error, setError] = useState<string | null>(null);
-
-  useEffect(() => {
-    let cancelled = false;
-    api
-      .audit(PAGE, offset)
-      .then((p) => !cancelled && setPage(p))
-      .catch((e: unknown) => !cancelled && setError(e instanceof Error ? e.message : String(e)));
-    return () => {
-      cancelled = true;
-    };
-  }, [offset]);
-
-  return (
-    <section className="settings-section" aria-labelledby="audit-heading" data-testid="audit-section">
-      <h2 id="audit-heading">Audit log</h2>
-      {error && <p className="error-text">{error}</p>}
-      {page === null ? (
-        <p className="muted">Loading…</p>
-      ) : (
-        <>
-          <div className="table-scroll">
-            <table className="audit-table">
-              <thead>
-                <tr>
-                  <th scope="col">Time</th>
-                  <th scope="col">Session</th>
-                  <th scope="col">Tool</th>
-                  <th scope="col">Arguments</th>
-                  <th scope="col">Decision</th>
-                  <th scope="col">By</th>
-                  <th scope="col">Latency</th>
-                </tr>
-              </thead>
-              <tbody>
-                {page.items.map((item) => (
-                  <tr key={item.id} data-testid="audit-row">
-                    <td className="nowrap">{formatTime(item.created_at)}</td>
-                    <td>
-                      <a href={`#/s/${encodeURIComponent(item.session_id)}`}>{item.session_id.slice(0, 8)}</a>
-                    </td>
-                    <td>
-                      <code>{item.tool_name}</code>
-                    </td>
-                    <td>
-                      <code className="small">{truncate(JSON.stringify(item.arguments), 80)}</code>
-                      {item.detail.includes("edited arguments") && (
-                        <div>
-                          <span className="chip" data-testid="audit-edited" title="A person changed the arguments before allowing; these are the ones that ran">
-                            edited by a person
-                          </span>
-                        </div>
-                      )}
-                    </td>
-                    <td>
-                      <span className={`badge effect-${item.decision}`}>{item.decision}</span>
-                      {item.detail && <div className="muted small">{truncate(item.detail, 80)}</div>}
-                    </td>
-                    <td>{item.decided_by}</td>
-                    <td className="nowrap">{item.latency_ms ? `${Math.round(item.latency_ms)} ms` : "—"}</td>
-                  </tr>
-                ))}
-                {page.items.length === 0 && (
-                  <tr>
-                    <td colSpan={7} className="muted">
-                      {offset === 0 ? "No decisions yet." : "No more entries."}
-                    </td>
-                  </tr>
-                )}
-              </tbody>
-            </table>
-          </div>
-          <div className="pager">
-            <button type="button" className="btn small" data-testid="audit-prev" disabled={offset === 0} onClick={() => setOffset(Math.max(0, offset - PAGE))}>
-              ← Previous
-            </button>
-            <span className="muted">
-              {page.items.length ? `${offset + 1}–${offset + page.items.length}` : ""}
-            </span>
-            <button type="button" className="btn small" data-testid="audit-next" disabled={page.items.length < PAGE} onClick={() => setOffset(offset + PAGE)}>
-              Next →
-            </button>
-          </div>
-        </>
-      )}
-    </section>
-  );
-}
-
 export function SettingsView() {
   return (
     <main className="main settings" data-testid="settings-view" aria-label="Settings">
@@ -374,7 +281,7 @@ export function SettingsView() {
       <ModelSection />
       <ServersSection />
       <RulesSection />
-      <AuditSection />
+      <AuditLog />
     </main>
   );
 }

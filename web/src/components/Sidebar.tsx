@@ -1,13 +1,16 @@
 // The sessions sidebar: "Waiting for you" pinned on top, then every session (sub-sessions under
 // their parent), a filter box and the new-session form.
 
-import { useState } from "react";
+import { useEffect, useState } from "react";
+import { api } from "../api";
+import { canManage, isActive } from "../housekeeping";
 import { statusLabel } from "../format";
 import { sessionHref, type Route } from "../router";
 import { pendingCountBySession, pendingList, useAppState } from "../store";
 import type { Session } from "../types";
 import { AgentBadge } from "./Agents";
 import { NewSessionForm } from "./NewSessionForm";
+import { RenameField, SessionMenu } from "./SessionMenu";
 
 export function StatusBadge({ session, waiting }: { session: Session; waiting: number }) {
   const status = waiting > 0 ? "waiting_approval" : session.status;
@@ -23,8 +26,18 @@ function sessionName(session: Session): string {
 }
 
 function SessionRow({ session, waiting, active, depth }: { session: Session; waiting: number; active: boolean; depth: number }) {
+  const { me } = useAppState();
+  const [renaming, setRenaming] = useState(false);
+  const manage = canManage(me, session);
+  if (renaming) {
+    return (
+      <li className="session-item">
+        <RenameField session={session} onDone={() => setRenaming(false)} />
+      </li>
+    );
+  }
   return (
-    <li>
+    <li className="session-item">
       <a
         href={sessionHref(session.id)}
         className={`session-row${active ? " active" : ""}`}
@@ -38,24 +51,72 @@ function SessionRow({ session, waiting, active, depth }: { session: Session; wai
             ↳
           </span>
         )}
-        <span className="session-title">{sessionName(session)}</span>
+        <span
+          className="session-title"
+          title={manage ? "Double-click to rename" : undefined}
+          onDoubleClick={(e) => {
+            if (!manage) return;
+            e.preventDefault();
+            setRenaming(true);
+          }}
+        >
+          {sessionName(session)}
+        </span>
+        {session.archived && (
+          <span className="badge archived-badge" data-testid="archived-badge">
+            archived
+          </span>
+        )}
         <AgentBadge session={session} />
         <StatusBadge session={session} waiting={waiting} />
       </a>
+      {manage && <SessionMenu session={session} onRename={() => setRenaming(true)} />}
     </li>
   );
+}
+
+/** Ids of sessions whose messages hold the filter text (asked of the server, after a pause in typing). */
+function useMessageSearch(filter: string): Set<string> {
+  const [found, setFound] = useState<Set<string>>(new Set());
+  const text = filter.trim();
+  useEffect(() => {
+    if (text.length < 2) {
+      setFound(new Set());
+      return;
+    }
+    let cancelled = false;
+    const timer = window.setTimeout(() => {
+      api
+        .searchSessions(text)
+        .then((sessions) => !cancelled && setFound(new Set(sessions.map((s) => s.id))))
+        .catch(() => undefined); // the title filter still works without the server
+    }, 250);
+    return () => {
+      cancelled = true;
+      window.clearTimeout(timer);
+    };
+  }, [text]);
+  return found;
 }
 
 export function Sidebar({ route, onNavigate }: { route: Route; onNavigate: () => void }) {
   const state = useAppState();
   const [filter, setFilter] = useState("");
   const [creating, setCreating] = useState(false);
+  const [showArchived, setShowArchived] = useState(false);
+  const found = useMessageSearch(filter);
   const counts = pendingCountBySession(state);
   const activeId = route.name === "session" ? route.id : null;
   const needle = filter.trim().toLowerCase();
-  const all = Object.values(state.sessions);
+  // Archived sessions stay out of the list unless asked for; one that runs again shows anyway.
+  const all = Object.values(state.sessions).filter((s) => showArchived || !s.archived || isActive(s) || s.id === activeId);
+  const archivedCount = Object.values(state.sessions).filter((s) => s.archived).length;
   const matches = (s: Session) =>
-    !needle || sessionName(s).toLowerCase().includes(needle) || s.id.includes(needle) || s.status.includes(needle);
+    !needle ||
+    sessionName(s).toLowerCase().includes(needle) ||
+    s.id.includes(needle) ||
+    s.status.includes(needle) ||
+    found.has(s.id);
 
   // Waiting sessions, ordered by their oldest pending approval.
   const oldestPending: Record<string, number> = {};
@@ -103,11 +164,20 @@ export function Sidebar({ route, onNavigate }: { route: Route; onNavigate: () =>
           type="search"
           className="filter"
           data-testid="session-filter"
-          aria-label="Filter sessions"
-          placeholder="Filter sessions"
+          aria-label="Search sessions"
+          placeholder="Search titles and messages"
           value={filter}
           onChange={(e) => setFilter(e.target.value)}
         />
+        <label className="show-archived muted small">
+          <input
+            type="checkbox"
+            data-testid="show-archived"
+            checked={showArchived}
+            onChange={(e) => setShowArchived(e.target.checked)}
+          />{" "}
+          Show archived{archivedCount > 0 ? ` (${archivedCount})` : ""}
+        </label>
       </div>
 
       {waiting.length > 0 && (
