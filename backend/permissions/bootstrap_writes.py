@@ -23,6 +23,7 @@ import os
 import re
 from collections.abc import Iterable, Sequence
 from fnmatch import fnmatchcase
+from functools import lru_cache
 from pathlib import Path
 
 from backend.domain.tools import split_tool_name
@@ -78,14 +79,19 @@ def written_files(files: Sequence[str], view: ToolCallView) -> tuple[str, ...]:
     """Those of `files` (workspace-relative) the call may write, in the order given."""
     if not files:
         return ()
-    found = _Finder(files, view.workspace)
     if view.name == SHELL_TOOL:
         command = view.arguments.get("command") if isinstance(view.arguments, dict) else None
-        if isinstance(command, str):
-            found.shell(analyse_command(command))
-    elif not _reads_only(view):
+        if not isinstance(command, str):
+            return ()
+        found = _Finder(files, view.workspace)
+        found.shell(_analysed(command))
+    else:
+        values = [] if _reads_only(view) else _path_arguments(view.arguments)
+        if not values:
+            return ()  # a read, or no path: nothing to resolve (the gate's common case stays cheap)
+        found = _Finder(files, view.workspace)
         removing = _REMOVING_TOOL.search((split_tool_name(view.name) or ("", view.name))[1]) is not None
-        for value in _path_arguments(view.arguments):
+        for value in values:
             found.value(value, holders=removing)
     return tuple(name for name in files if name in found.hits)
 
@@ -113,9 +119,18 @@ class _Finder:
     def __init__(self, files: Sequence[str], workspace: Path) -> None:
         self.workspace = workspace
         self.hits: set[str] = set()
-        self._targets = {name: _spellings(workspace / name) for name in files}
-        self._holders = {name: {p for t in self._targets[name] for p in _parents(t)} for name in files}
+        root, real_root = os.path.normpath(workspace), os.path.realpath(workspace)
+        self._targets = {name: _spellings(root, real_root, name) for name in files}
+        self._holder_sets: dict[str, set[str]] | None = None
         self._mentions = {name: _mention_pattern(os.path.basename(name)) for name in files}
+
+    @property
+    def _holders(self) -> dict[str, set[str]]:
+        """The folders holding each file, up to `/`; built only for a command that removes folders."""
+        if self._holder_sets is None:
+            targets = self._targets.items()
+            self._holder_sets = {name: {p for t in spots for p in _parents(t)} for name, spots in targets}
+        return self._holder_sets
 
     def value(self, value: str, *, holders: bool = False) -> None:
         """One path-like value: a protected file (or, with `holders`, a folder holding one)."""
@@ -253,9 +268,17 @@ def _option_value(operands: list[str], short: str, long: str) -> str | None:
     return None
 
 
-def _spellings(path: Path) -> set[str]:
-    """A path as written (normalised) and with symlinks resolved: the two readings path_candidates gives."""
-    return {os.path.normpath(path), os.path.realpath(path)}
+def _spellings(root: str, real_root: str, name: str) -> set[str]:
+    """`root/name` as written (normalised) and with symlinks resolved, the two readings path_candidates
+    gives. The workspace is resolved once per call; inside it a symlink is looked for step by step
+    (an lstat each), and only a name that has one is resolved whole."""
+    written = os.path.normpath(os.path.join(root, name))
+    current = real_root
+    for part in name.split("/"):
+        current = os.path.join(current, part)
+        if os.path.islink(current):
+            return {written, os.path.realpath(written)}
+    return {written, current}
 
 
 def _parents(path: str) -> Iterable[str]:
@@ -269,6 +292,13 @@ def _parents(path: str) -> Iterable[str]:
         current = parent
 
 
+@lru_cache(maxsize=256)
+def _analysed(command: str) -> CommandAnalysis:
+    """The parse, kept for a while: one call is looked at again (its answer, an edit, a new rule)."""
+    return analyse_command(command)
+
+
+@lru_cache(maxsize=64)
 def _mention_pattern(basename: str) -> re.Pattern[str]:
     # A name on its own: not `XAGENTS.md`, not `AGENTS.md.bak`; a path ending in it counts.
     return re.compile(rf"(?<![\w.-]){re.escape(basename)}(?![\w-]|\.\w)")

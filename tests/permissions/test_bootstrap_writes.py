@@ -159,3 +159,14 @@ def test_only_the_files_asked_for_are_looked_for():
     assert written_files(("SOUL.md",), shell("rm AGENTS.md SOUL.md")) == ("SOUL.md",)
     assert written_files((), shell("rm -rf .")) == ()
     assert written_files(("docs/RULES.md",), shell("rm -r docs", REPO)) == ("docs/RULES.md",)
+
+
+def test_a_workspace_or_folder_reached_through_a_symlink_is_the_same_place(tmp_path):
+    real = tmp_path / "real"
+    real.mkdir()
+    os.symlink(real, tmp_path / "link")
+    assert writes(call(WRITE, tmp_path / "link", path=f"{real}/AGENTS.md", content="x")) == ("AGENTS.md",)
+    assert writes(shell(f"rm {tmp_path}/link/SOUL.md", real)) == ("SOUL.md",)
+    (real / "notes").mkdir()
+    os.symlink(real / "notes", real / "memory")
+    assert writes(call(WRITE, real, path="notes/MEMORY.md", content="x")) == ("memory/MEMORY.md",)
