@@ -1,6 +1,6 @@
 """The model a person chose in the dashboard: kept in the data dir, applied without a restart.
 
-The choice (model, API base, API key) lives in `<data dir>/model.json`, owner-only (0600), since it
+The choice (model, API base, API key, extended thinking) lives in `<data dir>/model.json`, owner-only (0600), since it
 may hold the key. Saved, it is laid over the configuration (environment and `overseer.yaml`) at
 start and at once on the running host: sessions created from then on use it. A field the person
 never set from the dashboard keeps the configured value, so an `OVERSEER_API_KEY` stays in use when
@@ -20,7 +20,7 @@ from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, SecretStr
 
-from backend.config import Settings
+from backend.config import Settings, ThinkingConfig
 from backend.domain.redact import redact
 from backend.engine.model import LiteLLMClient
 from backend.paths import private_dir, private_opener
@@ -51,6 +51,7 @@ class SavedModel(BaseModel):
     api_key: str | None = None
     demo: bool = False
     """True when the person chose the offline demo (no model) over a configured one."""
+    thinking: ThinkingConfig | None = None
 
 
 @dataclass(kw_only=True)
@@ -62,6 +63,7 @@ class ModelView:
     api_key_set: bool
     demo: bool
     source: ModelSource
+    thinking: ThinkingConfig
 
 
 @dataclass(kw_only=True)
@@ -88,12 +90,29 @@ class ModelSettings:
         s = self._settings
         demo = s.model is None
         source: ModelSource = "demo" if demo else ("dashboard" if self._saved.model else "config")
-        return ModelView(model=s.model, api_base=s.api_base, api_key_set=s.api_key is not None, demo=demo, source=source)
+        return ModelView(
+            model=s.model, api_base=s.api_base, api_key_set=s.api_key is not None, demo=demo, source=source, thinking=s.thinking
+        )
 
-    def save(self, *, model: str | None, api_base: str | None, api_key: str | None, clear_api_key: bool) -> ModelView:
-        """Save and apply. `model` None or empty: the offline demo. `api_key` None keeps the key."""
+    def save(
+        self,
+        *,
+        model: str | None,
+        api_base: str | None,
+        api_key: str | None,
+        clear_api_key: bool,
+        thinking: ThinkingConfig | None = None,
+    ) -> ModelView:
+        """Save and apply. `model` None or empty: the offline demo. `api_key` None keeps the key;
+        `thinking` None keeps the thinking setting."""
         key = None if clear_api_key else (api_key or self._saved.api_key)
-        self._saved = SavedModel(model=model or None, api_base=api_base or None, api_key=key, demo=not model)
+        self._saved = SavedModel(
+            model=model or None,
+            api_base=api_base or None,
+            api_key=key,
+            demo=not model,
+            thinking=thinking or self._saved.thinking,
+        )
         self._write()
         if clear_api_key:
             self._settings.api_key = None
@@ -137,6 +156,8 @@ class ModelSettings:
             s.api_base = saved.api_base
         if saved.api_key:
             s.api_key = SecretStr(saved.api_key)
+        if saved.thinking is not None:
+            s.thinking = saved.thinking
         self._runner.default_model = s.model or self._demo_model
         if s.api_key is not None and s.api_key.get_secret_value() not in self._runner.secrets:
             self._runner.secrets = (*self._runner.secrets, s.api_key.get_secret_value())
@@ -159,7 +180,7 @@ class ModelSettings:
         temp = self._path.with_name(f".{FILE_NAME}.tmp")
         temp.unlink(missing_ok=True)
         with open(temp, "w", encoding="utf-8", opener=private_opener) as handle:
-            json.dump(self._saved.model_dump(), handle)
+            json.dump(self._saved.model_dump(mode="json"), handle)
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(temp, self._path)

@@ -272,7 +272,10 @@ class ScriptedModelServer:
         Starlette cancels this when the client hangs up; a stop of the server ends it too."""
         server = self._server
         for index, event in enumerate(events):
-            if index == reply.hang_after_chunks:
+            if index == reply.hang_after_chunks and reply.release is not None:
+                if not await anyio.to_thread.run_sync(reply.release.wait, HANG_LIMIT):
+                    return
+            elif index == reply.hang_after_chunks:
                 if server is not None:
                     await server.exit_requested(HANG_LIMIT)
                 return

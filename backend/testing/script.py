@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import threading
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -60,6 +61,9 @@ class Reply:
     hang_after_chunks: int | None = None
     """Stream this many SSE events, then go silent with the connection open: a stream that
     died mid-way. A whole (non-streamed) answer hangs before its headers instead."""
+    release: threading.Event | None = None
+    """With `hang_after_chunks`: once set, the stream goes on to its end, so a test can look at
+    what a client shows mid-answer, then let the answer finish."""
     chunk_interval: float = 0.0
     """Seconds between streamed SSE events: a slow but live model."""
     thinking: str = ""

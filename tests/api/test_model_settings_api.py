@@ -25,6 +25,7 @@ async def test_the_configured_model_is_shown_with_whether_a_key_is_set_but_never
         "api_key_set": True,
         "demo": False,
         "source": "config",
+        "thinking": {"enabled": False, "budget_tokens": 4096},
     }
     assert "scripted-key" not in response.text
 
@@ -77,6 +78,32 @@ async def test_the_choice_survives_a_restart(tmp_path):
     view = ModelSettings(settings=again, runner=runner, data_dir=tmp_path, demo_model="demo").view()
     assert (view.model, view.api_base, view.api_key_set) == ("anthropic/claude-sonnet-4-5", None, True)
     assert runner.default_model == "anthropic/claude-sonnet-4-5" and KEY in runner.secrets
+
+
+async def test_thinking_turned_on_in_the_dashboard_is_asked_of_the_next_sessions_model(api):
+    thinking = {"enabled": True, "budget_tokens": 3000}
+    chosen = {"model": "openai/scripted", "api_base": api.model.openai_base}
+    saved = await api.client.put("/api/settings/model", json={**chosen, "thinking": thinking})
+    assert saved.status_code == 200 and saved.json()["thinking"] == thinking
+    kept = await api.client.put("/api/settings/model", json=chosen)
+    assert kept.json()["thinking"] == thinking  # omitted: kept
+
+    api.model.push(Reply(thinking="Let me see.", text="done"))
+    created = await api.client.post("/api/sessions", json={"prompt": "hello"})
+    done = await api.host.runner.wait(created.json()["id"], timeout=30)
+    assert done.status == "completed"
+    assert api.model.requests[-1].raw["reasoning_effort"] == "medium"
+    detail = (await api.client.get(f"/api/sessions/{done.id}")).json()
+    assert [m["thinking"] for m in detail["messages"] if m["role"] == "assistant"] == ["Let me see."]
+    assert '"enabled": true' in (api.host.data_dir / FILE_NAME).read_text()
+
+
+async def test_a_thinking_budget_under_anthropics_minimum_is_refused_and_nothing_changes(api):
+    response = await api.client.put(
+        "/api/settings/model", json={"model": "openai/x", "thinking": {"enabled": True, "budget_tokens": 100}}
+    )
+    assert response.status_code == 422 and "budget_tokens" in response.text
+    assert (await api.client.get("/api/settings/model")).json()["model"] == "openai/scripted"
 
 
 async def test_test_connection_makes_one_small_call_and_reports_the_answer(api):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
 from collections.abc import Awaitable
 
 import anyio
@@ -428,6 +429,24 @@ async def test_a_reply_can_stream_some_events_then_go_silent(server, provider):
                         events.append(line)
 
     assert len(events) == 2
+
+
+async def test_a_held_reply_finishes_once_released(server):
+    release = threading.Event()
+    server.push(Reply(thinking="so", text="the whole answer", hang_after_chunks=2, release=release))
+    url, body = _request(server, "openai")
+    events: list[dict] = []
+
+    async with httpx.AsyncClient(timeout=httpx.Timeout(10)) as client:
+        async with client.stream("POST", url, json=body) as response:
+            async for line in response.aiter_lines():
+                if line.startswith("data:") and line != "data: [DONE]":
+                    events.append(json.loads(line[5:]))
+                    if len(events) == 2:
+                        release.set()  # held after these two: without this, the stream would stay silent
+
+    text = "".join(e["choices"][0]["delta"].get("content") or "" for e in events if e.get("choices"))
+    assert text == "the whole answer"
 
 
 async def test_a_slow_reply_spaces_its_events_and_still_arrives_whole(server):

@@ -1,5 +1,13 @@
 // The model settings as the API sends and takes them, and the providers the form offers.
 
+/** Extended thinking for models that support it; the budget is in tokens (1024 at least). */
+export interface ThinkingSettings {
+  enabled: boolean;
+  budget_tokens: number;
+}
+
+export const MIN_THINKING_BUDGET = 1024;
+
 /** What is in use; the key itself never comes back, only whether one is set. */
 export interface ModelSettings {
   model: string | null;
@@ -7,6 +15,7 @@ export interface ModelSettings {
   api_key_set: boolean;
   demo: boolean;
   source: "dashboard" | "config" | "demo";
+  thinking: ThinkingSettings;
 }
 
 /** A choice to save or test. An empty model is the offline demo; an empty key keeps the one set. */
@@ -15,6 +24,8 @@ export interface ModelSettingsBody {
   api_base: string | null;
   api_key?: string | null;
   clear_api_key?: boolean;
+  /** Omitted: keep the thinking setting in use. */
+  thinking?: ThinkingSettings;
 }
 
 export interface ModelTest {

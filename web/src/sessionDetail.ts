@@ -24,6 +24,9 @@ export interface TimelineNote {
   status?: string;
 }
 
+/** Ephemeral deltas of an answer being streamed: its text and its reasoning. */
+const DELTA_TYPES = ["token", "thinking.delta"];
+
 const NOTE_TYPES = new Set(["notice", "server.failed", "sampling.completed", "session.cleared", "session.mode", "workflow.step", "workflow.gate", "workflow.finished"]);
 
 function workflowText(type: string, data: Record<string, unknown>): string {
@@ -102,12 +105,16 @@ export interface DetailState {
   toolCalls: Record<string, ToolCall>;
   /** Token deltas of the answer being streamed, in (seq, part) order. */
   tokens: Token[];
+  /** Deltas of the model's reasoning before that answer (`thinking.delta`), likewise. */
+  thinking: Token[];
   notices: { seq: number; kind: "retry" | "error"; text: string }[];
   /** Command notices, history dividers, mode switches and workflow progress, in the timeline. */
   notes: TimelineNote[];
   /** Tokens and cost: the snapshot's totals plus the `usage` deltas after it (exact, by seq). */
   usage: Usage | null;
   baseSeq: number;
+  /** The highest persisted seq applied: a delta older than it belongs to an answer already stored. */
+  seenSeq: number;
   buffered: LiveEvent[];
   /** Loading again after an outage: events are applied and also kept, to replay over the snapshot. */
   reloading?: boolean;
@@ -119,10 +126,11 @@ type Action =
   | { type: "snapshot"; id: string; detail: SessionDetail }
   | { type: "failed"; id: string; error: string }
   | { type: "history"; id: string; events: LiveEvent[] }
+  | { type: "deltas"; id: string; events: LiveEvent[] }
   | { type: "event"; event: LiveEvent };
 
 function initial(id: string): DetailState {
-  return { id, detail: null, error: null, messages: [], toolCalls: {}, tokens: [], notices: [], notes: [], usage: null, baseSeq: 0, buffered: [] };
+  return { id, detail: null, error: null, messages: [], toolCalls: {}, tokens: [], thinking: [], notices: [], notes: [], usage: null, baseSeq: 0, seenSeq: 0, buffered: [] };
 }
 
 function upsertMessage(messages: Message[], message: Message): Message[] {
@@ -134,6 +142,7 @@ function upsertMessage(messages: Message[], message: Message): Message[] {
 
 function apply(state: DetailState, event: LiveEvent): DetailState {
   if (event.ephemeral ? event.seq < state.baseSeq : event.seq <= state.baseSeq) return state;
+  if (!event.ephemeral && event.seq > state.seenSeq) state = { ...state, seenSeq: event.seq };
   const data = event.data ?? {};
   if (NOTE_TYPES.has(event.type)) {
     const after = state.messages.length ? state.messages[state.messages.length - 1].idx : -1;
@@ -141,17 +150,21 @@ function apply(state: DetailState, event: LiveEvent): DetailState {
     return note ? { ...state, notes: addNotes(state.notes, [note]) } : state;
   }
   switch (event.type) {
-    case "token": {
+    case "token":
+    case "thinking.delta": {
       const text = typeof data.text === "string" ? data.text : "";
-      if (!text) return state;
-      const tokens = [...state.tokens, { seq: event.seq, part: event.part ?? 0, text }];
-      tokens.sort((a, b) => a.seq - b.seq || a.part - b.part);
-      return { ...state, tokens };
+      if (!text || event.seq < state.seenSeq) return state;
+      const key = event.type === "token" ? "tokens" : "thinking";
+      const part = event.part ?? 0;
+      if (state[key].some((t) => t.seq === event.seq && t.part === part)) return state; // fetched and live
+      const deltas = [...state[key], { seq: event.seq, part, text }];
+      deltas.sort((a, b) => a.seq - b.seq || a.part - b.part);
+      return { ...state, [key]: deltas };
     }
     case "message": {
       const message = data as unknown as Message;
       const messages = upsertMessage(state.messages, message);
-      return { ...state, messages, tokens: message.role === "assistant" ? [] : state.tokens };
+      return message.role === "assistant" ? { ...state, messages, tokens: [], thinking: [] } : { ...state, messages };
     }
     case "tool.started": {
       const id = String(data.id ?? "");
@@ -227,7 +240,7 @@ function apply(state: DetailState, event: LiveEvent): DetailState {
     case "session.status": {
       const status = String(data.status ?? "");
       const ended = status === "completed" || status === "stopped" || status === "error";
-      return ended ? { ...state, tokens: [] } : state;
+      return ended ? { ...state, tokens: [], thinking: [] } : state;
     }
     case "model.retry":
     case "error": {
@@ -255,6 +268,11 @@ function reducer(state: DetailState, action: Action): DetailState {
       const older = notesFromEvents(action.events.filter((e) => e.seq <= state.baseSeq));
       return { ...state, notes: addNotes(state.notes, older) };
     }
+    case "deltas": {
+      // What an answer in progress streamed before this view opened (the server's delta buffer).
+      if (action.id !== state.id || !state.detail) return state;
+      return action.events.filter((e) => e.ephemeral && DELTA_TYPES.includes(e.type)).reduce(apply, state);
+    }
     case "snapshot": {
       if (action.id !== state.id) return state;
       const { detail } = action;
@@ -267,8 +285,10 @@ function reducer(state: DetailState, action: Action): DetailState {
         messages: [...(detail.messages ?? [])].sort((a, b) => a.idx - b.idx),
         toolCalls,
         tokens: [],
+        thinking: [],
         usage: detail.usage ?? null,
         baseSeq: detail.last_seq ?? 0,
+        seenSeq: detail.last_seq ?? 0,
         buffered: [],
         reloading: false,
       };
@@ -303,9 +323,12 @@ export function useSessionDetail(id: string, epoch = 0): DetailState {
         if (cancelled) return;
         live.noteSnapshot(id, detail.last_seq ?? 0);
         dispatch({ type: "snapshot", id, detail });
-        // The timeline's notes live only in events: read the persisted ones once.
-        return api.sessionEvents(id, 0, [...NOTE_TYPES]).then((events) => {
-          if (!cancelled) dispatch({ type: "history", id, events });
+        // The timeline's notes live only in events: read the persisted ones once, and with them
+        // the deltas of an answer that was already streaming when the view opened.
+        return api.sessionEvents(id, 0, [...NOTE_TYPES, ...DELTA_TYPES]).then((events) => {
+          if (cancelled) return;
+          dispatch({ type: "history", id, events: events.filter((e) => !e.ephemeral) });
+          dispatch({ type: "deltas", id, events });
         }, () => undefined);
       })
       .catch((error: unknown) => !cancelled && dispatch({ type: "failed", id, error: error instanceof Error ? error.message : String(error) }));

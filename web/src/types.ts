@@ -84,6 +84,8 @@ export interface Message {
   is_error: boolean;
   attachments?: Attachment[];
   media?: MediaFile[];
+  /** An assistant message's reasoning, shown collapsed above it (never sent back to the model). */
+  thinking?: string;
   created_at: string;
 }
 

@@ -9,6 +9,7 @@ from pydantic import BaseModel, Field
 
 from backend.api.deps import Admin, HostDep, Viewer
 from backend.app.model_settings import ModelSource
+from backend.config import ThinkingConfig
 
 router = APIRouter(prefix="/api/settings/model", tags=["settings"])
 
@@ -21,6 +22,8 @@ class ModelSettingsOut(BaseModel):
     api_key_set: bool
     demo: bool
     source: ModelSource
+    thinking: ThinkingConfig
+    """Extended thinking for models that support it: on or off, and its token budget."""
 
 
 class ModelSettingsIn(BaseModel):
@@ -30,6 +33,8 @@ class ModelSettingsIn(BaseModel):
     api_base: str | None = Field(None, max_length=2000)
     api_key: str | None = Field(None, max_length=4000)
     clear_api_key: bool = False
+    thinking: ThinkingConfig | None = None
+    """Omitted: keep the thinking setting in use."""
 
 
 class ConnectionTestOut(BaseModel):
@@ -55,6 +60,7 @@ async def put_model(body: ModelSettingsIn, host: HostDep, _: Admin) -> ModelSett
         api_base=_clean(body.api_base),
         api_key=_clean(body.api_key),
         clear_api_key=body.clear_api_key,
+        thinking=body.thinking,
     )
     return ModelSettingsOut(**asdict(view))
 

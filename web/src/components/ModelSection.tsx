@@ -3,7 +3,7 @@
 
 import { useEffect, useState } from "react";
 import { api } from "../api";
-import { PROVIDERS, joinModel, splitModel, type ModelSettings, type ModelTest, type ProviderId } from "../modelSettings";
+import { MIN_THINKING_BUDGET, PROVIDERS, joinModel, splitModel, type ModelSettings, type ModelTest, type ProviderId } from "../modelSettings";
 import { useAppState } from "../store";
 import "../person.css";
 
@@ -20,6 +20,8 @@ export function ModelSection() {
   const [apiBase, setApiBase] = useState("");
   const [apiKey, setApiKey] = useState("");
   const [clearKey, setClearKey] = useState(false);
+  const [thinking, setThinking] = useState(false);
+  const [budget, setBudget] = useState(String(4096));
   const [busy, setBusy] = useState<"save" | "test" | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [saved, setSaved] = useState<string | null>(null);
@@ -33,16 +35,26 @@ export function ModelSection() {
     setApiBase(settings.api_base ?? "");
     setApiKey("");
     setClearKey(false);
+    setThinking(settings.thinking.enabled);
+    setBudget(String(settings.thinking.budget_tokens));
   };
   useEffect(() => {
     api.modelSettings().then(show, (e: unknown) => setError(message(e)));
   }, []);
+
+  const budgetTokens = Number(budget);
+  const budgetError =
+    thinking && !(Number.isInteger(budgetTokens) && budgetTokens >= MIN_THINKING_BUDGET)
+      ? `A whole number of tokens, at least ${MIN_THINKING_BUDGET}.`
+      : null;
 
   const body = () => ({
     model: joinModel(provider, name),
     api_base: apiBase.trim() || null,
     api_key: apiKey.trim() || null,
     clear_api_key: clearKey,
+    // Off keeps the budget last saved, so turning it back on finds it again.
+    thinking: { enabled: thinking, budget_tokens: budgetError ? (current?.thinking.budget_tokens ?? 4096) : budgetTokens },
   });
 
   const save = async (event: { preventDefault(): void }, demo = false) => {
@@ -159,6 +171,42 @@ export function ModelSection() {
                 />
               </label>
             </div>
+            <fieldset className="thinking-settings" data-testid="model-thinking">
+              <legend>Extended thinking</legend>
+              <label className="inline-check">
+                <input
+                  type="checkbox"
+                  data-testid="model-thinking-enabled"
+                  checked={thinking}
+                  disabled={!admin}
+                  onChange={(e) => setThinking(e.target.checked)}
+                />
+                Let the model think before it answers (models that support it)
+              </label>
+              <label>
+                Budget <span className="muted small">tokens it may spend thinking</span>
+                <input
+                  data-testid="model-thinking-budget"
+                  type="number"
+                  min={MIN_THINKING_BUDGET}
+                  step={1}
+                  value={budget}
+                  disabled={!admin || !thinking}
+                  aria-invalid={budgetError !== null}
+                  aria-describedby={budgetError ? "thinking-budget-error" : undefined}
+                  onChange={(e) => setBudget(e.target.value)}
+                />
+              </label>
+              {budgetError && (
+                <span className="error-text small" id="thinking-budget-error" data-testid="model-thinking-error">
+                  {budgetError}
+                </span>
+              )}
+              <p className="muted small">
+                Its reasoning shows, collapsed, above each answer; it is never sent back to the model. Anthropic models get this
+                budget; others the matching reasoning effort.
+              </p>
+            </fieldset>
             {current.api_key_set && admin && (
               <label className="inline-check">
                 <input type="checkbox" data-testid="model-clear-key" checked={clearKey} onChange={(e) => setClearKey(e.target.checked)} />
@@ -187,7 +235,7 @@ export function ModelSection() {
             )}
             {admin && (
               <div className="actions">
-                <button type="submit" className="btn primary" data-testid="model-save" disabled={busy !== null}>
+                <button type="submit" className="btn primary" data-testid="model-save" disabled={busy !== null || budgetError !== null}>
                   Save
                 </button>
                 <button type="button" className="btn" data-testid="model-test" disabled={busy !== null} onClick={() => void runTest()}>

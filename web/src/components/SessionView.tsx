@@ -18,6 +18,7 @@ import { AutoApproveSwitch } from "./AutoApproveSwitch";
 import { ArgumentsView } from "./Arguments";
 import { Attachments } from "./Attachments";
 import { Composer } from "./Composer";
+import { MessageText, StreamingReply } from "./Reply";
 import { StatusBadge } from "./Sidebar";
 
 const STATUS_TEXT: Record<ToolCall["status"], string> = {
@@ -126,7 +127,7 @@ function MessageBubble({
   if (message.role === "tool" || message.role === "system") return null;
   return (
     <div className={`message message-${message.role}`} data-testid={`message-${message.role}`}>
-      {message.content && <div className="message-text">{message.content}</div>}
+      <MessageText message={message} />
       {message.attachments && <Attachments items={message.attachments} />}
       {message.tool_calls?.map((request) => {
         const known = toolCalls[request.id];
@@ -241,6 +242,7 @@ export function SessionView({ id }: { id: string }) {
   }, [detail.messages]);
   const orphans = Object.values(detail.toolCalls).filter((c) => !shown.has(c.id));
   const streaming = detail.tokens.map((t) => t.text).join("");
+  const thinking = detail.thinking.map((t) => t.text).join("");
   const placed = useMemo(() => placeNotes(detail.messages, detail.notes), [detail.messages, detail.notes]);
   const modes = useModes();
   const [tab, setTab] = useState<"conversation" | "changes">("conversation");
@@ -248,7 +250,7 @@ export function SessionView({ id }: { id: string }) {
 
   useEffect(() => {
     endRef.current?.scrollIntoView({ block: "end" });
-  }, [detail.messages.length, detail.notes.length, streaming.length, pending.length]);
+  }, [detail.messages.length, detail.notes.length, streaming.length, thinking.length, pending.length]);
 
   if (!session) {
     return (
@@ -351,14 +353,7 @@ export function SessionView({ id }: { id: string }) {
             ))}
           </div>
         )}
-        {streaming && (
-          <div className="message message-assistant streaming" data-testid="streaming">
-            <div className="message-text">
-              {streaming}
-              <span className="cursor" aria-hidden="true" />
-            </div>
-          </div>
-        )}
+        <StreamingReply text={streaming} thinking={thinking} />
         {detail.notices.map((n) => (
           <p key={n.seq} className={n.kind === "error" ? "error-text" : "notice"}>
             {n.kind === "retry" ? "Retrying the model: " : ""}
