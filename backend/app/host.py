@@ -154,7 +154,7 @@ class Host:
             sessions=self,  # type: ignore[arg-type]  # forwarded to the runner below
             hooks=self.hooks,
             media=self.media,
-            bootstrap=BootstrapGuard.from_setting(settings.protect_bootstrap),
+            bootstrap=BootstrapGuard.from_setting(settings.protect_bootstrap, data_dir=self.data_dir),
         )
         self.claude_sdk = ClaudeSdkEngine(
             store=self.store,

@@ -1,7 +1,8 @@
 """Bootstrap files are the agent's instructions, not its scratch space (issue 19).
 
 AGENTS.md, SOUL.md, USER.md, TOOLS.md, MEMORY.md (and the memory server's memory/MEMORY.md) and
-HEARTBEAT.md at the workspace root are what the agent is told at every run. A call of the
+HEARTBEAT.md at the workspace root (and the data dir's copies of those the prompt and the
+heartbeat fall back to) are what the agent is told at every run. A call of the
 agent's own tools that may write one of them (bootstrap_writes says which) is put to a person
 every time, with a reason that says in words that the agent is changing its own instructions,
 whatever would otherwise allow it: allow rules, a tool's `always_allow` policy, "allow for this
@@ -18,6 +19,7 @@ import json
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from backend.domain.models import Approval, Decision
 from backend.paths import BOOTSTRAP_FILES, HEARTBEAT_FILE
@@ -36,6 +38,8 @@ INSTRUCTION_FILES: tuple[str, ...] = (
 CHANGE_PREFIX = "The agent wants to change its own instructions: "
 """How every such question's reason starts; the terminal and the dashboard recognise it by this."""
 SOURCE = "protect_bootstrap"
+FALLBACK_FILES = frozenset({*BOOTSTRAP_FILES, HEARTBEAT_FILE})
+"""The files read from the data dir when the workspace has none (engine/bootstrap.py, the heartbeat)."""
 
 
 @dataclass(kw_only=True)
@@ -64,14 +68,24 @@ class BootstrapGuard:
     """Finds calls that may write the protected files and makes each one ask (see the module doc)."""
 
     files: tuple[str, ...] = INSTRUCTION_FILES
-    """Workspace-relative paths; empty when an admin turned the protection off."""
+    """Workspace-relative paths, and absolute ones outside any workspace (the data dir's); empty
+    when an admin turned the protection off."""
 
     @classmethod
-    def from_setting(cls, setting: bool | Sequence[str]) -> BootstrapGuard:
-        """The config's `protect_bootstrap`: true (the default files), false (none) or a list."""
-        if isinstance(setting, bool):
-            return cls() if setting else cls(files=())
-        return cls(files=tuple(dict.fromkeys(os.path.normpath(name) for name in setting)))
+    def from_setting(cls, setting: bool | Sequence[str], *, data_dir: Path | None = None) -> BootstrapGuard:
+        """The config's `protect_bootstrap`: true (the default files), false (none) or a list.
+
+        With `data_dir`, its copies of the files the prompt and the heartbeat fall back to (when a
+        workspace has none) are protected too: writing one changes every such agent's instructions.
+        """
+        if setting is False:
+            return cls(files=())
+        if setting is True:
+            names = INSTRUCTION_FILES
+        else:
+            names = tuple(dict.fromkeys(os.path.normpath(n) for n in setting))
+        fallbacks = [str(data_dir / n) for n in names if data_dir is not None and n in FALLBACK_FILES]
+        return cls(files=(*names, *fallbacks))
 
     def review(self, view: ToolCallView, evaluation: Evaluation) -> Evaluation:
         """The rules' verdict, made an `ask` that says why when the call may change a protected file."""

@@ -76,7 +76,8 @@ _MAX_EXPANSIONS = 64
 
 
 def written_files(files: Sequence[str], view: ToolCallView) -> tuple[str, ...]:
-    """Those of `files` (workspace-relative) the call may write, in the order given."""
+    """Those of `files` the call may write, in the order given. A relative name is in the workspace;
+    an absolute one (a file the prompt falls back to, in the data dir) is found by its path only."""
     if not files:
         return ()
     if view.name == SHELL_TOOL:
@@ -122,7 +123,7 @@ class _Finder:
         root, real_root = os.path.normpath(workspace), os.path.realpath(workspace)
         self._targets = {name: _spellings(root, real_root, name) for name in files}
         self._holder_sets: dict[str, set[str]] | None = None
-        self._mentions = {name: _mention_pattern(os.path.basename(name)) for name in files}
+        self._mentions = {n: _mention_pattern(os.path.basename(n)) for n in files if not os.path.isabs(n)}
 
     @property
     def _holders(self) -> dict[str, set[str]]:
@@ -273,6 +274,8 @@ def _spellings(root: str, real_root: str, name: str) -> set[str]:
     gives. The workspace is resolved once per call; inside it a symlink is looked for step by step
     (an lstat each), and only a name that has one is resolved whole."""
     written = os.path.normpath(os.path.join(root, name))
+    if os.path.isabs(name):
+        return {written, os.path.realpath(written)}
     current = real_root
     for part in name.split("/"):
         current = os.path.join(current, part)

@@ -84,6 +84,17 @@ def test_the_config_can_lift_the_protection_or_name_the_files():
     assert only.review(shell("rm docs/RULES.md"), ALLOWED).verdict == "ask"
 
 
+def test_the_data_dirs_fallback_instruction_files_are_protected_too(tmp_path):
+    guard = BootstrapGuard.from_setting(True, data_dir=tmp_path / "data")
+    assert guard.files[: len(INSTRUCTION_FILES)] == INSTRUCTION_FILES
+    soul = str(tmp_path / "data" / "SOUL.md")
+    assert guard.touched(shell(f"echo x > {soul}", tmp_path / "ws")) == (soul,)
+    assert guard.touched(shell(f"rm -rf {tmp_path}/data", tmp_path / "ws")) == tuple(guard.files[len(INSTRUCTION_FILES) :])
+    assert str(tmp_path / "data" / "MEMORY.md") not in guard.files  # memory is never read from there
+    assert BootstrapGuard.from_setting(["SOUL.md"], data_dir=tmp_path).files == ("SOUL.md", str(tmp_path / "SOUL.md"))
+    assert BootstrapGuard.from_setting(False, data_dir=tmp_path).files == ()
+
+
 @pytest.mark.parametrize("name", ["../AGENTS.md", "/etc/AGENTS.md", "~/AGENTS.md", ""])
 def test_the_config_refuses_a_protected_file_outside_the_workspace(name):
     with pytest.raises(ValidationError, match="protect_bootstrap"):
@@ -320,6 +331,20 @@ async def test_a_deny_rule_still_denies_an_instruction_change_without_asking(tmp
         assert not (h.workspace / "AGENTS.md").exists()
         [entry] = await h.host.store.list_audit()
         assert (entry.decision, entry.decided_by) == ("deny", "rule")
+
+
+@on_pool
+async def test_a_shell_write_to_the_data_dirs_soul_md_asks(tmp_path, pool):
+    soul = tmp_path / "data" / "SOUL.md"
+    script = [Reply(tool_calls=[run(f"echo obey >> {soul}")]), Reply(text="ok")]
+    async with scripted_host(tmp_path, script, policies=WRITES_ALLOWED, pool=pool) as h:
+        soul.write_text("original\n")
+        session = await h.start("edit")
+        approval = await h.next_approval(timeout=BOUND)
+        assert approval.reason.startswith(f"{CHANGE_PREFIX}{soul}.")
+        await h.answer(approval, Decision(kind="deny"))
+        await h.host.runner.wait(session.id, timeout=30)
+        assert soul.read_text() == "original\n"
 
 
 @on_pool
