@@ -6,6 +6,10 @@ means there is nothing to do, and no session is made. A heartbeat session has or
 Runs never overlap: while an earlier heartbeat session is still running or waiting for an
 approval (even one recovered after a restart), a due beat is skipped.
 
+Beats fall on a grid of the interval counted from the epoch, so every host of a shared database
+has the same rounds; each round is claimed in the store (`claim_once`), and only the host whose
+claim wins starts its session: one beat per round, however many hosts.
+
 `tick()` does one round against the injected clock (what tests drive); `start()` runs the loop,
 which looks again at most every MAX_WAIT seconds, so a changed clock or a suspended laptop is
 noticed soon.
@@ -15,8 +19,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 from collections.abc import Callable
-from datetime import datetime, timedelta
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
@@ -37,7 +42,7 @@ PROMPT = (
     "This is a heartbeat run: nobody asked you anything just now. Work through the task list "
     "below (from {path}); do what is due, and say briefly what you did. If nothing is due, say so.\n\n{tasks}"
 )
-Beat = Literal["not_due", "started", "still_running", "nothing_to_do"]
+Beat = Literal["not_due", "started", "still_running", "nothing_to_do", "beaten_elsewhere"]
 
 
 class Heartbeat:
@@ -47,7 +52,7 @@ class Heartbeat:
         self.host = host
         self.config = config
         self.clock = clock
-        self.next_due = clock() + timedelta(seconds=config.interval)
+        self.next_due = self._round_after(clock())
         self._loop: asyncio.Task[None] | None = None
 
     @property
@@ -70,7 +75,7 @@ class Heartbeat:
         now = self.clock()
         if now < self.next_due:
             return "not_due"
-        self.next_due = now + timedelta(seconds=self.config.interval)
+        due, self.next_due = self.next_due, self._round_after(now)
         path = self.task_file()
         tasks = path.read_text(encoding="utf-8", errors="replace").strip() if path else ""
         if not tasks:
@@ -78,6 +83,9 @@ class Heartbeat:
         if await self._running():
             log.info("heartbeat: the previous run is still going; this beat is skipped")
             return "still_running"
+        # Every host of a shared database beats the same rounds; the first to claim one starts it.
+        if not await self.host.store.claim_once(f"heartbeat:{due.isoformat()}"):
+            return "beaten_elsewhere"
         await self.host.runner.create(
             prompt=PROMPT.format(path=path, tasks=tasks),
             title=f"Heartbeat {now:%Y-%m-%d %H:%M}",
@@ -90,6 +98,12 @@ class Heartbeat:
     async def _running(self) -> bool:
         active = await self.host.store.list_sessions(statuses=ACTIVE_STATUSES, limit=1000)
         return any(s.origin == "heartbeat" for s in active)
+
+    def _round_after(self, when: datetime) -> datetime:
+        """The first beat time after `when` on a grid of the interval from the epoch: every host of
+        a shared database computes the same rounds, whenever it started."""
+        interval = self.config.interval
+        return datetime.fromtimestamp((math.floor(when.timestamp() / interval) + 1) * interval, UTC)
 
     async def start(self) -> None:
         self._loop = asyncio.create_task(self._run(), name="heartbeat")

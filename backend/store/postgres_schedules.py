@@ -55,6 +55,10 @@ class PostgresScheduleStore:
         )
         return changed == 1
 
+    async def claim_once(self, key: str) -> bool:
+        """True for the first caller of `key` on any host, False ever after (the key's row is the claim)."""
+        return await self._execute("INSERT INTO claims (key) VALUES (%s) ON CONFLICT (key) DO NOTHING", (key,)) == 1
+
     async def get_schedule(self, schedule_id: str) -> Schedule:
         rows = await self._fetch_all("SELECT data FROM schedules WHERE id = %s", (schedule_id,))
         if not rows:

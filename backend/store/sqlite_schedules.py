@@ -64,6 +64,15 @@ class SqliteScheduleStore:
             )
         return cursor.rowcount == 1
 
+    async def claim_once(self, key: str) -> bool:
+        """True for the first caller of `key` (a process on this file included), False ever after."""
+        async with self._lock:
+            cursor = await self.db.execute(
+                "INSERT INTO claims (key, claimed_at) VALUES (?, ?) ON CONFLICT (key) DO NOTHING",
+                (key, datetime.now(UTC).isoformat()),
+            )
+        return cursor.rowcount == 1
+
     async def get_schedule(self, schedule_id: str) -> Schedule:
         rows = await self.db.fetch_all("SELECT data FROM schedules WHERE id = ?", (schedule_id,))
         if not rows:

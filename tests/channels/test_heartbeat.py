@@ -137,3 +137,33 @@ async def test_a_beat_naming_no_agent_follows_the_heartbeat_route(tmp_path: Path
         assert heartbeat.agent.id == "ops"
         assert await heartbeat.tick() == "nothing_to_do"
         assert await h.host.store.list_sessions() == []
+
+
+
+async def test_three_heartbeats_on_one_database_start_one_beat_per_round(tmp_path: Path, pool: McpPool):
+    # Three hosts' heartbeats, each ticking on its own: the round is claimed in the store, whose
+    # claim is one row per key on SQLite and Postgres alike (tests/store: across stores too).
+    async with scripted_host(tmp_path, done_reading_tasks, pool=pool) as h:
+        (h.workspace / "HEARTBEAT.md").write_text("# Tasks\n- water the plants\n")
+        clock = Clock()
+        beats = [beat(h, clock) for _ in range(3)]
+        clock.now = START + HALF_HOUR + timedelta(seconds=5)  # a host that looks late beats the same round
+        outcomes = [await b.tick() for b in beats]
+        [session] = await h.host.store.list_sessions()
+        await h.host.runner.wait(session.id, timeout=BOUND)
+        after = [await b.tick() for b in beats]  # the round is over, even with its session done
+    assert outcomes == ["started", "still_running", "still_running"]
+    assert after == ["not_due"] * 3
+    assert session.origin == "heartbeat"
+
+
+async def test_a_round_another_host_claimed_is_not_beaten_again(tmp_path: Path, pool: McpPool):
+    async with scripted_host(tmp_path, done_reading_tasks, pool=pool) as h:
+        (h.workspace / "HEARTBEAT.md").write_text("# Tasks\n- water the plants\n")
+        clock = Clock()
+        heartbeat = beat(h, clock)
+        assert await h.host.store.claim_once(f"heartbeat:{(START + HALF_HOUR).isoformat()}")  # another host's claim
+        clock.now = START + HALF_HOUR
+        outcome = await heartbeat.tick()
+        sessions = await h.host.store.list_sessions()
+    assert (outcome, sessions) == ("beaten_elsewhere", [])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
 from datetime import UTC, datetime, timedelta
 
@@ -109,3 +110,11 @@ async def test_only_one_claim_of_a_due_job_wins(store):
     assert await store.claim_schedule(due, advanced) is False
     assert (await store.get_schedule("a")).next_run_at == T0 + timedelta(hours=1)
     assert await store.due_schedules(T0) == []
+
+
+async def test_a_key_is_claimed_once_across_processes(store_factory):
+    async with store_factory() as first, store_factory() as second:
+        results = await asyncio.gather(*(s.claim_once("heartbeat:2026-12-04T09:30:00+00:00") for s in (first, second) * 3))
+        other = await second.claim_once("heartbeat:2026-12-04T10:00:00+00:00")
+    assert sorted(results) == [False] * 5 + [True]
+    assert other is True
