@@ -112,3 +112,17 @@ async def test_a_cancelled_wait_stops_the_watch(tmp_path):
         await asyncio.gather(waiting, return_exceptions=True)
 
         assert not broker.watch.active.is_set()
+
+
+async def test_a_poke_makes_the_watch_look_at_once_instead_of_at_its_next_tick(tmp_path):
+    # What a Postgres notice of a closed approval does (backend/app/cluster_links.py).
+    async with SqliteStore(tmp_path / "o.db") as here, SqliteStore(tmp_path / "o.db") as there:
+        broker_here = ApprovalBroker(here, EventBus(here), timeout=600)
+        broker_here.watch.interval = 600  # no tick would come within the test's bound
+        approval = await open_one(broker_here)
+        waiting = asyncio.create_task(broker_here.wait(approval.id))
+        await asyncio.wait_for(broker_here.watch.active.wait(), 5)
+        await ApprovalBroker(there, EventBus(there)).answer(approval.id, Decision(kind="allow_once"))
+        broker_here.watch.poke()
+        allowed = await asyncio.wait_for(waiting, 5)
+    assert allowed.status == "allowed"
