@@ -71,7 +71,8 @@ def test_a_person_allows_one_tool_call_and_denies_another_through_the_dashboard(
     expect(card(page).get_by_test_id("arg-command")).to_have_text("git push origin main")
     page.get_by_test_id("deny").click()
 
-    expect(page.get_by_test_id("session-view").get_by_test_id("status-badge")).to_have_text("Done")
+    # Stopped at the denied push: amber, not a green "Done" (issue 16).
+    expect(page.get_by_test_id("session-view").get_by_test_id("status-badge")).to_have_text("Stopped: denied")
     last_answer = page.get_by_test_id("message-assistant").last
     expect(last_answer).to_contain_text("The push was denied, so I stopped there.")
     expect(page.get_by_test_id("streaming")).to_have_count(0)

@@ -254,6 +254,7 @@ function applyEvent(event: LiveEvent): void {
           ...session,
           status: (data.status as Session["status"]) ?? session.status,
           error: (data.error as string | null | undefined) ?? null,
+          stop_reason: (data.stop_reason as Session["stop_reason"] | undefined) ?? null,
           updated_at: event.created_at ?? session.updated_at,
         };
         return { sessions: { ...s.sessions, [session.id]: updated } };

@@ -1,6 +1,8 @@
 // The API's wire shapes (backend/domain/models.py and backend/api/), as the dashboard reads them.
 
 export type SessionStatus = "idle" | "running" | "waiting_approval" | "completed" | "stopped" | "error";
+/** Why the last run ended short of its work (backend `StopReason`). */
+export type StopReason = "denied" | "timed_out" | "budget";
 
 export interface Usage {
   input_tokens: number;
@@ -23,6 +25,7 @@ export interface Session {
   workflow_run_id?: string | null;
   instructions?: string;
   error: string | null;
+  stop_reason?: StopReason | null;
   usage: Usage;
   session_rules: string[];
   /** Who created it through the API: its owner, who (with admins) may rename, archive and auto-approve it. */

@@ -11,7 +11,8 @@ import { useSessionDetail, type TimelineNote } from "../sessionDetail";
 import { callsInOrder, sessionChanges } from "../changes";
 import { ChangesView } from "./ChangesView";
 import { decidedList, forgetSession, pendingList, upsertSession, useAppState } from "../store";
-import type { MediaFile, Message, Session, ToolCall, ToolProgress } from "../types";
+import type { MediaFile, Message, Session, StopReason, ToolCall, ToolProgress } from "../types";
+import { stepsApi, stopNote, useRefusedCalls } from "../outcome";
 import { Breadcrumb } from "./ApprovalCard";
 import { ApprovalQueue } from "./ApprovalQueue";
 import { AutoApproveSwitch } from "./AutoApproveSwitch";
@@ -69,7 +70,35 @@ function formatBytes(size: number): string {
   return `${(size / 1024 / 1024).toFixed(1)} MB`;
 }
 
-function ToolCallCard({ call, sessionId }: { call: ToolCall; sessionId: string }) {
+/** Under a call a person denied (or let time out): ask it again. */
+function RetryStep({ sessionId, callId, reason }: { sessionId: string; callId: string; reason: StopReason }) {
+  const [state, setState] = useState<{ busy: boolean; error: string | null }>({ busy: false, error: null });
+  const retry = async () => {
+    setState({ busy: true, error: null });
+    try {
+      upsertSession(await stepsApi.retry(sessionId, callId));
+      setState({ busy: false, error: null });
+    } catch (e) {
+      setState({ busy: false, error: e instanceof Error ? e.message : String(e) });
+    }
+  };
+  return (
+    <div className="tool-retry" data-testid="tool-retry">
+      <span className="muted">{reason === "timed_out" ? "Nobody answered in time." : "You denied this step."}</span>
+      <button type="button" className="btn" data-testid="retry-step" disabled={state.busy} onClick={() => void retry()}>
+        Retry
+      </button>
+      <span className="muted small">asks you again before it runs</span>
+      {state.error && (
+        <span className="error-text" role="alert" data-testid="retry-error">
+          {state.error}
+        </span>
+      )}
+    </div>
+  );
+}
+
+function ToolCallCard({ call, sessionId, refused }: { call: ToolCall; sessionId: string; refused?: StopReason }) {
   const running = call.status === "running";
   const now = useNow(running);
   const { server, tool } = splitToolName(call.name);
@@ -109,6 +138,7 @@ function ToolCallCard({ call, sessionId }: { call: ToolCall; sessionId: string }
       </div>
     </details>
     <ToolMedia sessionId={sessionId} media={call.media ?? []} />
+    {refused && call.status === "denied" && <RetryStep sessionId={sessionId} callId={call.id} reason={refused} />}
     </>
   );
 }
@@ -118,11 +148,13 @@ function MessageBubble({
   toolCalls,
   resultFor,
   sessionId,
+  refused,
 }: {
   message: Message;
   toolCalls: Record<string, ToolCall>;
   resultFor: Map<string, Message>;
   sessionId: string;
+  refused: Record<string, StopReason>;
 }) {
   if (message.role === "tool" || message.role === "system") return null;
   return (
@@ -144,7 +176,7 @@ function MessageBubble({
           started_at: null,
           finished_at: null,
         };
-        return <ToolCallCard key={request.id} call={call} sessionId={sessionId} />;
+        return <ToolCallCard key={request.id} call={call} sessionId={sessionId} refused={refused[request.id]} />;
       })}
     </div>
   );
@@ -247,6 +279,8 @@ export function SessionView({ id }: { id: string }) {
   const modes = useModes();
   const [tab, setTab] = useState<"conversation" | "changes">("conversation");
   const changes = useMemo(() => sessionChanges(callsInOrder(detail.messages, detail.toolCalls)), [detail.messages, detail.toolCalls]);
+  const deniedCount = Object.values(detail.toolCalls).filter((c) => c.status === "denied").length;
+  const refused = useRefusedCalls(session, deniedCount);
 
   useEffect(() => {
     endRef.current?.scrollIntoView({ block: "end" });
@@ -342,14 +376,14 @@ export function SessionView({ id }: { id: string }) {
         ))}
         {detail.messages.map((m) => (
           <Fragment key={m.idx}>
-            <MessageBubble message={m} toolCalls={detail.toolCalls} resultFor={resultFor} sessionId={id} />
+            <MessageBubble message={m} toolCalls={detail.toolCalls} resultFor={resultFor} sessionId={id} refused={refused} />
             {placed.after.get(m.idx)?.map((n) => <Note key={n.seq} note={n} />)}
           </Fragment>
         ))}
         {orphans.length > 0 && (
           <div className="message message-assistant">
             {orphans.map((c) => (
-              <ToolCallCard key={c.id} call={c} sessionId={id} />
+              <ToolCallCard key={c.id} call={c} sessionId={id} refused={refused[c.id]} />
             ))}
           </div>
         )}
@@ -360,6 +394,11 @@ export function SessionView({ id }: { id: string }) {
             {n.text}
           </p>
         ))}
+        {!active && stopNote(session) && (
+          <p className="stop-note" role="status" data-testid="session-stop-note">
+            {stopNote(session)}
+          </p>
+        )}
         {session.status === "error" && session.error && (
           <p className="error-text" role="alert" data-testid="session-error">
             {session.error}

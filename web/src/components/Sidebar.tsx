@@ -5,6 +5,7 @@ import { useEffect, useState } from "react";
 import { api } from "../api";
 import { canManage, isActive } from "../housekeeping";
 import { statusLabel } from "../format";
+import { stoppedShort } from "../outcome";
 import { sessionHref, type Route } from "../router";
 import { pendingCountBySession, pendingList, useAppState } from "../store";
 import type { Session } from "../types";
@@ -14,9 +15,16 @@ import { RenameField, SessionMenu } from "./SessionMenu";
 
 export function StatusBadge({ session, waiting }: { session: Session; waiting: number }) {
   const status = waiting > 0 ? "waiting_approval" : session.status;
+  // A run that answered around a step a person refused is not "Done" (amber, with the reason).
+  const short = waiting > 0 ? null : stoppedShort(session);
   return (
-    <span className={`badge status-${status}`} data-testid="status-badge" data-status={status}>
-      {statusLabel(status, waiting)}
+    <span
+      className={`badge status-${short ? "stopped-short" : status}`}
+      data-testid="status-badge"
+      data-status={status}
+      data-stop-reason={short ? session.stop_reason : undefined}
+    >
+      {short ?? statusLabel(status, waiting)}
     </span>
   );
 }
