@@ -42,7 +42,9 @@ async def list_sessions(
     status: SessionStatus | None = None,
     limit: int = Query(200, ge=1, le=1000),
     archived: bool | None = Query(None, description="true: only archived sessions; false: none of them; unset: all"),
-    q: str | None = Query(None, max_length=200, description="text in the title or in what a person or the agent said"),
+    q: str | None = Query(
+        None, max_length=200, pattern=r"^[^\x00]*$", description="text in the title or in what a person or the agent said"
+    ),
 ) -> list[Session]:
     """Sessions, newest first; `q` searches titles and messages (case-insensitive, taken literally)."""
     return await host.store.list_sessions(

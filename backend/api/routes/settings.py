@@ -42,17 +42,35 @@ async def put_permissions(body: PermissionsConfig, host: HostDep, _: Admin) -> P
     return host.policies.set_permissions(body)
 
 
-@router.get("/audit", response_model=None)
+NO_NUL = r"^[^\x00]*$"
+"""Text a person types to filter by: anything but NUL, which no store can compare."""
+
+
+@router.get(
+    "/audit",
+    response_model=None,
+    responses={
+        200: {
+            "model": AuditPage,
+            "description": "A page of decisions; with `format`, every matching one as a download",
+            "content": {"text/csv": {"schema": {"type": "string"}}},
+        }
+    },
+)
 async def audit(
     host: HostDep,
     _: Viewer,
     limit: int = Query(50, ge=1, le=500),
     offset: int = Query(0, ge=0, le=MAX_STORED_INT),
-    session_id: str | None = Query(None, max_length=200),
-    tool: str | None = Query(None, max_length=300, description="a tool's full name, or a server's prefix (mcp__shell)"),
+    session_id: str | None = Query(None, max_length=200, pattern=NO_NUL),
+    tool: str | None = Query(
+        None, max_length=300, pattern=NO_NUL, description="a tool's full name, or a server's prefix (mcp__shell)"
+    ),
     decision: Literal["allow", "deny"] | None = None,
     decided_by: DecidedBy | None = None,
-    who: str | None = Query(None, max_length=200, description="who decided: a person, an API key, or overseer"),
+    who: str | None = Query(
+        None, max_length=200, pattern=NO_NUL, description="who decided: a person, an API key, or overseer"
+    ),
     since: datetime | None = Query(None, description="rows at or after this time (ISO 8601; UTC unless it says)"),
     until: datetime | None = Query(None, description="rows before this time"),
     format: ExportFormat | None = Query(None, description="csv or json: every matching row, as a download"),
