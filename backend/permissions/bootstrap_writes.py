@@ -46,11 +46,12 @@ _PATH_KEYS = frozenset(
     dest from to old_path new_path source_path destination_path target_path""".split()
 )
 _REMOVING_TOOL = re.compile(r"delete|remove|move|rename|unlink|rmdir")
-# Programs that only read the files they are given (their output goes through redirections).
+# Programs that only read the files they are given (their output goes through redirections);
+# not `uniq IN OUT`, `tree -o OUT`, `sort -o OUT`, which write one.
 _READERS = frozenset(
     """cat head tail less more grep egrep fgrep rg ag wc ls stat file diff cmp md5sum sha1sum
     sha256sum sha512sum b2sum cksum nl od hexdump strings echo printf realpath readlink basename
-    dirname du tree true false test [ pwd which type column cut tr uniq fold rev jq bat""".split()
+    dirname du true false test [ pwd which type column cut tr fold rev jq bat""".split()
 )
 # Readers whose script may write (`sed 'w f'`, awk's `print > "f"`): only their code is looked at.
 _SCRIPTED_READERS = frozenset({"sed", "awk", "gawk", "mawk"})
@@ -178,7 +179,9 @@ class _Finder:
         operands = [t for t in texts[1:] if t not in ("-", "--")]
         if program in _READERS or (program == "find" and not _find_writes(operands)):
             return False
-        in_place = program == "sed" and any(_SED_IN_PLACE.match(t) for t in operands)
+        in_place = (program == "sed" and any(_SED_IN_PLACE.match(t) for t in operands)) or (
+            program != "sed" and any("inplace" in t for t in operands)  # gawk -i inplace
+        )
         if program in _SCRIPTED_READERS and not in_place:
             for text in operands:
                 if not _PLAIN.match(text):

@@ -110,6 +110,9 @@ def test_a_read_only_tool_of_another_server_does_not_count():
         ("cd docs && echo x > ../AGENTS.md", ("AGENTS.md",)),
         ("echo AGENTS.md | xargs rm", ("AGENTS.md",)),
         ("vim SOUL.md", ("SOUL.md",)),
+        ("gawk -i inplace '{print toupper($0)}' AGENTS.md", ("AGENTS.md",)),
+        ("uniq notes.txt USER.md", ("USER.md",)),
+        ("sort -o TOOLS.md notes.txt", ("TOOLS.md",)),
     ],
 )
 def test_a_shell_command_that_may_write_an_instruction_file_names_it(command, expected):
