@@ -191,13 +191,14 @@ class EventBus:
         """An ephemeral event (token delta): buffered in memory, never persisted."""
         check_event_type(type_)
         async with self._lock:
-            if session_id not in self._last_seq:
-                self._last_seq[session_id] = await self._store.last_seq(session_id)
+            seq = self._last_seq.get(session_id)
+            if seq is None:
+                seq = await self._store.last_seq(session_id)
+                if not self.shared:  # shared: what was delivered here is known only once delivered
+                    self._last_seq[session_id] = seq
             part = self._part.get(session_id, 0) + 1
             self._part[session_id] = part
-            event = Event(
-                session_id=session_id, seq=self._last_seq[session_id], part=part, type=type_, data=data, ephemeral=True
-            )
+            event = Event(session_id=session_id, seq=seq, part=part, type=type_, data=data, ephemeral=True)
             self._deltas.append(event)
             self._fan_out(event)
         return event
