@@ -12,6 +12,7 @@ import pytest
 from backend.agents import UnknownAgent
 from backend.domain.models import Decision
 from backend.mcp.pool import McpPool
+from backend.skills.catalog import WORKSPACE_SKILLS
 from backend.testing import Reply, ScriptedToolCall
 from backend.domain.models import Session
 from backend.testing.harness import Harness, scripted_host
@@ -85,18 +86,22 @@ async def test_an_unknown_agent_is_refused_and_leaves_no_session(tmp_path, pool:
         assert await h.host.store.list_sessions() == []
 
 
-async def test_each_agents_prompt_carries_its_own_bootstrap_files_and_memory_only(tmp_path, pool: McpPool):
+async def test_each_agents_prompt_carries_its_own_bootstrap_files_memory_and_skills_only(tmp_path, pool: McpPool):
     settings = two_agents(tmp_path)
     (tmp_path / "alpha" / "AGENTS.md").write_text("ALPHA-INSTRUCTIONS")
     (tmp_path / "alpha" / "memory").mkdir()
     (tmp_path / "alpha" / "memory" / "MEMORY.md").write_text("ALPHA-MEMORY")
     (tmp_path / "beta" / "AGENTS.md").write_text("BETA-INSTRUCTIONS")
+    skill = tmp_path / "alpha" / WORKSPACE_SKILLS / "alpha-only"
+    skill.mkdir(parents=True)
+    (skill / "SKILL.md").write_text("---\nname: alpha-only\ndescription: ALPHA-SKILL\n---\nDo alpha things.\n")
     async with scripted_host(tmp_path, [Reply(text="a"), Reply(text="b")], pool=pool, **settings) as h:
         await h.run("hi", agent="alpha")
         await h.run("hi", agent="beta")
         alpha_prompt, beta_prompt = (r.system or "" for r in h.model.requests)
         assert "ALPHA-INSTRUCTIONS" in alpha_prompt and "ALPHA-MEMORY" in alpha_prompt
         assert "BETA-INSTRUCTIONS" not in alpha_prompt
+        assert "ALPHA-SKILL" in alpha_prompt and "ALPHA-SKILL" not in beta_prompt
         assert "BETA-INSTRUCTIONS" in beta_prompt
         assert "ALPHA-INSTRUCTIONS" not in beta_prompt and "ALPHA-MEMORY" not in beta_prompt
 
