@@ -164,6 +164,20 @@ async def test_an_always_allow_policy_does_not_cover_writing_agents_md(tmp_path,
 
 
 @on_pool
+async def test_allow_rules_in_the_config_do_not_cover_an_instruction_change(tmp_path, pool):
+    script = [Reply(tool_calls=[run("echo hi > notes.md")]), Reply(tool_calls=[run("echo obey > USER.md")]), Reply(text="ok")]
+    rules = {"allow": ["mcp__file__write_file", "Bash(echo *)"]}
+    async with scripted_host(tmp_path, script, permissions=rules, pool=pool) as h:
+        session = await h.start("edit")
+        approval = await h.next_approval(timeout=BOUND)
+        assert approval.arguments == {"command": "echo obey > USER.md"} and is_instruction_change(approval)
+        assert (h.workspace / "notes.md").read_text() == "hi\n"  # the rules allowed this one
+        await h.answer(approval, Decision(kind="deny"))
+        await h.host.runner.wait(session.id, timeout=30)
+        assert not (h.workspace / "USER.md").exists()
+
+
+@on_pool
 async def test_a_session_allow_of_the_whole_file_server_does_not_cover_writing_soul_md(tmp_path, pool):
     script = [
         Reply(tool_calls=[write("notes.md")]),
