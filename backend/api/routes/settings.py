@@ -51,9 +51,14 @@ NO_NUL = r"^[^\x00]*$"
     response_model=None,
     responses={
         200: {
-            "model": AuditPage,
             "description": "A page of decisions; with `format`, every matching one as a download",
-            "content": {"text/csv": {"schema": {"type": "string"}}},
+            "content": {
+                # The page, or (format=json) the export: an array of flat rows.
+                "application/json": {
+                    "schema": {"anyOf": [AuditPage.model_json_schema(), {"type": "array", "items": {"type": "object"}}]}
+                },
+                "text/csv": {"schema": {"type": "string"}},
+            },
         }
     },
 )
