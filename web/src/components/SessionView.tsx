@@ -13,6 +13,8 @@ import { ChangesView } from "./ChangesView";
 import { decidedList, forgetSession, pendingList, upsertSession, useAppState } from "../store";
 import type { MediaFile, Message, Session, StopReason, ToolCall, ToolProgress } from "../types";
 import { stepsApi, stopNote, useRefusedCalls } from "../outcome";
+import { useServers } from "../standing";
+import { StandingStrip, StartupProgress } from "./SessionStartup";
 import { Breadcrumb } from "./ApprovalCard";
 import { ApprovalQueue } from "./ApprovalQueue";
 import { AutoApproveSwitch } from "./AutoApproveSwitch";
@@ -219,40 +221,6 @@ function placeNotes(messages: Message[], notes: TimelineNote[]): { before: Timel
   return { before, after };
 }
 
-function AutoApproveStrip() {
-  const [tools, setTools] = useState<string[] | null>(null);
-  useEffect(() => {
-    let cancelled = false;
-    let retry: number | undefined;
-    const load = () =>
-      api
-        .servers()
-        .then((servers) => {
-          if (cancelled) return;
-          setTools(
-            servers.flatMap((s) =>
-              s.tools.filter((t) => t.policy === "always_allow").map((t) => `${s.name}.${splitToolName(t.name).tool}`),
-            ),
-          );
-          // Tools are listed once their server is up: look again while any is still starting.
-          if (servers.some((s) => s.state === "starting")) retry = window.setTimeout(load, 1500);
-        })
-        .catch(() => setTools(null));
-    void load();
-    return () => {
-      cancelled = true;
-      window.clearTimeout(retry);
-    };
-  }, []);
-  if (!tools) return null;
-  return (
-    <p className="auto-strip" data-testid="auto-approve-strip">
-      <span className="muted">Runs without asking:</span> {tools.length ? tools.join(", ") : "nothing"} ·{" "}
-      <a href="#/settings">change</a>
-    </p>
-  );
-}
-
 export function SessionView({ id }: { id: string }) {
   const state = useAppState();
   const detail = useSessionDetail(id, state.liveEpoch);
@@ -279,6 +247,7 @@ export function SessionView({ id }: { id: string }) {
   const modes = useModes();
   const [tab, setTab] = useState<"conversation" | "changes">("conversation");
   const changes = useMemo(() => sessionChanges(callsInOrder(detail.messages, detail.toolCalls)), [detail.messages, detail.toolCalls]);
+  const servers = useServers();
   const deniedCount = Object.values(detail.toolCalls).filter((c) => c.status === "denied").length;
   const refused = useRefusedCalls(session, deniedCount);
 
@@ -414,7 +383,11 @@ export function SessionView({ id }: { id: string }) {
       )}
 
       <AutoApproveSwitch session={session} pending={pending} />
-      <AutoApproveStrip />
+      <StartupProgress
+        servers={servers}
+        waiting={session.status === "running" && !streaming && detail.messages.at(-1)?.role === "user"}
+      />
+      <StandingStrip sessionId={id} mode={session.mode} servers={servers} />
       <Composer session={session} />
     </main>
   );

@@ -1,0 +1,58 @@
+"""What runs without asking in one session: the standing rules a person should see above the composer.
+
+Worked out from the policy owner (the rules and policies in force), the session's mode (its tools and
+its policies, which come first) and the session's own "allow for this session" rules, the same
+inputs the gate evaluates. Listed per tool, without arguments: a tool whose policy is
+`always_allow` (or a read-only tool of a trusted server, where that is switched on) runs unasked
+unless a deny or ask rule catches the call; an allow rule runs the calls it matches.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import BaseModel
+
+from backend.domain.models import Session
+from backend.domain.tools import ToolInfo
+from backend.modes.model import Mode
+from backend.permissions.policy import PolicyEngine, ToolCallView, is_read_only
+
+
+class StandingRule(BaseModel):
+    """An allow rule in force, and where it comes from (config, user, project, session, ...)."""
+
+    rule: str
+    source: str
+
+
+class StandingRules(BaseModel):
+    """What the session may run without asking anybody."""
+
+    mode: str
+    allow_rules: list[StandingRule]
+    """Allow rules: the calls they match run unasked (a deny or ask rule still wins)."""
+    tools: list[str]
+    """Full names of the tools that run unasked whatever their arguments (their policy, or read-only
+    auto-allow), unless a deny or ask rule catches the call."""
+    no_writes: bool = False
+    """Plan mode: nothing that writes runs unasked, whatever the rules say."""
+
+
+def standing_rules(session: Session, mode: Mode, engine: PolicyEngine, tools: list[ToolInfo]) -> StandingRules:
+    """The standing rules of `session` in `mode`, over the tools there are now."""
+    offered = mode.offered_tools(tools)
+    rules = [StandingRule(rule=r.raw, source=r.source) for r in engine.rules.allow if not r.carve_out]
+    rules += [StandingRule(rule=r, source="session") for r in session.session_rules]
+    plan = mode.name == "plan"
+    unasked = []
+    for tool in offered:
+        policy = engine.policy_for(tool.name, mode.policies)
+        read_only = tool.annotations.readOnlyHint is True and tool.annotations.destructiveHint is not True
+        auto = policy is None and engine.read_only_auto_allow and tool.server in engine.trusted_servers and read_only
+        if policy == "always_allow" or auto:
+            view = ToolCallView(name=tool.name, arguments={}, workspace=Path(session.workspace), annotations=tool.annotations)
+            if plan and not is_read_only(view):
+                continue
+            unasked.append(tool.name)
+    return StandingRules(mode=mode.name, allow_rules=rules, tools=unasked, no_writes=plan)
