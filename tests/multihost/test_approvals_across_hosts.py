@@ -10,8 +10,14 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
+import pytest
+
 from backend.testing import ModelRequest, Reply, ScriptedToolCall
 from backend.testing.cluster import start_cluster
+
+# Real hosts: each starts Python, its store, DBOS and a shell server, on two cores shared with
+# other work; the suite's 120 s per test is for one behaviour in one process.
+pytestmark = pytest.mark.timeout(400)
 
 
 def count_once(request: ModelRequest) -> Reply:

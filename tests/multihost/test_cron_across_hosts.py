@@ -6,10 +6,16 @@ import asyncio
 from datetime import timedelta
 from pathlib import Path
 
+import pytest
+
 from backend.domain.models import utcnow
 from backend.store.postgres import PostgresStore
 from backend.testing import ModelRequest, Reply
 from backend.testing.cluster import ClusterHost, start_cluster
+
+# Real hosts: each starts Python, its store, DBOS and a shell server, on two cores shared with
+# other work; the suite's 120 s per test is for one behaviour in one process.
+pytestmark = pytest.mark.timeout(400)
 
 
 def done(request: ModelRequest) -> Reply:
