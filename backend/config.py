@@ -146,6 +146,19 @@ class HeartbeatConfig(BaseModel):
     """The named agent woken, in its workspace; else the `heartbeat` route, else `main`."""
 
 
+class BudgetConfig(BaseModel):
+    """`budget:`: spending limits in USD that stop a run before the model call that would overrun.
+
+    Checked before every LiteLLM model call (backend/engine/budget.py); past `warn_at` of either a
+    warning goes to the session. Unset: no limit."""
+
+    model_config = ConfigDict(extra="forbid")
+    per_session_usd: float | None = Field(default=None, gt=0)
+    daily_usd: float | None = Field(default=None, gt=0)
+    """Across every session of the host, per UTC day."""
+    warn_at: float = Field(default=0.8, gt=0, le=1)
+
+
 class ToolSelectionConfig(BaseModel):
     """`tool_selection:`: what the model is shown when a turn offers more tools than `max_tools`.
 
@@ -251,6 +264,7 @@ class Settings(BaseSettings):
     notify: NotifyConfig = Field(default_factory=NotifyConfig)
     heartbeat: HeartbeatConfig = Field(default_factory=HeartbeatConfig)
     tool_selection: ToolSelectionConfig = Field(default_factory=ToolSelectionConfig)
+    budget: BudgetConfig = Field(default_factory=BudgetConfig)
     agents: list[dict[str, Any]] = Field(default_factory=list)
     """Named agents (issue 19), each with its own workspace, model, mode, servers and rules; none:
     one agent, `main`, as before. Validated by backend/agents.py, which knows the servers and modes."""

@@ -30,6 +30,7 @@ from backend.config import Settings
 from backend.host_identity import remember_host_id
 from backend.domain.models import Session
 from backend.domain.tools import ToolInfo
+from backend.engine.budget import BudgetGuard, BudgetLimits
 from backend.engine.chat import Chat
 from backend.engine.claude_sdk import ClaudeSdkEngine, SdkTarget, sdk_base_url, sdk_model
 from backend.engine.events import EventBus
@@ -167,6 +168,8 @@ class Host:
         known_secrets = [settings.api_key.get_secret_value()] if settings.api_key else []
         if host_api is not None:
             known_secrets.append(host_api.token)
+        self.budget = BudgetGuard(limits=BudgetLimits(**settings.budget.model_dump()), store=self.store, bus=self.bus)
+        """Spending limits (settings.budget) and today's spend, for the runner and GET /api/spend."""
         self.runner = SessionRunner(
             store=self.store,
             bus=self.bus,
@@ -185,6 +188,7 @@ class Host:
             secrets=known_secrets,
             tool_selection=settings.tool_selection,
             agents=self.agents,
+            budget=self.budget,
         )
         self.runs: Any = None
         """With a shared Postgres: the DBOS placement of runs on hosts (backend/engine/dbos_runs.py)."""

@@ -50,6 +50,7 @@ EventType = Literal[
     "thinking.delta",  # ephemeral: text of the model's reasoning as it streams, before its answer
     "usage",  # tokens and cost of a model call
     "model.retry",  # message: why the model call is retried
+    "budget.warning",  # limit (session | daily), spent_usd, budget_usd, message: a budget is nearly spent
     "error",  # message: why the run failed
     "notice",  # command, text: what a chat command did
     "memory.consolidated",  # upto, facts

@@ -35,6 +35,7 @@ from backend.domain.redact import redact
 from backend.domain.tools import ToolInfo
 from backend.engine.events import EventBus
 from backend.engine.base import Engine, LiteLlmEngine
+from backend.engine.budget import BudgetGuard
 from backend.paths import existing_directory
 from backend.engine.loop import LoopLimits, LoopResult
 from backend.engine.memory import consolidate
@@ -81,6 +82,7 @@ class SessionRunner:
         secrets: Sequence[str] = (),
         tool_selection: ToolSelectionConfig | None = None,
         agents: Agents | None = None,
+        budget: BudgetGuard | None = None,
     ) -> None:
         """`memory_window`: messages a session keeps before older ones are consolidated (0: never).
         `claude_sdk` runs "claude-sdk" sessions; `default_engine` is for sessions that name none.
@@ -88,6 +90,10 @@ class SessionRunner:
         self.secrets = tuple(secrets)
         self.tool_selection = tool_selection or ToolSelectionConfig()
         self.agents = agents
+        self.budget = budget
+        """Spending limits checked before each model call (None: none); see backend/engine/budget.py."""
+        if budget is not None:
+            model_for = budget.wrap(model_for)
         """The named agents (issue 19); None: one agent, main, with the default workspace and model."""
         self.claude_sdk = claude_sdk
         self.default_engine: EngineName = default_engine
@@ -199,6 +205,8 @@ class SessionRunner:
 
     async def add_usage(self, session_id: str, usage: Usage) -> None:
         await self._change(session_id, lambda s: {"usage": s.usage.plus(usage)})
+        if self.budget is not None:
+            await self.budget.record(usage)
         await self.bus.publish(session_id, "usage", usage.model_dump())
 
     # lifecycle
@@ -341,6 +349,9 @@ class SessionRunner:
             status: SessionStatus = result.outcome
             error = redact(result.error, self.secrets) if result.error else result.error
             reason = result.stop_reason
+            if self.budget is not None and session_id in self.budget.stopped:
+                status, reason = "stopped", "budget"  # not a failure: the limit did its job
+                self.budget.stopped.pop(session_id)
             if status == "completed":  # answered, but maybe around a step a person refused
                 reason = await denied_stop_reason(self.store, session_id)
             await self._update(session_id, status=status, error=error, stop_reason=reason)
