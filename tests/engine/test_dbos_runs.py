@@ -81,8 +81,12 @@ async def test_a_stopped_run_ends_its_workflow_so_the_session_can_run_again(tmp_
         await h.host.runner.send(session.id, "go on")
         done = await h.host.runner.wait(session.id, timeout=60)
         assert done.status == "completed"
-        statuses = sorted(w.status for w in await workflows_of(session.id))
-        assert statuses == ["SUCCESS", "SUCCESS"]
+        runs = await workflows_of(session.id)
+        # The workflow records its outcome just after the run's last write: wait for it, bounded.
+        for run in runs:
+            handle = await DBOS.retrieve_workflow_async(run.workflow_id)
+            await asyncio.wait_for(handle.get_result(polling_interval_sec=0.05), timeout=30)
+        assert sorted(w.status for w in await workflows_of(session.id)) == ["SUCCESS", "SUCCESS"]
 
 
 async def test_a_host_id_held_by_a_live_host_is_refused(database: str) -> None:
@@ -134,7 +138,14 @@ async def test_a_dead_hosts_runs_are_recovered_by_exactly_one_survivor(tmp_path:
             # While host-a holds its lock, it is alive: nobody recovers it.
             assert [await s.recover_dead(recover) for s in survivors] == [[], []]
             await dead_alive.aclose()  # its connection closes, as a kill -9 closes it
-            first = asyncio.create_task(survivors[0].recover_dead(recover))
+
+            async def first_survivor() -> list[str]:
+                # Postgres lets go of the lock once the closed connection's backend has exited.
+                while not (dead := await survivors[0].recover_dead(recover)):
+                    pass
+                return dead
+
+            first = asyncio.create_task(asyncio.wait_for(first_survivor(), timeout=10))
             await asyncio.wait_for(entered.wait(), timeout=10)
             assert await survivors[1].recover_dead(recover) == []
             gate.set()
