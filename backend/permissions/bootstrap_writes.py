@@ -27,24 +27,24 @@ from functools import lru_cache
 from pathlib import Path
 
 from backend.domain.tools import split_tool_name
+from backend.permissions.call_paths import (
+    GLOB,
+    PLAIN,
+    REMOVERS,
+    analysed,
+    argument_values,
+    brace_expansions,
+    path_arguments,
+    unwrapped,
+)
 from backend.permissions.path_match import path_candidates
 from backend.permissions.policy import ToolCallView, is_read_only
 from backend.permissions.rules import SHELL_TOOL
-from backend.permissions.shell_match import CommandAnalysis, analyse_command
+from backend.permissions.shell_match import CommandAnalysis
 from backend.permissions.shell_parse import Word
-from backend.permissions.shell_wrappers import (
-    SHELLS,
-    is_assignment,
-    program_name,
-    strip_git_globals,
-    strip_wrapper,
-)
+from backend.permissions.shell_wrappers import SHELLS, program_name, strip_git_globals
 
 _MEMORY_SERVER = "memory"  # writes memory/MEMORY.md through its own path: never asked about here
-_PATH_KEYS = frozenset(
-    """path paths file files filename file_path filepath source sources destination target src dst
-    dest from to old_path new_path source_path destination_path target_path""".split()
-)
 _REMOVING_TOOL = re.compile(r"delete|remove|move|rename|unlink|rmdir")
 # Programs that only read the files they are given (their output goes through redirections);
 # not `uniq IN OUT`, `tree -o OUT`, `sort -o OUT`, which write one.
@@ -56,8 +56,6 @@ _READERS = frozenset(
 # Readers whose script may write (`sed 'w f'`, awk's `print > "f"`): only their code is looked at.
 _SCRIPTED_READERS = frozenset({"sed", "awk", "gawk", "mawk"})
 _SED_IN_PLACE = re.compile(r"^(-[a-zA-Z]*i|--in-place)")
-# Programs that may remove or replace a whole folder: naming one that holds a protected file counts.
-_REMOVERS = frozenset({"rm", "rmdir", "unlink", "shred", "mv", "rsync", "truncate"})
 # Programs whose operands are read but for the destination (the last one, or `-t DIR`).
 _COPIERS = frozenset({"cp", "install", "ln"})
 _FIND_WRITES = frozenset(
@@ -70,10 +68,6 @@ _GIT_READS = frozenset(
 _INTERPRETERS = frozenset(
     {"python", "python3", "node", "deno", "bun", "perl", "ruby", "php", "lua", "Rscript", "xargs", *SHELLS}
 )
-_PLAIN = re.compile(r"^[\w./~+@%,:-]+$")
-_GLOB = re.compile(r"^[\w./~+@%,:*?\[\]!-]+$")
-_BRACE = re.compile(r"\{([^{}]*,[^{}]*)\}")
-_MAX_EXPANSIONS = 64
 
 
 def written_files(files: Sequence[str], view: ToolCallView) -> tuple[str, ...]:
@@ -86,9 +80,9 @@ def written_files(files: Sequence[str], view: ToolCallView) -> tuple[str, ...]:
         if not isinstance(command, str):
             return ()
         found = _Finder(files, view.workspace)
-        found.shell(_analysed(command))
+        found.shell(analysed(command))
     else:
-        values = [] if _reads_only(view) else _path_arguments(view.arguments)
+        values = [] if _reads_only(view) else path_arguments(view.arguments)
         if not values:
             return ()  # a read, or no path: nothing to resolve (the gate's common case stays cheap)
         found = _Finder(files, view.workspace)
@@ -101,18 +95,6 @@ def written_files(files: Sequence[str], view: ToolCallView) -> tuple[str, ...]:
 def _reads_only(view: ToolCallView) -> bool:
     server = (split_tool_name(view.name) or ("", ""))[0]
     return server == _MEMORY_SERVER or is_read_only(view)
-
-
-def _path_arguments(arguments: object) -> list[str]:
-    if not isinstance(arguments, dict):
-        return []
-    found: list[str] = []
-    for key, value in arguments.items():
-        if str(key).lower() not in _PATH_KEYS:
-            continue
-        values = value if isinstance(value, list) else [value]
-        found += [v for v in values if isinstance(v, str)]
-    return found
 
 
 class _Finder:
@@ -136,14 +118,14 @@ class _Finder:
 
     def value(self, value: str, *, holders: bool = False) -> None:
         """One path-like value: a protected file (or, with `holders`, a folder holding one)."""
-        for expanded in _brace_expansions(value):
-            if _PLAIN.match(expanded):
+        for expanded in brace_expansions(value):
+            if PLAIN.match(expanded):
                 candidates = path_candidates(expanded, self.workspace) or []
                 for name in self._targets:
                     spots = self._targets[name] | (self._holders[name] if holders else set())
                     if spots.intersection(candidates):
                         self.hits.add(name)
-            elif _GLOB.match(expanded):
+            elif GLOB.match(expanded):
                 patterns = path_candidates(expanded, self.workspace) or []
                 for name in self._targets:
                     spots = self._targets[name] | (self._holders[name] if holders else set())
@@ -164,7 +146,7 @@ class _Finder:
             else:
                 self.value(write.path)
         for part in analysis.parts:
-            words, through = _unwrapped(part.words)
+            words, through = unwrapped(part.words)
             if words and self._command(words):
                 # What a writing program gets, or runs, may be known only when the line runs.
                 uncertain = uncertain or "xargs" in through or any(w.dynamic or w.ambiguous for w in words)
@@ -184,7 +166,7 @@ class _Finder:
         )
         if program in _SCRIPTED_READERS and not in_place:
             for text in operands:
-                if not _PLAIN.match(text):
+                if not PLAIN.match(text):
                     self.mentioned(text)  # the script: `sed 'w AGENTS.md'`
             return False
         git = strip_git_globals(texts) or texts
@@ -197,9 +179,9 @@ class _Finder:
         if program in _COPIERS or program == "mv":
             self._copy(operands, moves=program == "mv")
             return True
-        holders = program in _REMOVERS or program == "find" or program == "git"
+        holders = program in REMOVERS or program == "find" or program == "git"
         for text in operands:
-            for value in _values(text):
+            for value in argument_values(text):
                 self.value(value, holders=holders)
         return True
 
@@ -214,7 +196,7 @@ class _Finder:
             directory, paths = paths[-1], paths[:-1]
             self.value(directory)
         for text in operands:
-            if text.startswith("-") and not _PLAIN.match(text):
+            if text.startswith("-") and not PLAIN.match(text):
                 self.mentioned(text)
         for source in paths:
             if moves:
@@ -224,31 +206,6 @@ class _Finder:
                 self.value(directory, holders=True)  # `cp -r src/. .`: the folder's contents land here
             else:
                 self.value(os.path.join(directory, leaf))
-
-
-def _unwrapped(words: Sequence[Word]) -> tuple[list[Word], list[str]]:
-    """The command past its assignments and wrappers (`sudo`, `env`, `xargs`...), and the wrappers."""
-    current = list(words)
-    through: list[str] = []
-    for _ in range(16):
-        while current and is_assignment(current[0]):
-            current = current[1:]
-        stripped = strip_wrapper(current, strict=False) if current else None
-        if stripped is None:
-            break
-        through.append(program_name(current[0].text))
-        current = stripped
-    return current, through
-
-
-def _values(text: str) -> list[str]:
-    """What an argument may name: itself, or the value of `of=...` / `--output=...`; not a flag."""
-    key, equals, value = text.partition("=")
-    if equals and _PLAIN.match(key):
-        return [value] if value else []
-    if text.startswith("-") and (_PLAIN.match(text) or _GLOB.match(text)):
-        return []
-    return [text]
 
 
 def _find_writes(operands: list[str]) -> bool:
@@ -298,28 +255,7 @@ def _parents(path: str) -> Iterable[str]:
         current = parent
 
 
-@lru_cache(maxsize=256)
-def _analysed(command: str) -> CommandAnalysis:
-    """The parse, kept for a while: one call is looked at again (its answer, an edit, a new rule)."""
-    return analyse_command(command)
-
-
 @lru_cache(maxsize=64)
 def _mention_pattern(basename: str) -> re.Pattern[str]:
     # A name on its own: not `XAGENTS.md`, not `AGENTS.md.bak`; a path ending in it counts.
     return re.compile(rf"(?<![\w.-]){re.escape(basename)}(?![\w-]|\.\w)")
-
-
-def _brace_expansions(value: str) -> list[str]:
-    """`{AGENTS,SOUL}.md` -> both names, as bash expands them before the command sees them."""
-    done: list[str] = []
-    pending = [value]
-    while pending and len(done) + len(pending) <= _MAX_EXPANSIONS:
-        current = pending.pop()
-        found = _BRACE.search(current)
-        if found is None:
-            done.append(current)
-            continue
-        head, tail = current[: found.start()], current[found.end() :]
-        pending += [head + choice + tail for choice in found.group(1).split(",")]
-    return done + pending
