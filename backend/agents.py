@@ -23,9 +23,12 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from backend.config import ConfigError, PermissionsConfig, Settings
 from backend.domain.errors import NotFound
+from backend.permissions.agent_fence import DEFAULT_FOLDER
 from backend.permissions.rules import RuleError, RuleSet
 from backend.routing import MAIN, Route
 
+AGENTS_FOLDER = "agents"
+"""Under the data dir: a folder per agent, holding its default workspace."""
 _ID = re.compile(r"^[a-z0-9][a-z0-9_-]{0,39}$")
 
 
@@ -198,7 +201,7 @@ def resolve(
 
 def default_workspace(settings: Settings, agent_id: str) -> Path:
     """Where an agent that names no workspace works."""
-    return (settings.data_dir.expanduser() / "agents" / agent_id / "workspace").resolve()
+    return (settings.data_dir.expanduser() / AGENTS_FOLDER / agent_id / DEFAULT_FOLDER).resolve()
 
 
 def _errors(where: str, exc: ValidationError) -> str:

@@ -15,7 +15,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from backend.agents import Agent, Agents
+from backend.agents import AGENTS_FOLDER, Agent, Agents
 from backend.config import ToolSelectionConfig
 from backend.domain.errors import BadRequest, Conflict
 from backend.domain.models import (
@@ -45,6 +45,7 @@ from backend.engine.model import ModelClient
 from backend.engine.outcome import denied_stop_reason
 from backend.engine.turn import Turn, prepare_turn
 from backend.modes.registry import ModeRegistry
+from backend.permissions.agent_fence import AgentFence
 from backend.permissions.gate import ToolGate
 from backend.skills.catalog import SkillCatalog
 from backend.store.base import NotFound, Store
@@ -484,7 +485,16 @@ class SessionRunner:
             tool_selection=self.tool_selection,
             remember_found=lambda names: self.add_found_tools(session.id, names),
             agent=self.agent(session.agent_id),
+            fence=self.fence_for(session.agent_id),
         )
+
+    def fence_for(self, agent_id: str | None) -> AgentFence | None:
+        """The other agents' folders, closed to this agent's calls; None with a single agent."""
+        if self.agents is None:
+            return None
+        agent = self.agents.get(agent_id)
+        workspaces = {a.id: a.workspace for a in self.agents.list()}
+        return AgentFence.build(agent.id, workspaces, self.data_dir / AGENTS_FOLDER)
 
     async def stop(self, session_id: str, *, timeout: float = 10) -> Session:
         """Cancel a run and its sub-agents' runs; each ends `stopped` with every tool call recorded."""

@@ -23,6 +23,7 @@ from backend.engine.prompt import PromptParts, build_system_prompt
 from backend.engine.tool_selection import ToolSelection, select_tools
 from backend.modes.model import Mode
 from backend.modes.registry import ModeRegistry
+from backend.permissions.agent_fence import AgentFence
 from backend.permissions.gate import GateSession
 from backend.skills.catalog import SkillCatalog
 from backend.skills.prompt import always_on_section, skills_summary
@@ -51,12 +52,14 @@ async def prepare_turn(
     tool_selection: ToolSelectionConfig | None = None,
     remember_found: Callable[[list[str]], Awaitable[object]] | None = None,
     agent: Agent | None = None,
+    fence: AgentFence | None = None,
 ) -> Turn:
     """Resolve the session's mode (UnknownMode if it is gone) and compose its system prompt.
 
     With `tool_selection`, a LiteLLM session whose mode offers too many tools gets a selection;
     `remember_found` persists the tools its `search_tools` calls add. The session's `agent`
-    limits the servers whose tools are offered (the gate refuses the others) and adds its rules.
+    limits the servers whose tools are offered (the gate refuses the others) and adds its rules;
+    `fence` keeps its calls out of the other agents' folders.
     """
     mode = modes.get(session.mode)
     workspace = Path(session.workspace)
@@ -89,6 +92,7 @@ async def prepare_turn(
         mode_policies=dict(mode.policies),
         offered=frozenset(t.name for t in tools) if mode.tools != "all" or limited else None,
         agent_rules=agent.rules if agent is not None else None,
+        fence=fence,
     )
     selection = None
     # The claude-sdk engine hands tools to Claude Code, which has its own tool search.

@@ -165,6 +165,7 @@ class ExposedTools:
                     workspace=self.host.settings.resolved_workspace,
                     mode=mode.name,
                     mode_policies=dict(mode.policies),
+                    fence=self.host.runner.fence_for(None),  # main's session: the others' folders stay closed
                 )
                 self._sessions[key] = found
             return found

@@ -34,6 +34,7 @@ from backend.domain.models import (
 from backend.domain.media import MediaFile
 from backend.domain.tools import ToolInfo, ToolResult
 from backend.permissions import bootstrap_guard
+from backend.permissions.agent_fence import AgentFence
 from backend.permissions.approvals import ApprovalBroker, ApprovalError, Publisher
 from backend.permissions.bootstrap_guard import BootstrapGuard
 from backend.permissions.hooks import ToolHooks
@@ -110,6 +111,8 @@ class GateSession:
     tool is refused before any policy is looked at: the model was never shown it."""
     agent_rules: RuleSet | None = None
     """The session's named agent's own rules (issue 19), added to the global ones; deny still wins."""
+    fence: AgentFence | None = None
+    """The other named agents' folders, which its calls may not touch (None: it is the only agent)."""
 
 
 @dataclass(kw_only=True)
@@ -196,7 +199,8 @@ class ToolGate:
         evaluation = self.policy.evaluate(
             view, session_rules=session_rules, mode=session.mode, mode_policies=session.mode_policies
         )
-        return self.bootstrap.review(view, evaluation)  # instruction files ask whatever allows them
+        evaluation = self.bootstrap.review(view, evaluation)  # instruction files ask whatever allows them
+        return session.fence.review(view, evaluation) if session.fence is not None else evaluation
 
     async def run(self, session: GateSession, call: GateCall) -> ToolResult:
         """Decide, ask if needed, record, run; always returns a result and finishes the record."""

@@ -159,14 +159,12 @@ async def test_neither_agent_reads_or_writes_the_others_files_by_path_dotdot_or_
         assert (alpha_dir / "secret.txt").read_text() == SECRET
 
 
-async def test_a_shell_command_reaching_into_the_other_agents_workspace_does_not_run_unasked(tmp_path, pool: McpPool):
+async def test_a_shell_command_reaching_into_the_other_agents_workspace_is_denied_without_asking(tmp_path, pool: McpPool):
     settings = two_agents(tmp_path)
     script = [call(EXEC, command="cat ../alpha/secret.txt"), Reply(text="denied")]
     async with scripted_host(tmp_path, script, pool=pool, **settings) as h:
-        session = await h.start("cat it", agent="beta")
-        approval = await h.next_approval()
-        assert approval.session_id == session.id
-        await h.answer(approval, Decision(kind="deny", message="not yours"))
-        done = await h.host.runner.wait(session.id, timeout=30)
+        done = await h.run("cat it", agent="beta")
         [record] = await h.host.store.list_tool_calls(done.id)
         assert record.status == "denied" and SECRET not in (record.result or "")
+        assert "belongs to agent 'alpha'" in (record.result or "")  # the fence (agent_fence), not a person
+        assert await h.host.broker.pending() == []
