@@ -160,3 +160,26 @@ def test_the_fence_costs_well_under_a_millisecond_per_shell_call(layout):
     for _ in range(200):
         assert fence.reached(view) is None
     assert (time.perf_counter() - started) / 200 < 0.005  # bounded loosely: a shared, loaded machine
+
+
+def test_the_gate_denies_a_fenced_call_whatever_the_global_agent_and_session_rules_allow(layout):
+    from backend.permissions.gate import GateSession, ToolGate
+    from backend.permissions.policy import DEFAULT_POLICIES, PolicyEngine
+    from backend.permissions.rules import RuleSet
+
+    policies = {**DEFAULT_POLICIES, SHELL_TOOL: "always_allow"}
+    engine = PolicyEngine(RuleSet.from_config({"allow": ["Bash(cat *)"]}, source="user"), policies)
+    # evaluate reads only the rules and the guards: nothing here runs, asks or stores.
+    gate = ToolGate(policy=engine, broker=None, store=None, bus=None, tools=None, sessions=None)  # type: ignore[arg-type]
+    session = GateSession(
+        session_id="s1",
+        workspace=layout["main"],
+        rules=["Bash(cat *)"],
+        agent_rules=RuleSet.from_config({"allow": ["Bash(cat *)"]}, source="agent:main"),
+        fence=fence_for(layout),
+    )
+    denied = gate.evaluate(session, shell("cat ../reviewer/secret.txt", layout["main"]))
+    assert denied.verdict == "deny" and "agent 'reviewer'" in denied.reason
+    assert gate.evaluate(session, shell("cat mine.txt", layout["main"])).verdict == "allow"
+    session.fence = None  # the same call with no fence: the rules alone would have run it
+    assert gate.evaluate(session, shell("cat ../reviewer/secret.txt", layout["main"])).verdict == "allow"
