@@ -1,6 +1,7 @@
 // Settings: the model, MCP servers with per-tool policies, the permission rules, and the audit log.
 
 import { useCallback, useEffect, useState, type FormEvent } from "react";
+import { SpendPanel } from "./SpendPanel";
 import { api } from "../api";
 import { splitToolName, truncate } from "../format";
 import type { Permissions, Policy, ServerInfo } from "../types";
@@ -281,6 +282,7 @@ export function SettingsView() {
       <ModelSection />
       <ServersSection />
       <RulesSection />
+      <SpendPanel />
       <AuditLog />
     </main>
   );

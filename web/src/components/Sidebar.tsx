@@ -4,7 +4,7 @@
 import { useEffect, useState } from "react";
 import { api } from "../api";
 import { canManage, isActive } from "../housekeeping";
-import { statusLabel } from "../format";
+import { formatCost, formatTokens, statusLabel } from "../format";
 import { stoppedShort } from "../outcome";
 import { sessionHref, type Route } from "../router";
 import { pendingCountBySession, pendingList, useAppState } from "../store";
@@ -76,6 +76,11 @@ function SessionRow({ session, waiting, active, depth }: { session: Session; wai
           </span>
         )}
         <AgentBadge session={session} />
+        {session.usage?.cost_usd > 0 && (
+          <span className="muted small" data-testid="session-row-cost" title={`${formatTokens(session.usage.input_tokens)} in, ${formatTokens(session.usage.output_tokens)} out`}>
+            {formatCost(session.usage.cost_usd)}
+          </span>
+        )}
         <StatusBadge session={session} waiting={waiting} />
       </a>
       {manage && <SessionMenu session={session} onRename={() => setRenaming(true)} />}

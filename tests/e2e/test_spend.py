@@ -1,0 +1,29 @@
+"""Spend in the dashboard (issue 16): a session's cost on its sidebar row and in its header, and
+Settings → Spend with today's, this month's and the total, and a row per model."""
+
+from __future__ import annotations
+
+from playwright.sync_api import expect
+
+from backend.domain.models import Usage
+
+
+def test_spend_shows_per_session_and_in_settings_today_this_month_and_by_model(serve, new_page):
+    h = serve([])
+    session = h.call(h.host.runner.create(title="costly", model="openai/priced"))
+    h.call(h.host.runner.add_usage(session.id, Usage(input_tokens=1200, output_tokens=300, cost_usd=0.42)))
+    page = new_page(h)
+
+    row = page.get_by_test_id("session-row").filter(has_text="costly").first
+    expect(row.get_by_test_id("session-row-cost")).to_have_text("$0.42")
+    row.click()
+    expect(page.get_by_test_id("session-usage")).to_have_text("1,200 in · 300 out · $0.42")
+
+    page.goto(f"{h.url}/#/settings")
+    spend = page.get_by_test_id("spend-section")
+    expect(spend.get_by_test_id("spend-today")).to_have_text("$0.42")
+    expect(spend.get_by_test_id("spend-month")).to_have_text("$0.42")
+    expect(spend.get_by_test_id("spend-total")).to_have_text("$0.42")
+    model = spend.get_by_test_id("spend-by-model").locator('tr[data-model="openai/priced"]')
+    expect(model).to_contain_text("1,200 / 300")
+    expect(model).to_contain_text("$0.42")
