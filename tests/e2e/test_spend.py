@@ -6,6 +6,7 @@ from __future__ import annotations
 from playwright.sync_api import expect
 
 from backend.domain.models import Usage
+from backend.testing import Reply
 
 
 def test_spend_shows_per_session_and_in_settings_today_this_month_and_by_model(serve, new_page):
@@ -27,3 +28,20 @@ def test_spend_shows_per_session_and_in_settings_today_this_month_and_by_model(s
     model = spend.get_by_test_id("spend-by-model").locator('tr[data-model="openai/priced"]')
     expect(model).to_contain_text("1,200 / 300")
     expect(model).to_contain_text("$0.42")
+
+
+def test_a_budget_warns_at_eighty_percent_then_stops_the_session_with_its_reason(serve, new_page):
+    h = serve([Reply(text="Still within budget.")], budget={"per_session_usd": 1.0})
+    session = h.call(h.host.runner.create(title="budgeted"))
+    h.call(h.host.runner.add_usage(session.id, Usage(cost_usd=0.85)))
+    page = new_page(h, path=f"#/s/{session.id}")
+    h.call(h.host.runner.send(session.id, "go on"))
+    expect(page.get_by_test_id("budget-warning")).to_contain_text("85%")
+    expect(page.get_by_test_id("message-assistant").last).to_contain_text("Still within budget.")
+
+    h.call(h.host.runner.add_usage(session.id, Usage(cost_usd=0.2)))
+    h.call(h.host.runner.send(session.id, "and more"))
+    header = page.get_by_test_id("session-view").get_by_test_id("status-badge")
+    expect(header).to_have_text("Stopped: budget reached")
+    expect(page.get_by_test_id("session-stop-note")).to_contain_text("budget.per_session_usd")
+    assert len(h.model.requests) == 1  # the second message never reached the model

@@ -107,7 +107,7 @@ export interface DetailState {
   tokens: Token[];
   /** Deltas of the model's reasoning before that answer (`thinking.delta`), likewise. */
   thinking: Token[];
-  notices: { seq: number; kind: "retry" | "error"; text: string }[];
+  notices: { seq: number; kind: "retry" | "error" | "budget"; text: string }[];
   /** Command notices, history dividers, mode switches and workflow progress, in the timeline. */
   notes: TimelineNote[];
   /** Tokens and cost: the snapshot's totals plus the `usage` deltas after it (exact, by seq). */
@@ -243,9 +243,10 @@ function apply(state: DetailState, event: LiveEvent): DetailState {
       return ended ? { ...state, tokens: [], thinking: [] } : state;
     }
     case "model.retry":
+    case "budget.warning":
     case "error": {
       const text = typeof data.message === "string" ? data.message : JSON.stringify(data);
-      const kind = event.type === "error" ? "error" : "retry";
+      const kind = event.type === "error" ? "error" : event.type === "budget.warning" ? "budget" : "retry";
       if (state.notices.some((n) => n.seq === event.seq)) return state;
       return { ...state, notices: [...state.notices, { seq: event.seq, kind, text }] };
     }

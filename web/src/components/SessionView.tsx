@@ -358,7 +358,11 @@ export function SessionView({ id }: { id: string }) {
         )}
         <StreamingReply text={streaming} thinking={thinking} />
         {detail.notices.map((n) => (
-          <p key={n.seq} className={n.kind === "error" ? "error-text" : "notice"}>
+          <p
+            key={n.seq}
+            className={n.kind === "error" ? "error-text" : n.kind === "budget" ? "notice stop-note" : "notice"}
+            data-testid={n.kind === "budget" ? "budget-warning" : undefined}
+          >
             {n.kind === "retry" ? "Retrying the model: " : ""}
             {n.text}
           </p>
