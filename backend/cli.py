@@ -31,7 +31,8 @@ CLI_ALIASES = {
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="overseer", description="An MCP-native agent host with approvals.")
     parser.add_argument("--data-dir", help="where state lives (default ~/.overseer; env OVERSEER_DATA_DIR)")
-    parser.add_argument("-v", "--verbose", action="store_true")
+    parser.add_argument("-v", "--verbose", action="count", default=0,
+                        help="-v: Overseer's info lines; -vv: also the libraries' (LiteLLM, httpx, MCP)")
     sub = parser.add_subparsers(dest="command", required=True)
 
     serve = sub.add_parser("serve", help="run the web dashboard and API (with the engine in-process)")
@@ -116,7 +117,8 @@ def _parser() -> argparse.ArgumentParser:
     check.add_argument("tool", help="full tool name (mcp__shell__exec) or an alias (Bash, Read, Edit)")
     check.add_argument("arguments", help='the arguments as JSON, e.g. \'{"command": "ls"}\'')
     check.add_argument("--config", help="an overseer.yaml or .claude/settings.json to take rules from")
-    check.add_argument("--workspace", default=".")
+    check.add_argument("--workspace", help="the folder ./ paths mean (default: OVERSEER_WORKSPACE, "
+                                           "`workspace:` in overseer.yaml, else the current directory)")
     return parser
 
 
@@ -414,6 +416,8 @@ def _rules_check(args: argparse.Namespace) -> int:
     if not isinstance(arguments, dict):
         print("error: the arguments must be a JSON object", file=sys.stderr)
         return 2
+    # Every command honours OVERSEER_WORKSPACE / `workspace:`; `./.env` means that folder's .env.
+    workspace = _settings(args, workspace=args.workspace).resolved_workspace
     if args.config:
         path = Path(args.config)
         data = json.loads(path.read_text()) if path.suffix == ".json" else read_yaml(path)
@@ -426,15 +430,26 @@ def _rules_check(args: argparse.Namespace) -> int:
     engine = PolicyEngine(rules, policies)
     tool = CLI_ALIASES.get(args.tool, args.tool)
     verdict = engine.evaluate(
-        ToolCallView(name=tool, arguments=arguments, workspace=Path(args.workspace).resolve())
+        ToolCallView(name=tool, arguments=arguments, workspace=workspace)
     )
     print(f"{verdict.verdict}\t{verdict.reason}")
     return 0
 
 
+# Libraries that log a line per request at INFO (LiteLLM's "completion() model= ..." floods stderr
+# under load); they stay at WARNING unless asked for with -vv.
+THIRD_PARTY_LOGGERS = ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy", "httpx", "httpcore", "mcp", "openai", "anthropic")
+
+
+def _configure_logging(verbosity: int) -> None:
+    logging.basicConfig(level=logging.INFO if verbosity else logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    for name in THIRD_PARTY_LOGGERS:
+        logging.getLogger(name).setLevel(logging.INFO if verbosity >= 2 else logging.WARNING)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    _configure_logging(args.verbose)
     try:
         if args.command == "run":
             return asyncio.run(_run(args))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import os
 import stat
 import subprocess
@@ -122,6 +123,35 @@ def test_rules_check_prints_the_decision_and_the_rule_that_made_it(tmp_path, cap
     assert main(["rules", "check", "Bash", '{"command": "echo ok && rm -rf build"}', "--config", str(config)]) == 0
     verdict, reason = capsys.readouterr().out.strip().split("\t")
     assert verdict == "deny" and "Bash(rm *)" in reason
+
+
+def test_rules_check_reads_dot_paths_in_the_workspace_overseer_workspace_names(workspace, tmp_path, capsys):
+    # The working directory (tmp_path) is not the workspace: without OVERSEER_WORKSPACE honoured,
+    # ./.env would mean tmp_path/.env and the deny rule would not cover the workspace's .env.
+    config = tmp_path / "settings.json"
+    config.write_text(json.dumps({"permissions": {"deny": ["Read(./.env)"]}}))
+    assert main(["rules", "check", "Read", json.dumps({"path": str(workspace / ".env")}), "--config", str(config)]) == 0
+    verdict, reason = capsys.readouterr().out.strip().split("\t")
+    assert verdict == "deny" and "Read(./.env)" in reason
+    # --workspace still wins over the environment.
+    assert main(["rules", "check", "Read", json.dumps({"path": str(workspace / ".env")}), "--config", str(config),
+                 "--workspace", str(tmp_path)]) == 0  # fmt: skip
+    assert capsys.readouterr().out.split("\t")[0] != "deny"
+
+
+@pytest.mark.parametrize(
+    ("flags", "libraries_at"), [([], logging.WARNING), (["-v"], logging.WARNING), (["-vv"], logging.INFO)]
+)
+def test_third_party_loggers_stay_at_warning_unless_asked_with_vv(flags, libraries_at, monkeypatch):
+    monkeypatch.setattr(logging.getLogger("LiteLLM"), "level", logging.NOTSET)
+    monkeypatch.setattr(logging.getLogger("httpx"), "level", logging.NOTSET)
+    root = logging.getLogger()
+    monkeypatch.setattr(root, "level", root.level)
+    assert main([*flags, "rules", "check", "Bash", "{nope"]) == 2
+    assert logging.getLogger("LiteLLM").getEffectiveLevel() == libraries_at
+    assert logging.getLogger("httpx").getEffectiveLevel() == libraries_at
+    # LiteLLM's per-call INFO line is dropped unless asked for.
+    assert logging.getLogger("LiteLLM").isEnabledFor(logging.INFO) == (libraries_at == logging.INFO)
 
 
 def test_rules_check_refuses_arguments_that_are_not_json(capsys):
