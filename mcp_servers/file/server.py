@@ -68,7 +68,7 @@ def create_server(root: Path, *, trust_meta: bool, read_roots: Sequence[Path] = 
     def writable(workspace: Path, path: str) -> Anchored:
         return Anchored.within(workspace, confine_writable(workspace, read_roots, path), path)
 
-    @server.tool(annotations=READ_ONLY)
+    @server.tool(title="Read a file", annotations=READ_ONLY)
     def read_file(
         path: str,
         ctx: Context,
@@ -84,28 +84,28 @@ def create_server(root: Path, *, trust_meta: bool, read_roots: Sequence[Path] = 
         with os_errors_as_tool_errors("read", path):
             return read_page(target, offset=offset, limit=limit)
 
-    @server.tool(annotations=OVERWRITES)
+    @server.tool(title="Write a file", annotations=OVERWRITES)
     def write_file(path: str, content: str, ctx: Context) -> str:
         """Write `content` to a file (created or replaced), creating parent folders as needed."""
         target = writable(root_for(ctx), path)
         with os_errors_as_tool_errors("write", path):
             return write_text(target, content)
 
-    @server.tool(annotations=EDITS)
+    @server.tool(title="Edit a file", annotations=EDITS)
     def edit_file(path: str, old_text: str, new_text: str, ctx: Context) -> str:
         """Replace `old_text` with `new_text` in a file; `old_text` must occur exactly once."""
         target = writable(root_for(ctx), path)
         with os_errors_as_tool_errors("edit", path):
             return edit_text(target, old_text, new_text)
 
-    @server.tool(annotations=READ_ONLY)
+    @server.tool(title="List a folder", annotations=READ_ONLY)
     def list_dir(ctx: Context, path: str = ".") -> str:
         """List a folder's entries, sorted, folders marked with a trailing `/`."""
         target = readable(root_for(ctx), path)
         with os_errors_as_tool_errors("list", path):
             return list_entries(target)
 
-    @server.tool(annotations=READ_ONLY)
+    @server.tool(title="Find files", annotations=READ_ONLY)
     def glob(pattern: str, ctx: Context, path: str = ".") -> str:
         """Find paths matching a glob (`**` spans folders) under `path`.
 
@@ -116,7 +116,7 @@ def create_server(root: Path, *, trust_meta: bool, read_roots: Sequence[Path] = 
         with os_errors_as_tool_errors("search", path):
             return find_by_glob(workspace, target, pattern)
 
-    @server.tool(annotations=READ_ONLY)
+    @server.tool(title="Search in files", annotations=READ_ONLY)
     def grep(
         pattern: str,
         ctx: Context,

@@ -35,7 +35,7 @@ def create_server(root: Path, *, trust_meta: bool) -> MCPServer:
     """
     server = MCPServer("shell", instructions=INSTRUCTIONS)
 
-    @server.tool(name="exec", annotations=RUNS_COMMANDS)
+    @server.tool(name="exec", title="Run a command", annotations=RUNS_COMMANDS)
     async def exec_command(
         command: str,
         ctx: Context,

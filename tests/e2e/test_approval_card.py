@@ -48,7 +48,7 @@ def test_y_allows_the_older_of_two_requests_and_focus_moves_to_the_other(serve, 
 
     expect(card(page)).to_have_attribute("data-approval-id", newer.id)
     expect(page.get_by_test_id("queue-position")).to_have_text("1 of 1")
-    expect(decided(page, older.id)).to_contain_text(f"{SHELL} — allowed once")
+    expect(decided(page, older.id)).to_contain_text("Run a command — allowed once")
     answered = approval(h, older.id)
     assert answered.status == "allowed" and answered.decision.kind == "allow_once"
     assert approval(h, newer.id).status == "pending"
@@ -233,7 +233,7 @@ def test_an_unanswered_request_shows_timed_out_denied_and_leaves_the_queue(serve
     page.clock.fast_forward("01:01")
 
     expect(card(page)).to_have_count(0)
-    expect(decided(page, pending.id)).to_contain_text(f"{SHELL} — Timed out – denied")
+    expect(decided(page, pending.id)).to_contain_text("Run a command — Timed out – denied")
     expect(page.get_by_test_id("pending-counter")).to_have_attribute("data-count", "0")
 
 

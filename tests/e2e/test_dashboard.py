@@ -64,10 +64,10 @@ def test_a_person_allows_one_tool_call_and_denies_another_through_the_dashboard(
     page.get_by_test_id("new-session-prompt").fill("Write notes and push them")
     page.get_by_test_id("new-session-submit").click()
     expect(page.get_by_test_id("session-title")).to_have_text("Write notes and push them")
-    expect(card(page).get_by_test_id("approval-title")).to_have_text(WRITE)
+    expect(card(page).get_by_test_id("approval-title")).to_have_text("Write a file")
     page.get_by_test_id("approve-once").click()
 
-    expect(card(page).get_by_test_id("approval-title")).to_have_text(SHELL)
+    expect(card(page).get_by_test_id("approval-title")).to_have_text("Run a command")
     expect(card(page).get_by_test_id("arg-command")).to_have_text("git push origin main")
     page.get_by_test_id("deny").click()
 
@@ -77,8 +77,8 @@ def test_a_person_allows_one_tool_call_and_denies_another_through_the_dashboard(
     expect(last_answer).to_contain_text("The push was denied, so I stopped there.")
     expect(page.get_by_test_id("streaming")).to_have_count(0)
     write_approval, push_approval = approvals(h)
-    expect(decided(page, write_approval.id)).to_contain_text(f"{WRITE} — allowed once")
-    expect(decided(page, push_approval.id)).to_contain_text(f"{SHELL} — denied")
+    expect(decided(page, write_approval.id)).to_contain_text("Write a file — allowed once")
+    expect(decided(page, push_approval.id)).to_contain_text("Run a command — denied")
     expect(page.locator('[data-testid="tool-call"][data-status="done"]')).to_have_count(1)
     expect(page.locator('[data-testid="tool-call"][data-status="denied"]')).to_have_count(1)
     screenshot(page, "session-allowed-and-denied")
@@ -112,7 +112,7 @@ def test_a_hidden_tab_gets_exactly_one_notification_per_approval_and_a_title_cou
     (pending,) = approvals(h, status="pending")
     assert tool_calls(h, session.id)[LIST].status == "done"  # finished before the ask: no notification
     notes = page.evaluate("window.__notifications.map(n => ({tag: n.tag, title: n.title, closed: n.closed}))")
-    assert notes == [{"tag": pending.id, "title": f"Approval needed: {WRITE}", "closed": False}]
+    assert notes == [{"tag": pending.id, "title": "Approval needed: Write a file", "closed": False}]
 
     h.call(h.host.broker.answer(pending.id, Decision(kind="allow_once")))  # answered elsewhere
 
@@ -251,3 +251,50 @@ def test_settings_change_a_tool_policy_and_show_the_servers_message_for_a_bad_ru
     expect(audit_rows.first).to_contain_text(SHELL)
     expect(audit_rows.first).to_contain_text("user")
     screenshot(page, "settings")
+
+
+def test_people_see_names_tool_titles_reasons_in_words_and_session_titles(serve, new_page):
+    h = serve(
+        [
+            calls(
+                ScriptedToolCall(name=WRITE, arguments={"path": "notes.txt", "content": "first line\n"}),
+                shell("echo tidy"),
+            ),
+            Reply(text="Tidied."),
+        ]
+    )
+    page = new_page(h)
+    session = start_session(h, prompt="Tidy the notes folder")
+
+    # The card names the tool by its title, keeps the raw name beside it, and says why it asks
+    # in words, with the policy's own text in the tooltip (issue 16, "people see names").
+    expect(card(page).get_by_test_id("approval-title")).to_have_text("Write a file", timeout=30_000)
+    expect(card(page).locator("code.tool-name")).to_have_text(WRITE)
+    reason = card(page).get_by_test_id("approval-reason-text")
+    expect(reason).to_have_text("Writing files asks by default (built-in policy)")
+    expect(reason).to_have_attribute("title", f"policy {WRITE} = ask (default)")
+
+    # The inbox row of the other request: its title and its session's title.
+    row = page.get_by_test_id("approval-compact")
+    expect(row.locator(".compact-title")).to_have_text("Run a command")
+    expect(row.get_by_test_id("row-session")).to_have_text("Tidy the notes folder")
+
+    # The sidebar lists the waiting session once (pinned), not again under Sessions.
+    expect(page.locator(f'[data-testid="session-row"][data-session-id="{session.id}"]')).to_have_count(1)
+    expect(page.get_by_test_id("waiting-group")).to_contain_text("Tidy the notes folder")
+
+    write_approval = next(a for a in approvals(h) if a.tool_name == WRITE)
+    page.get_by_test_id("approve-once").click()
+    just_decided = decided(page, write_approval.id)
+    expect(just_decided).to_contain_text("Write a file — allowed once")
+    expect(just_decided.get_by_test_id("row-session")).to_have_text("Tidy the notes folder")
+    expect(card(page).get_by_test_id("approval-title")).to_have_text("Run a command")
+    page.get_by_test_id("approve-once").click()
+    assert wait_session(h, session.id).status == "completed"
+
+    # In the session, each tool card is titled, its full name in the tooltip.
+    page.locator(f'[data-testid="session-row"][data-session-id="{session.id}"]').click()
+    titles = page.get_by_test_id("tool-call-title")
+    expect(titles).to_have_text(["Write a file", "Run a command"], timeout=30_000)
+    expect(titles.first).to_have_attribute("title", WRITE)
+    expect(page.locator(f'[data-testid="session-row"][data-session-id="{session.id}"]')).to_have_count(1)

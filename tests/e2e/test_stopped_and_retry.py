@@ -8,7 +8,7 @@ from playwright.sync_api import expect
 
 from backend.testing import Reply
 
-from .dashboard import SHELL, approvals, calls, card, shell, start_session, wait_session
+from .dashboard import approvals, calls, card, shell, start_session, wait_session
 
 
 def test_a_denied_step_shows_stopped_denied_and_retry_asks_it_again(serve, new_page):
@@ -39,7 +39,7 @@ def test_a_denied_step_shows_stopped_denied_and_retry_asks_it_again(serve, new_p
     expect(denied).to_have_attribute("data-status", "denied")
     page.get_by_test_id("retry-step").click()
 
-    expect(card(page).get_by_test_id("approval-title")).to_have_text(SHELL)
+    expect(card(page).get_by_test_id("approval-title")).to_have_text("Run a command")
     expect(card(page).get_by_test_id("arg-command")).to_have_text("echo retried")
     expect(header).not_to_have_text("Stopped: denied")
     page.get_by_test_id("approve-once").click()

@@ -154,7 +154,7 @@ export function approvalSubject(approval: Approval): string {
   if (approval.kind === "workflow_step") return `${String(args.workflow ?? "workflow")} step ${String(args.step ?? "?")}`;
   if (approval.kind === "elicitation") return `question from ${String(args.server ?? "a server")}`;
   if (approval.kind === "sampling") return `model run for ${String(args.server ?? "a server")}`;
-  return approval.tool_name;
+  return toolTitle(approval.tool_name, approval.annotations?.title);
 }
 
 /** A gate's outcome in its own words: "approved", "approved with edits", not "allowed once". */
@@ -162,4 +162,40 @@ export function gateOutcome(outcome: string): string {
   if (outcome === "allowed once with edited arguments") return "approved with edits";
   if (outcome === "allowed once" || outcome === "allowed") return "approved";
   return outcome;
+}
+
+// What the built-in tools do, as the subject of a sentence ("Writing files asks ...").
+const TOOL_GERUNDS: Record<string, string> = {
+  mcp__file__read_file: "Reading files",
+  mcp__file__write_file: "Writing files",
+  mcp__file__edit_file: "Editing files",
+  mcp__file__list_dir: "Listing folders",
+  mcp__file__glob: "Finding files",
+  mcp__file__grep: "Searching in files",
+  mcp__shell__exec: "Running commands",
+};
+
+const POLICY_VERBS: Record<string, string> = { ask: "asks", deny: "is denied", always_allow: "runs without asking" };
+
+/** Why a call asks, in words: "policy mcp__file__write_file = ask (config)" reads "Writing files
+ * asks by default (policy in config)". Reasons naming a rule are kept: the rule is what to read. */
+export function reasonInWords(reason: string, toolName: string, title?: string | null): string {
+  const subject = TOOL_GERUNDS[toolName] ?? `“${toolTitle(toolName, title)}”`;
+  const plan = /^(.*), but plan mode never auto-approves a write: ask$/.exec(reason);
+  if (plan) return `Plan mode asks before any change, even one that is otherwise allowed (${reasonInWords(plan[1], toolName, title)})`;
+  const policy = /^policy (\S+) = (ask|deny|always_allow) \(([^)]*)\)$/.exec(reason);
+  if (policy) {
+    const [, key, value, source] = policy;
+    const server = splitToolName(toolName).server;
+    const what = key === toolName ? subject : server && (key === server || key === `mcp__${server}__*`) ? `Tools of ${server}` : `Tools matching ${key}`;
+    const where = source === "default" ? "built-in policy" : source.startsWith("mode:") ? `policy of ${source.slice(5)} mode` : `policy in ${source}`;
+    return `${what} ${POLICY_VERBS[value]} by default (${where})`;
+  }
+  if (!reason || reason.startsWith("no rule or policy matched")) return `${subject} asks: no rule or policy allows it`;
+  return reason;
+}
+
+/** A session's name for rows that point at it: its title, else its short id. */
+export function sessionName(session: { id: string; title?: string | null } | undefined, id: string): string {
+  return session?.title?.trim() || `Session ${id.slice(0, 8)}`;
 }

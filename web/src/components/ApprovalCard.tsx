@@ -3,7 +3,7 @@
 // focus is in any text field.
 
 import { useEffect, useRef, useState, type KeyboardEvent as ReactKeyboardEvent } from "react";
-import { formatAge, formatClock, splitToolName, toolTitle } from "../format";
+import { formatAge, formatClock, reasonInWords, splitToolName, toolTitle } from "../format";
 import { isTypingTarget, useCardKeys, useNow } from "../hooks";
 import { sessionHref } from "../router";
 import { decide, useAppState } from "../store";
@@ -244,7 +244,10 @@ export function ApprovalCard({ approval, position, total, shortcuts }: CardProps
       )}
 
       <p className="why" data-testid="approval-reason">
-        <span className="why-label">Why it asks:</span> {approval.reason || "no rule or policy allows it"}
+        <span className="why-label">Why it asks:</span>{" "}
+        <span title={approval.reason || undefined} data-testid="approval-reason-text">
+          {reasonInWords(approval.reason, approval.tool_name, approval.annotations?.title)}
+        </span>
       </p>
       {chips.length > 0 && (
         <ul className="chips" aria-label="What the server says about this tool">

@@ -2,7 +2,8 @@
 // compact rows, a batch bar from two pending, and one-line rows for what was just decided.
 
 import { useEffect, useMemo, useState } from "react";
-import { approvalSubject, approvalTitle, argumentSummary, elicitationOutcome, formatAge, gateOutcome, isElicitation, isGate, isSampling, splitToolName, truncate } from "../format";
+import { approvalSubject, approvalTitle, argumentSummary, elicitationOutcome, formatAge, gateOutcome, isElicitation, isGate, isSampling, sessionName, splitToolName, truncate } from "../format";
+import "../names.css";
 import { useNow } from "../hooks";
 import { decideAll, requestFocus, useAppState, type DecidedEntry } from "../store";
 import type { Approval } from "../types";
@@ -18,10 +19,12 @@ interface QueueProps {
   shortcuts?: boolean;
   emptyText?: string;
   showDecided?: number;
+  /** Name each row's session (the inbox mixes sessions; a session's own view does not). */
+  showSession?: boolean;
 }
 
-export function ApprovalQueue({ pending, decided, shortcuts = true, emptyText, showDecided = 5 }: QueueProps) {
-  const { focusRequest, submitting } = useAppState();
+export function ApprovalQueue({ pending, decided, shortcuts = true, emptyText, showDecided = 5, showSession = true }: QueueProps) {
+  const { focusRequest, submitting, sessions } = useAppState();
   const [focusedId, setFocusedId] = useState<string | null>(null);
   const now = useNow(pending.length > 1, 15_000);
 
@@ -59,12 +62,17 @@ export function ApprovalQueue({ pending, decided, shortcuts = true, emptyText, s
               <span aria-hidden="true" className="decided-icon">
                 {entry.denied ? "✕" : "✓"}
               </span>
-              <code>{approvalSubject(entry.approval)}</code> —{" "}
+              <strong title={entry.approval.tool_name}>{approvalSubject(entry.approval)}</strong> —{" "}
               {isGate(entry.approval)
                 ? gateOutcome(entry.outcome)
                 : isElicitation(entry.approval)
                   ? elicitationOutcome(entry.outcome)
                   : entry.outcome}
+              {showSession && (
+                <span className="row-session" data-testid="row-session">
+                  {sessionName(sessions[entry.approval.session_id], entry.approval.session_id)}
+                </span>
+              )}
             </li>
           ))}
         </ul>
@@ -115,7 +123,12 @@ export function ApprovalQueue({ pending, decided, shortcuts = true, emptyText, s
             <li key={approval.id} data-testid="approval-compact" data-approval-id={approval.id}>
               <button type="button" className="compact-row" onClick={() => setFocusedId(approval.id)}>
                 <span className="compact-pos">{pending.indexOf(approval) + 1}</span>
-                <span className="compact-title">{approvalTitle(approval)}</span>
+                <span className="compact-title" title={approval.tool_name}>{approvalTitle(approval)}</span>
+                {showSession && (
+                  <span className="row-session" data-testid="row-session">
+                    {sessionName(sessions[approval.session_id], approval.session_id)}
+                  </span>
+                )}
                 {splitToolName(approval.tool_name).server && (
                   <span className="chip server-chip">{splitToolName(approval.tool_name).server}</span>
                 )}

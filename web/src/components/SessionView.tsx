@@ -14,6 +14,7 @@ import { decidedList, forgetSession, pendingList, upsertSession, useAppState } f
 import type { MediaFile, Message, Session, StopReason, ToolCall, ToolProgress } from "../types";
 import { stepsApi, stopNote, useRefusedCalls } from "../outcome";
 import { useServers } from "../standing";
+import { ToolTitles, toolTitles, useToolTitle } from "../names";
 import { StandingStrip, StartupProgress } from "./SessionStartup";
 import { Breadcrumb } from "./ApprovalCard";
 import { ApprovalQueue } from "./ApprovalQueue";
@@ -104,6 +105,7 @@ function ToolCallCard({ call, sessionId, refused }: { call: ToolCall; sessionId:
   const running = call.status === "running";
   const now = useNow(running);
   const { server, tool } = splitToolName(call.name);
+  const title = useToolTitle(call.name);
   const started = call.started_at ? Date.parse(call.started_at) : null;
   const finished = call.finished_at ? Date.parse(call.finished_at) : null;
   const duration = started !== null ? (finished ?? now) - started : null;
@@ -112,7 +114,9 @@ function ToolCallCard({ call, sessionId, refused }: { call: ToolCall; sessionId:
     <details className={`tool-card status-${call.status}`} data-testid="tool-call" data-tool-call-id={call.id} data-status={call.status}>
       <summary>
         <span className={`tool-dot dot-${call.status}`} aria-hidden="true" />
-        <span className="tool-card-name">{tool}</span>
+        <span className="tool-card-name" data-testid="tool-call-title" title={call.name}>
+          {title ?? tool}
+        </span>
         {server && <span className="chip server-chip">{server}</span>}
         <span className="tool-card-args">{truncate(argumentSummary(call.arguments), 80)}</span>
         <span className={`tool-card-status status-text-${call.status}`} data-testid="tool-call-status">
@@ -248,6 +252,7 @@ export function SessionView({ id }: { id: string }) {
   const [tab, setTab] = useState<"conversation" | "changes">("conversation");
   const changes = useMemo(() => sessionChanges(callsInOrder(detail.messages, detail.toolCalls)), [detail.messages, detail.toolCalls]);
   const servers = useServers();
+  const titles = useMemo(() => toolTitles(servers), [servers]);
   const deniedCount = Object.values(detail.toolCalls).filter((c) => c.status === "denied").length;
   const refused = useRefusedCalls(session, deniedCount);
 
@@ -281,6 +286,7 @@ export function SessionView({ id }: { id: string }) {
   };
 
   return (
+    <ToolTitles.Provider value={titles}>
     <main className="main session-view" data-testid="session-view" aria-label={session.title || "Session"}>
       <header className="session-head">
         <div className="session-head-main">
@@ -382,7 +388,7 @@ export function SessionView({ id }: { id: string }) {
 
       {(pending.length > 0 || decided.length > 0) && (
         <div className="session-approvals">
-          <ApprovalQueue pending={pending} decided={decided} showDecided={3} />
+          <ApprovalQueue pending={pending} decided={decided} showDecided={3} showSession={false} />
         </div>
       )}
 
@@ -394,5 +400,6 @@ export function SessionView({ id }: { id: string }) {
       <StandingStrip sessionId={id} mode={session.mode} servers={servers} />
       <Composer session={session} />
     </main>
+    </ToolTitles.Provider>
   );
 }

@@ -148,8 +148,15 @@ export function Sidebar({ route, onNavigate }: { route: Route; onNavigate: () =>
   }
   const roots = all.filter((s) => !s.parent_id || !ids.has(s.parent_id)).sort(byRecent);
   const rows: { session: Session; depth: number }[] = [];
+  // A session is listed once: one pinned under "Waiting for you" is not repeated below (its
+  // sub-sessions still are, one level up).
+  const pinned = new Set(waiting.map((s) => s.id));
   const walk = (s: Session, depth: number) => {
     const kids = (children.get(s.id) ?? []).sort(byRecent);
+    if (pinned.has(s.id)) {
+      kids.forEach((k) => walk(k, depth));
+      return;
+    }
     const kidRowsStart = rows.length;
     rows.push({ session: s, depth });
     kids.forEach((k) => walk(k, depth + 1));
@@ -209,7 +216,9 @@ export function Sidebar({ route, onNavigate }: { route: Route; onNavigate: () =>
       <section className="session-group" aria-label="All sessions">
         <h2>Sessions</h2>
         {rows.length === 0 ? (
-          <p className="muted small-pad">{!state.loaded ? "Not loaded yet." : all.length === 0 ? "No sessions yet." : "No session matches."}</p>
+          <p className="muted small-pad">
+            {!state.loaded ? "Not loaded yet." : all.length === 0 ? "No sessions yet." : waiting.length > 0 && !needle ? "Every session is waiting for you (above)." : "No session matches."}
+          </p>
         ) : (
           <ul data-testid="session-list">
             {rows.map(({ session, depth }) => (
