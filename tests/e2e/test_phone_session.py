@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from playwright.sync_api import expect
 
-from .dashboard import calls, card, shell, start_session
+from .dashboard import calls, card, screenshot, shell, start_session
 
 PHONE = {"width": 390, "height": 844}
 
@@ -28,7 +28,7 @@ def test_at_phone_width_the_decision_buttons_sit_above_the_composer_and_in_view(
     page = new_page(h, viewport=PHONE)
     session = start_session(h)
     page.goto(f"{h.url}/#/s/{session.id}")
-    expect(page.get_by_test_id("session-view").get_by_test_id("approval-card")).to_be_visible()
+    expect(page.get_by_test_id("session-view").get_by_test_id("approval-card")).to_be_visible(timeout=30_000)
 
     composer = page.locator("form.composer").bounding_box()
     assert composer is not None
@@ -54,3 +54,23 @@ def test_at_phone_width_the_decision_buttons_sit_above_the_composer_and_in_view(
     box = send.bounding_box()
     composer = page.locator("form.composer").bounding_box()
     assert box is not None and composer is not None and in_viewport(box) and not overlaps(box, composer)
+
+
+def test_at_phone_width_settings_and_sign_out_are_on_screen_and_work(serve, new_page):
+    h = serve()
+    page = new_page(h, viewport=PHONE)
+    expect(page.get_by_test_id("inbox")).to_be_visible()
+    settings, sign_out = page.get_by_test_id("nav-settings"), page.get_by_test_id("sign-out")
+    for control in (settings, sign_out):
+        expect(control).to_be_visible()
+        box = control.bounding_box()
+        assert box is not None and in_viewport(box), box
+        assert box["height"] >= 28, box  # a finger can hit it
+    # Nothing in the top bar runs past the screen's edge (the links scroll inside their strip).
+    assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
+    screenshot(page, "phone-header")
+
+    settings.click()
+    expect(page.get_by_test_id("settings-view")).to_be_visible()
+    sign_out.click()
+    expect(page.get_by_test_id("login-form")).to_be_visible()

@@ -90,7 +90,7 @@ export function Header({ route, onToggleSidebar, sidebarOpen }: { route: Route; 
             </button>
           )}
           {state.me && (
-            <button type="button" className="btn small subtle" onClick={() => void logout()} title={`Signed in as ${state.me.name}`}>
+            <button type="button" className="btn small subtle" data-testid="sign-out" onClick={() => void logout()} title={`Signed in as ${state.me.name}`}>
               Sign out
             </button>
           )}
