@@ -55,6 +55,7 @@ bench: install chromium web
 	$(BIN)/python bench/model_paths.py
 	$(BIN)/python bench/remote_tool_call.py
 	$(BIN)/python bench/tool_selection.py
+	$(BIN)/python bench/tool_selection_embeddings.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info web/dist web/node_modules

@@ -2,7 +2,8 @@
 
 A host with hundreds of tools would send every schema on every turn: many tokens, and a model
 that chooses worse among many. Past `tool_selection.max_tools` the model is shown the mode's core
-tools, the tools most relevant to the conversation (BM25 over names, titles and descriptions),
+tools, the tools most relevant to the conversation (BM25 over names, titles and descriptions, or with
+`tool_selection.method: hybrid` a small embedding model too: backend.engine.tool_embeddings),
 the session's most-used tools, the tools it found before, and `search_tools`. Selection changes
 what is offered, never what is allowed: the gate still refuses a tool the model was not shown.
 """
@@ -15,7 +16,7 @@ from collections import Counter
 from collections.abc import Awaitable, Callable, Collection, Iterable
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
-from typing import Any
+from typing import Any, Protocol
 
 from backend.config import ToolSelectionConfig
 from backend.domain.models import Message, ToolCallRecord
@@ -104,6 +105,12 @@ class Bm25Index:
         return found[:limit]
 
 
+class ToolIndex(Protocol):
+    """Ranks tools for a text: `Bm25Index`, or `tool_embeddings.HybridIndex` when configured."""
+
+    def rank(self, query: str, *, limit: int, exclude: Collection[str] = ()) -> list[ToolInfo]: ...
+
+
 def search_tools_info(hidden: int) -> ToolInfo:
     """The `search_tools` tool as the model sees it; `hidden`: how many tools it can find."""
     return ToolInfo(
@@ -147,10 +154,16 @@ class ToolSelection:
     """Tools `search_tools` added this session (the session row keeps them across restarts)."""
     remember: Callable[[list[str]], Awaitable[object]]
     """Persists newly found names on the session."""
-    index: Bm25Index = field(init=False)
+    index: ToolIndex = field(init=False)
 
     def __post_init__(self) -> None:
-        self.index = Bm25Index(tools=self.pool)
+        if self.config.method == "hybrid":
+            # Imported here: tool_embeddings builds on Bm25Index, and most hosts never load it.
+            from backend.engine.tool_embeddings import hybrid_index  # noqa: PLC0415
+
+            self.index = hybrid_index(self.pool)
+        else:
+            self.index = Bm25Index(tools=self.pool)
         self._names = {t.name for t in self.pool}
         self._core = {t.name for t in self.pool if any(fnmatchcase(t.name, p) for p in self.config.core_tools)}
 
