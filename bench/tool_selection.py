@@ -5,8 +5,9 @@ payments, CRM, monitoring, ...), generated from templates, and 100+ requests, ea
 tool it needs in a person's words (paraphrased verbs and nouns, not the description's). For each
 request: the rank BM25 gives the needed tool (recall@5/10/20), whether the turn's selection with
 the default settings shows it, the prompt tokens the selection saves against sending every tool
-(JSON characters / 4), and the CPU time of one selection. Only BM25 is measured: an embedding
-model is left for later (it would need a model shipped in a package, loaded offline). Prints JSON.
+(JSON characters / 4), and the CPU time of one selection. BM25 only: the embedding model and the
+hybrid (`tool_selection.method: hybrid`) are measured by bench/tool_selection_embeddings.py on the
+same catalog and requests. Prints JSON.
 """
 
 from __future__ import annotations
@@ -269,7 +270,7 @@ def main() -> None:
                 },
                 "selection_cpu_per_turn": percentiles(cpu_ms),
                 "index_build_cpu_ms": round(build_ms, 3),
-                "embeddings": "not measured (left: a small model shipped in a PyPI package, loaded offline)",
+                "embeddings": "see bench/tool_selection_embeddings.py",
             },
             indent=2,
         )
