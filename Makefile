@@ -56,6 +56,8 @@ bench: install chromium web
 	$(BIN)/python bench/remote_tool_call.py
 	$(BIN)/python bench/tool_selection.py
 	$(BIN)/python bench/tool_selection_embeddings.py
+	$(BIN)/python bench/event_bridge.py
+	$(BIN)/python bench/multihost.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info web/dist web/node_modules
