@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -112,6 +113,19 @@ def test_a_session_stopped_on_another_host_stops_where_it_runs(tmp_path: Path):
                 assert withdrawn["data"]["status"] == "cancelled"
                 late = starter.api.post(f"/api/approvals/{asked[session_id]}", json={"decision": "allow_once"})
                 assert late.status_code == 409, late.text
+            # A stop that crosses hosts is carried out after the answer to its POST: the run ends
+            # (its approval withdrawn, then its status written) on the host executing it.
+            for session_id in started.values():
+                if not any(_stopped(m, session_id) for m in dashboard.seen):
+                    dashboard.next(lambda e: _stopped(e, session_id))
         for session_id in started.values():
             assert a.api.get(f"/api/sessions/{session_id}").json()["status"] == "stopped"
         assert not (cluster.workspace / "count.txt").exists()
+
+
+def _stopped(event: dict[str, Any], session_id: str) -> bool:
+    return (
+        event.get("session_id") == session_id
+        and event.get("type") == "session.status"
+        and event["data"]["status"] == "stopped"
+    )
