@@ -220,6 +220,12 @@ class Settings(BaseSettings):
     host_id: str = ""
     """This host's stable name among the hosts of one database (DBOS executor id, logs, health).
     Unset: the id kept in `<data dir>/host_id`, else one derived from the machine and data dir."""
+    database_pool_size: int = Field(default=10, ge=1)
+    """With `database_url`: the most connections this host's store holds open at once. A host opens
+    `database_pool_size + dbos_pool_size + 3` connections at most (listening, host watch, DBOS's
+    own listener); every host's together must stay under the server's `max_connections`."""
+    dbos_pool_size: int = Field(default=8, ge=1)
+    """With `database_url`: DBOS's own connection pool (queue polling, workflow status writes)."""
     max_runs_per_host: int = Field(default=200, ge=1)
     """With `database_url`: how many session runs one host executes at once (a run waiting for an
     approval counts). Runs are DBOS workflows on a queue that every host takes from; give every host

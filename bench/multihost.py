@@ -76,13 +76,19 @@ class Load:
         self.all_done = asyncio.Event()
         self.expected = 0
         self._answering: set[asyncio.Task[None]] = set()
+        self._lookup: psycopg.AsyncConnection[Any] | None = None
+        self._lookup_lock = asyncio.Lock()
 
     async def host_of(self, session_id: str) -> str:
         if not self.cross or self.database_url is None:
             return self.hosts[0].name
         if session_id not in self.run_host:
-            async with await psycopg.AsyncConnection.connect(self.database_url, autocommit=True) as conn:
-                cursor = await conn.execute(
+            # One connection for every look-up, taken in turn: a connection per answer would
+            # add hundreds of clients to the hosts' own and exhaust the server's max_connections.
+            async with self._lookup_lock:
+                if self._lookup is None:
+                    self._lookup = await psycopg.AsyncConnection.connect(self.database_url, autocommit=True)
+                cursor = await self._lookup.execute(
                     "SELECT executor_id FROM dbos.workflow_status WHERE workflow_uuid LIKE %s AND status = 'PENDING'",
                     (f"{session_id}.%",),
                 )
@@ -142,6 +148,8 @@ class Load:
                 reader.cancel()
         for client in self.clients.values():
             await client.aclose()
+        if self._lookup is not None:
+            await self._lookup.close()
         return elapsed
 
     def check(self, workspace: Path, prompts: list[str], calls: int, stored: dict[str, int]) -> dict[str, Any]:

@@ -115,7 +115,7 @@ class Host:
         self.skills = SkillCatalog(BUILTIN_SKILLS_DIR, self.data_dir / "skills")
         # OVERSEER_DATABASE_URL: the Postgres several hosts may share; without it, the embedded SQLite file.
         self.store: Store = (
-            PostgresStore(settings.database_url.get_secret_value())
+            PostgresStore(settings.database_url.get_secret_value(), max_connections=settings.database_pool_size)
             if settings.database_url is not None
             else SqliteStore(settings.db_path)
         )
@@ -200,6 +200,7 @@ class Host:
                 database_url=settings.database_url.get_secret_value(),
                 host_id=settings.host_id,
                 max_runs=settings.max_runs_per_host,
+                pool_size=settings.dbos_pool_size,
             )
             self.runner.placement = self.runs
         self.model_settings = ModelSettings(settings=settings, runner=self.runner, data_dir=self.data_dir, demo_model=DEMO_MODEL)

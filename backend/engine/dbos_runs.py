@@ -77,6 +77,8 @@ class DbosPlacement:
     database_url: str
     host_id: str
     max_runs: int
+    pool_size: int = 8
+    """DBOS's own connections (its default, 20, would let three hosts exhaust a default server)."""
     watch_interval: float = 1.0
     """Seconds between two looks for dead hosts (backend.engine.host_watch)."""
     app_version: str = field(default_factory=application_version)
@@ -103,6 +105,7 @@ class DbosPlacement:
             "system_database_url": self.database_url,
             "application_version": self.app_version,
             "executor_id": self.host_id,
+            "sys_db_pool_size": self.pool_size,
             "log_level": "WARNING",
         }
         _placement = self
