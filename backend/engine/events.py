@@ -99,12 +99,67 @@ def check_event_type(type_: str) -> None:
         )
 
 
+class _SessionLocks:
+    """One lock per session, kept only while someone holds or waits for it.
+
+    Order matters within a session (seq order is delivery order), never across sessions: one
+    lock for the whole bus would queue every session's publish behind any other's store write,
+    which on a shared Postgres is a network round trip.
+    """
+
+    def __init__(self) -> None:
+        self._held: dict[str, _Held] = {}
+
+    def __call__(self, session_id: str) -> _Held:
+        held = self._held.get(session_id)
+        if held is None:
+            held = self._held[session_id] = _Held(self._held, session_id)
+        return held
+
+    @contextlib.asynccontextmanager
+    async def all_of(self, session_ids: list[str]) -> AsyncIterator[None]:
+        """Several sessions' locks, taken in one order (sorted) so two callers cannot deadlock."""
+        async with contextlib.AsyncExitStack() as stack:
+            for session_id in sorted(set(session_ids)):
+                await stack.enter_async_context(self(session_id))
+            yield
+
+
+class _Held:
+    """A session's lock and how many hold or wait for it; it leaves the table with the last one."""
+
+    __slots__ = ("_table", "_session_id", "_lock", "_users")
+
+    def __init__(self, table: dict[str, _Held], session_id: str) -> None:
+        self._table = table
+        self._session_id = session_id
+        self._lock = asyncio.Lock()
+        self._users = 0
+
+    async def __aenter__(self) -> None:
+        self._users += 1
+        try:
+            await self._lock.acquire()
+        except BaseException:
+            self._left()
+            raise
+
+    async def __aexit__(self, *exc: object) -> None:
+        self._lock.release()
+        self._left()
+
+    def _left(self) -> None:
+        self._users -= 1
+        if not self._users:
+            del self._table[self._session_id]
+
+
 class EventBus:
     """Per-session event numbering, persistence and fan-out; only the types of `EventType`."""
 
     def __init__(self, store: Store, *, delta_buffer: int = 2000) -> None:
         self._store = store
-        self._lock = asyncio.Lock()
+        self._lock = _SessionLocks()
         self._subscribers: list[Subscription] = []
         self._last_seq: dict[str, int] = {}
         self._part: dict[str, int] = {}
@@ -128,7 +183,7 @@ class EventBus:
         An unknown type raises UnknownEventType and nothing is written.
         """
         check_event_type(type_)
-        async with self._lock:
+        async with self._lock(session_id):
             draft = Event(session_id=session_id, seq=0, type=type_, data=data or {})
             writing = asyncio.ensure_future((persist or self._store.append_event)(draft))
             try:
@@ -165,7 +220,7 @@ class EventBus:
         this host published itself, or delivered already, are skipped without a read; each
         subscriber gets each event once, in seq order, with no gap from where it started.
         """
-        async with self._lock:
+        async with self._lock(session_id):
             await self._deliver_stored(session_id, seq)
 
     async def _deliver_stored(self, session_id: str, seq: int) -> None:
@@ -190,7 +245,7 @@ class EventBus:
     async def publish_delta(self, session_id: str, type_: EventType, data: dict[str, Any]) -> Event:
         """An ephemeral event (token delta): buffered in memory, never persisted."""
         check_event_type(type_)
-        async with self._lock:
+        async with self._lock(session_id):
             seq = self._last_seq.get(session_id)
             if seq is None:
                 seq = await self._store.last_seq(session_id)
@@ -228,7 +283,7 @@ class EventBus:
 
     async def subscribe_from(self, session_id: str, since: int) -> tuple[list[Event], Subscription]:
         """Replay and subscribe atomically, so nothing falls between the two (no gap, no double)."""
-        async with self._lock:
+        async with self._lock(session_id):
             missed = await self.replay(session_id, since)
             sub = self.subscribe(session_id)
             sub.seen[session_id] = max([since, *(e.seq for e in missed if not e.ephemeral)])
@@ -236,7 +291,8 @@ class EventBus:
 
     async def subscribe_all_from(self, since: dict[str, int]) -> tuple[list[Event], Subscription]:
         """Subscribe to every session, replaying what each listed session missed since its seq."""
-        async with self._lock:
+        # Sessions not listed are delivered from now on, so only the listed ones need holding.
+        async with self._lock.all_of(list(since)):
             missed: list[Event] = []
             seen: dict[str, int] = {}
             for session_id, seq in since.items():

@@ -122,3 +122,34 @@ def test_the_closed_set_is_exactly_what_the_backend_publishes():
     published = _published_types()
     assert set(published) - EVENT_TYPES == set(), {t: published[t] for t in set(published) - EVENT_TYPES}
     assert EVENT_TYPES - set(published) == set(), "types in EventType that nothing publishes: remove them"
+
+
+async def test_a_slow_write_of_one_session_does_not_hold_up_another_sessions_events(bus):
+    # On a shared Postgres each write is a round trip: one lock for the whole bus queued every
+    # session's events behind the slowest write of any.
+    sub = bus.subscribe(None)
+    writing, release = asyncio.Event(), asyncio.Event()
+
+    async def slow(draft: Event) -> Event:
+        writing.set()
+        await release.wait()
+        return await bus._store.append_event(draft)
+
+    held = asyncio.create_task(bus.publish("a", "notice", {"slow": True}, persist=slow))
+    async with asyncio.timeout(5):
+        await writing.wait()
+        other = await bus.publish("b", "notice")
+    assert (other.session_id, other.seq) == ("b", 1)
+    assert (await sub.get(timeout=5)).session_id == "b"
+    release.set()
+    async with asyncio.timeout(5):
+        await held
+    assert (await sub.get(timeout=5)).data == {"slow": True}
+
+
+async def test_events_of_one_session_keep_seq_order_when_published_concurrently(bus):
+    sub = bus.subscribe("a")
+    await asyncio.gather(*(bus.publish("a", "notice", {"i": i}) for i in range(20)))
+    got = [await sub.get(timeout=1) for _ in range(20)]
+    assert [e.seq for e in got] == list(range(1, 21))
+    assert bus._lock._held == {}  # nothing kept once nobody holds a session's lock
