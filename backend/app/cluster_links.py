@@ -5,8 +5,8 @@ runs). One dedicated connection listens (backend/store/postgres_notify.py) for:
 
 - `overseer_events`: another host stored an event; the event bridge delivers it to this host's
   WebSocket subscribers from the store (backend/engine/event_bridge.py);
-- `overseer_approvals`: an approval closed; the broker's approval watch looks at once instead
-  of at its next poll, so an answer given on any host wakes the run waiting here;
+- `overseer_approvals`: an approval closed; its waiter here wakes at once (and reads the answer
+  from the store), so an answer given on any host wakes the run waiting here;
 - `overseer_control`: "stop <session id>": a person stopped, on another host, a session whose
   run executes here; it is stopped here as if asked here.
 """
@@ -72,7 +72,7 @@ class ClusterLinks:
                 await notify(conn, CONTROL_CHANNEL, f"{STOP} {session_id}")
 
     def _approval_closed(self, approval_id: str) -> None:
-        self.broker.watch.poke()
+        self.broker.watch.closed(approval_id)
 
     def _control(self, payload: str) -> None:
         verb, _, session_id = payload.partition(" ")

@@ -62,6 +62,13 @@ class ApprovalWatch:
         NOTIFY, backend/app/cluster_links.py). The tick stays, for a notice that never comes."""
         self._poked.set()
 
+    def closed(self, approval_id: str) -> None:
+        """Another host said this approval closed: wake its waiter at once (it reads the answer
+        from the store, so the notice needs no look of ours first), and look at the rest."""
+        if approval_id in self._watched:
+            self._wake(approval_id)
+        self.poke()
+
     def _stop(self) -> asyncio.Task[None] | None:
         task, self._task = self._task, None
         if task is not None:

@@ -126,3 +126,28 @@ async def test_a_poke_makes_the_watch_look_at_once_instead_of_at_its_next_tick(t
         broker_here.watch.poke()
         allowed = await asyncio.wait_for(waiting, 5)
     assert allowed.status == "allowed"
+
+
+async def test_a_notice_that_an_approval_closed_wakes_its_waiter_without_a_look_at_the_store(tmp_path):
+    # The waiter reads the answer itself; the watch's two reads per look are not on its path.
+    async with SqliteStore(tmp_path / "o.db") as here, SqliteStore(tmp_path / "o.db") as there:
+        broker_here = ApprovalBroker(here, EventBus(here), timeout=600)
+        broker_here.watch.interval = 600
+        approval = await open_one(broker_here)
+        waiting = asyncio.create_task(broker_here.wait(approval.id))
+        await asyncio.wait_for(broker_here.watch.active.wait(), 5)
+        await ApprovalBroker(there, EventBus(there)).answer(approval.id, Decision(kind="allow_once"))
+        looks = 0
+        statuses = here.approval_statuses
+
+        async def counted(ids):
+            nonlocal looks
+            looks += 1
+            return await statuses(ids)
+
+        here.approval_statuses = counted  # type: ignore[method-assign]
+        broker_here.watch.closed(approval.id)
+        allowed = await asyncio.wait_for(waiting, 5)
+    assert allowed.status == "allowed"
+    assert looks == 0
+
