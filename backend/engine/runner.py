@@ -1,8 +1,8 @@
 """Session lifecycle: create, send, stop, wait, and recover after a restart.
 
-The runner is the only writer of a session's row while it runs, so status, usage and session
-rules never race each other. Runs are asyncio tasks; a stop cancels the task, and the gate's
-cancellation path makes sure no tool call is left half-recorded.
+Runs are asyncio tasks; a stop cancels the task, and the gate's cancellation path makes sure no
+tool call is left half-recorded. The session row's other writes (status while approvals wait,
+usage, edits, ...) are in backend/engine/session_rows.py, which the runner extends.
 """
 
 from __future__ import annotations
@@ -27,11 +27,7 @@ from backend.domain.models import (
     Message,
     Session,
     SessionOrigin,
-    SessionStatus,
-    Usage,
-    utcnow,
 )
-from backend.domain.redact import redact
 from backend.domain.tools import ToolInfo
 from backend.engine.events import EventBus
 from backend.engine.base import Engine, LiteLlmEngine
@@ -41,8 +37,8 @@ from backend.engine.loop import LoopLimits, LoopResult
 from backend.engine.memory import consolidate
 from backend.engine.mode_switch import offers_switch, open_switch, pending_switch, switch_call_id, switch_outcome
 from backend.engine.placement import LocalPlacement, Placement
+from backend.engine.session_rows import SessionRows
 from backend.engine.model import ModelClient
-from backend.engine.outcome import denied_stop_reason
 from backend.engine.turn import Turn, prepare_turn
 from backend.modes.registry import ModeRegistry
 from backend.permissions.agent_fence import AgentFence
@@ -60,7 +56,7 @@ class SessionBusy(Conflict):
     """The session is still running."""
 
 
-class SessionRunner:
+class SessionRunner(SessionRows):
     """Starts and supervises session runs; implements the gate's SessionSink."""
 
     def __init__(
@@ -87,22 +83,19 @@ class SessionRunner:
     ) -> None:
         """`memory_window`: messages a session keeps before older ones are consolidated (0: never).
         `claude_sdk` runs "claude-sdk" sessions; `default_engine` is for sessions that name none.
-        `secrets` (the provider's API key, ...) never appear in a stored error or its event."""
-        self.secrets = tuple(secrets)
+        `secrets` (the provider's API key, ...) never appear in a stored error or its event.
+        `budget`: spending limits checked before each model call (None: none)."""
+        super().__init__(store=store, bus=bus, budget=budget, secrets=secrets)
         self.tool_selection = tool_selection or ToolSelectionConfig()
         self.agents = agents
-        self.budget = budget
-        """Spending limits checked before each model call (None: none); see backend/engine/budget.py."""
+        """The named agents (issue 19); None: one agent, main, with the default workspace and model."""
         if budget is not None:
             model_for = budget.wrap(model_for)
-        """The named agents (issue 19); None: one agent, main, with the default workspace and model."""
         self.claude_sdk = claude_sdk
         self.default_engine: EngineName = default_engine
         self.modes = modes
         self.skills = skills
         self.data_dir = data_dir
-        self.store = store
-        self.bus = bus
         self.gate = gate
         self.list_tools = list_tools
         self.model_for = model_for
@@ -111,104 +104,9 @@ class SessionRunner:
         self.default_model = default_model
         self.memory_window = memory_window
         self._tasks: dict[str, asyncio.Task[None]] = {}
-        self._waiting: dict[str, int] = {}
-        self._locks: dict[str, asyncio.Lock] = {}
-        self._rows: dict[str, Session] = {}
-        """The row of each session this runner is running, as last written: the runner is its only
-        writer while it runs, so a change need not read it back from the store first."""
-        self._background: set[asyncio.Task[None]] = set()
         self.litellm = LiteLlmEngine(store=store, bus=bus, gate=gate, model_for=model_for)
         self.placement: Placement = LocalPlacement(host=self)
         """Where runs execute: here at once (one host), or on any host of a shared Postgres (DBOS)."""
-
-    # the session row, written by one owner
-
-    def _lock(self, session_id: str) -> asyncio.Lock:
-        return self._locks.setdefault(session_id, asyncio.Lock())
-
-    async def _update(self, session_id: str, **changes: object) -> Session:
-        return await self._change(session_id, lambda _: changes)
-
-    async def _change(self, session_id: str, decide: Callable[[Session], dict[str, object] | None]) -> Session:
-        """Read, decide and write under the session's lock; the status event goes out in that order too."""
-        async with self._lock(session_id):
-            session = self._rows.get(session_id) or await self.store.get_session(session_id)
-            changes = decide(session)
-            if not changes:
-                return session
-            before = session.status
-            session = session.model_copy(update={**changes, "updated_at": utcnow()})
-            await self.store.save_session(session)
-            if session.status in ACTIVE_STATUSES and self.is_running(session_id):
-                self._rows[session_id] = session
-            else:
-                self._rows.pop(session_id, None)
-            if session.status != before:
-                await self.bus.publish(
-                    session_id,
-                    "session.status",
-                    {"status": session.status, "error": session.error, "stop_reason": session.stop_reason},
-                )
-        return session
-
-    async def approval_waiting(self, session_id: str, delta: int) -> None:
-        """Count a session's open approvals; its status follows the count.
-
-        Going up is written before the approval is visible. Going down is written in the
-        background: the decision must reach the tool without waiting on a status row.
-        """
-        self._waiting[session_id] = max(self._waiting.get(session_id, 0) + delta, 0)
-        if delta > 0:
-            await self._sync_waiting_status(session_id)
-        else:
-            task = asyncio.create_task(self._sync_waiting_status(session_id))
-            self._background.add(task)
-            task.add_done_callback(self._background.discard)
-
-    async def _sync_waiting_status(self, session_id: str) -> None:
-        def decide(session: Session) -> dict[str, object] | None:
-            if session.status not in ACTIVE_STATUSES:
-                return None
-            wanted: SessionStatus = "waiting_approval" if self._waiting.get(session_id, 0) > 0 else "running"
-            return {"status": wanted} if session.status != wanted else None
-
-        await self._change(session_id, decide)
-
-    async def add_session_rules(self, session_id: str, rules: list[str]) -> None:
-        await self._change(
-            session_id,
-            lambda s: {"session_rules": s.session_rules + [r for r in rules if r not in s.session_rules]},
-        )
-
-    async def add_found_tools(self, session_id: str, names: list[str]) -> None:
-        """Keep the tools `search_tools` found on the session row, so they stay offered after a restart."""
-        await self._change(
-            session_id,
-            lambda s: {"found_tools": s.found_tools + new} if (new := [n for n in names if n not in s.found_tools]) else None,
-        )
-
-    async def edit(self, session_id: str, decide: Callable[[Session], dict[str, object] | None]) -> Session:
-        """A person's change to a session's own settings (title, archived, auto-approve), under its
-        lock like every other write, announced as `session.updated` with the fields that changed.
-        `decide` may raise to refuse the change in view of the session as it is now."""
-        changed: list[str] = []
-
-        def deciding(session: Session) -> dict[str, object] | None:
-            changes = decide(session)
-            changed.extend(changes or {})
-            return changes
-
-        session = await self._change(session_id, deciding)
-        if changed:
-            dumped = session.model_dump(mode="json", include={*changed, "updated_at"})
-            await self.bus.publish(session_id, "session.updated", dumped)
-        return session
-
-    async def add_usage(self, session_id: str, usage: Usage) -> None:
-        await self._change(session_id, lambda s: {"usage": s.usage.plus(usage)})
-        if self.budget is not None:
-            await self.budget.record(usage)
-        await self.bus.publish(session_id, "usage", usage.model_dump())
 
     # lifecycle
 
@@ -347,29 +245,16 @@ class SessionRunner:
                         break
                 if not await self._settle_switch(session_id, gate):
                     break
-            status: SessionStatus = result.outcome
-            error = redact(result.error, self.secrets) if result.error else result.error
-            reason = result.stop_reason
-            if self.budget is not None and session_id in self.budget.stopped:
-                status, reason = "stopped", "budget"  # not a failure: the limit did its job
-                self.budget.stopped.pop(session_id)
-            if status == "completed":  # answered, but maybe around a step a person refused
-                reason = await denied_stop_reason(self.store, session_id)
-            await self._update(session_id, status=status, error=error, stop_reason=reason)
-            if error:
-                await self.bus.publish(session_id, "error", {"message": error})
+            await self.record_outcome(session_id, result)
         except asyncio.CancelledError:
             if not self.gate.shutting_down:
                 await asyncio.shield(self._update(session_id, status="stopped"))
             raise
         except Exception as exc:
             log.exception("session %s failed", session_id)
-            message = redact(f"Internal error: {type(exc).__name__}: {exc}", self.secrets)
-            await self._update(session_id, status="error", error=message)
-            await self.bus.publish(session_id, "error", {"message": message})
+            await self.record_failure(session_id, exc)
         finally:
             self._waiting.pop(session_id, None)
-            self._rows.pop(session_id, None)
 
     async def _switch_answered_meanwhile(self, session_id: str) -> Approval | None:
         """A mode-switch gate answered while no run was there to act on it (after a restart, before
@@ -416,15 +301,6 @@ class SessionRunner:
         await self.bus.publish(session_id, "message", message.model_dump(mode="json"))
         await self._update(session_id, status="running")
         return True
-
-    async def clear_history(self, session_id: str, start: int) -> Session:
-        """`/new`: the model sees messages from idx `start` on; the older ones stay in the transcript."""
-        # The SDK engine's CLI keeps its own transcript: clearing starts a new one.
-        session = await self._change(
-            session_id, lambda s: {"memory_from": start, "sdk_session_id": None} if start > s.memory_from else None
-        )
-        await self.bus.publish(session_id, "session.cleared", {"from": start})
-        return session
 
     async def set_mode(self, session_id: str, mode: str) -> Session:
         """Switch a session's mode; it counts from the session's next run."""

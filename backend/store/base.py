@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
@@ -16,12 +16,13 @@ from backend.domain.models import (
     Message,
     Session,
     ToolCallRecord,
+    utcnow,
 )
 from backend.domain.schedules import Schedule
 from backend.domain.workflows import WorkflowRun
 from backend.store.queries import AuditQuery
 
-__all__ = ["NotFound", "Store", "Written"]  # NotFound lives in backend.domain.errors; re-exported
+__all__ = ["NotFound", "SessionDecision", "Store", "Written", "apply_decision"]  # NotFound lives in backend.domain.errors; re-exported
 
 
 @dataclass(kw_only=True)
@@ -33,6 +34,20 @@ class Written:
     row_id: int | None = None
 
 
+SessionDecision = Callable[[Session], dict[str, object] | None]
+"""The changes to make to a session row in view of that row as stored; None or {}: none. It may
+raise to refuse the change. Synchronous and a function of the row alone: a store may call it
+inside its write transaction, on its database thread."""
+
+
+def apply_decision(current: Session, decide: SessionDecision) -> Session | None:
+    """The row after `decide`'s changes, with a new updated_at; None when it changes nothing."""
+    changes = decide(current)
+    if not changes:
+        return None
+    return current.model_copy(update={**changes, "updated_at": utcnow()})
+
+
 class Store(Protocol):
     """Everything a restart must not lose."""
 
@@ -42,6 +57,16 @@ class Store(Protocol):
     async def create_session(self, session: Session) -> Session: ...
     async def get_session(self, session_id: str) -> Session: ...
     async def save_session(self, session: Session) -> Session: ...
+    async def change_session(self, session_id: str, decide: SessionDecision) -> tuple[Session, Session | None]:
+        """Read the session's row, `decide` on it and write the result, in one transaction.
+
+        Every process sharing the database waits for it (a row lock; SQLite's write lock), so the
+        decision is made on the row as stored, and no other writer's change lands in between to be
+        overwritten (a rename on one host while another runs the session). Returns the row before
+        and after (None: `decide` changed nothing, nothing was written); NotFound if there is no
+        such session; what `decide` raises propagates, and nothing is written.
+        """
+        ...
     async def list_sessions(
         self,
         *,

@@ -17,7 +17,7 @@ from psycopg import AsyncConnection
 from psycopg_pool import AsyncConnectionPool
 
 from backend.domain.models import Event, Message, Session, ToolCallRecord
-from backend.store.base import NotFound, Written
+from backend.store.base import NotFound, SessionDecision, Written, apply_decision
 from backend.store.postgres_approvals import PostgresApprovalStore
 from backend.store.postgres_notify import EVENTS_CHANNEL, event_notice
 from backend.store.postgres_schedules import PostgresScheduleStore
@@ -145,6 +145,22 @@ class PostgresStore(PostgresApprovalStore, PostgresScheduleStore, PostgresWorkfl
         if changed == 0:
             raise NotFound(f"no session {session.id!r}")
         return session
+
+    async def change_session(self, session_id: str, decide: SessionDecision) -> tuple[Session, Session | None]:
+        async with self._transaction() as conn:
+            # FOR UPDATE: another host's change of this row waits for this one's commit, then reads it.
+            cursor = await conn.execute("SELECT data FROM sessions WHERE id = %s FOR UPDATE", (session_id,))
+            row = await cursor.fetchone()
+            if row is None:
+                raise NotFound(f"no session {session_id!r}")
+            before = Session.model_validate_json(row[0])
+            after = apply_decision(before, decide)
+            if after is not None:
+                await conn.execute(
+                    "UPDATE sessions SET status = %s, data = %s WHERE id = %s",
+                    (after.status, after.model_dump_json(), session_id),
+                )
+        return before, after
 
     async def list_sessions(
         self,

@@ -25,7 +25,7 @@ from backend.domain.models import (
     ToolCallRecord,
 )
 from backend.paths import private_dir, private_file
-from backend.store.base import NotFound, Written
+from backend.store.base import NotFound, SessionDecision, Written, apply_decision
 from backend.store.queries import SQLITE, AuditQuery, audit_where, session_where
 from backend.store.schema import MIGRATIONS, SCHEMA_VERSION
 from backend.store.sqlite_schedules import SqliteScheduleStore
@@ -109,6 +109,24 @@ class SqliteStore(SqliteScheduleStore, SqliteWorkflowStore):
         if cursor.rowcount == 0:
             raise NotFound(f"no session {session.id!r}")
         return session
+
+    async def change_session(self, session_id: str, decide: SessionDecision) -> tuple[Session, Session | None]:
+        def change(conn: sqlite3.Connection) -> tuple[Session, Session | None]:
+            row = conn.execute("SELECT data FROM sessions WHERE id = ?", (session_id,)).fetchone()
+            if row is None:
+                raise NotFound(f"no session {session_id!r}")
+            before = Session.model_validate_json(row[0])
+            after = apply_decision(before, decide)
+            if after is not None:
+                conn.execute(
+                    "UPDATE sessions SET status = ?, data = ? WHERE id = ?",
+                    (after.status, after.model_dump_json(), session_id),
+                )
+            return before, after
+
+        # BEGIN IMMEDIATE takes the write lock before the read: another process's write waits.
+        async with self._lock:
+            return await self.db.transaction(change)
 
     async def list_sessions(
         self,
