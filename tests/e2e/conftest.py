@@ -29,7 +29,8 @@ WEB = ROOT / "web"
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = list(LAUNCH_ARGS)
 """The browser server's own launch flags: offline, sandbox-free, as root in CI."""
-expect.set_options(timeout=15_000)
+expect.set_options(timeout=30_000)
+"""A bound, not a wait: a first approval card on a loaded 2-core machine took more than 15 s."""
 
 
 def _dashboard_built() -> bool:
