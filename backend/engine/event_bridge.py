@@ -10,9 +10,10 @@ never gets one event twice or out of order (its per-session `seen`).
 Token and thinking deltas are not persisted and do not cross hosts: a dashboard on another host
 sees an answer when its message is stored, not as it streams.
 
-Notices are handled one at a time, in the order heard (commit order), on a task of the bridge's
-own, so the listening connection never waits on a store read. After a reconnection (notices may
-have been lost meanwhile) every session this host delivered is caught up from the store.
+Notices are handled in batches, on a task of the bridge's own, so the listening connection never
+waits on a store read: what was heard meanwhile is one read per session (in the order heard).
+After a reconnection (notices may have been lost meanwhile) every session this host delivered is
+caught up from the store.
 """
 
 from __future__ import annotations
@@ -26,6 +27,9 @@ from backend.store.postgres_notify import parse_event_notice
 
 log = logging.getLogger(__name__)
 
+READS_AT_ONCE = 4
+"""Store reads the bridge makes side by side: a few, so the host's own runs keep the rest of its pool."""
+
 
 class EventBridge:
     """Feeds the notices of `overseer_events` to the bus; `heard` is the listener's handler."""
@@ -33,10 +37,11 @@ class EventBridge:
     def __init__(self, bus: EventBus, store: Store) -> None:
         self.bus = bus
         self.store = store
-        self._notices: asyncio.Queue[tuple[str, int] | None] = asyncio.Queue()
+        self._notices: asyncio.Queue[tuple[str, int]] = asyncio.Queue()
         self._task: asyncio.Task[None] | None = None
         self.delivered_notices = 0
         """Notices handled so far (tests wait on it, bounded, rather than guess)."""
+        self._reading = asyncio.Semaphore(READS_AT_ONCE)
 
     def start(self) -> None:
         self.bus.shared = True
@@ -53,13 +58,26 @@ class EventBridge:
             self._notices.put_nowait((session_id, await self.store.last_seq(session_id)))
 
     async def _run(self) -> None:
-        while (notice := await self._notices.get()) is not None:
-            session_id, seq = notice
-            try:
+        while True:
+            notice = await self._notices.get()
+            # Whatever else is queued goes in the same batch: one read per session, however many
+            # of its events were heard (a read delivers everything stored up to now), and the
+            # sessions' reads side by side (the bus orders each session's delivery itself).
+            batch = {notice[0]: notice[1]}
+            heard = 1
+            while not self._notices.empty():
+                more = self._notices.get_nowait()
+                batch[more[0]] = max(batch.get(more[0], 0), more[1])
+                heard += 1
+            await asyncio.gather(*(self._deliver(session_id, seq) for session_id, seq in batch.items()))
+            self.delivered_notices += heard
+
+    async def _deliver(self, session_id: str, seq: int) -> None:
+        try:
+            async with self._reading:
                 await self.bus.deliver_stored(session_id, seq)
-            except Exception:  # the next notice of the session delivers this one's event too
-                log.warning("could not deliver events of session %s from the store", session_id, exc_info=True)
-            self.delivered_notices += 1
+        except Exception:  # the next notice of the session delivers this one's event too
+            log.warning("could not deliver events of session %s from the store", session_id, exc_info=True)
 
     async def aclose(self) -> None:
         task, self._task = self._task, None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from contextlib import AsyncExitStack
@@ -81,3 +82,39 @@ async def test_a_replaying_subscriber_is_not_given_an_event_twice(hosts):
     assert await received(sub, 1) == [(2, "2")]
     await a.bus.publish(session.id, "usage", {"n": "3"})  # the notice of 1, if late, gave nothing more
     assert await received(sub, 1) == [(3, "3")]
+
+
+
+async def test_a_slow_read_of_one_session_does_not_hold_up_another_sessions_events(tmp_path):
+    # Under load a host hears notices of many sessions at once; handled one after another,
+    # every session's events waited behind the slowest read of any.
+    from backend.store import SqliteStore
+
+    async with SqliteStore(tmp_path / "o.db") as store:
+        writer, reader = EventBus(store), EventBus(store)
+        bridge = EventBridge(reader, store)
+        sub = reader.subscribe(None)
+        slow = (await writer.publish("slow", "usage", {"n": "1"})).seq
+        fast = (await writer.publish("fast", "usage", {"n": "2"})).seq
+        reading, release = asyncio.Event(), asyncio.Event()
+        list_events = store.list_events
+
+        async def held(session_id, **kwargs):
+            if session_id == "slow":
+                reading.set()
+                await release.wait()
+            return await list_events(session_id, **kwargs)
+
+        store.list_events = held  # type: ignore[method-assign]
+        bridge.heard(f"slow {slow}")
+        bridge.heard(f"fast {fast}")
+        bridge.start()
+        try:
+            async with asyncio.timeout(10):
+                await reading.wait()
+            first = await sub.get(timeout=10)
+            release.set()
+            second = await sub.get(timeout=10)
+        finally:
+            await bridge.aclose()
+    assert (first.session_id, second.session_id) == ("fast", "slow")
