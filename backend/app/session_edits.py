@@ -2,7 +2,8 @@
 
 Only the session's owner (who created it) and admins make them; a viewer never does. A session
 Overseer started itself (cron, workflows, sub-agents) has no owner: admins only. The change is
-written by the runner, the one writer of a session row, and reaches every dashboard as
+written through the runner, as one store transaction on the row as stored (so a host running
+the session elsewhere cannot write it back out), and reaches every dashboard as
 `session.updated`. An active session (running or waiting for a person) cannot be archived: it
 would vanish from the list while it still needs watching; stop it, or let it finish, first.
 """
