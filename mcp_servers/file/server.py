@@ -62,8 +62,11 @@ def create_server(root: Path, *, trust_meta: bool, read_roots: Sequence[Path] = 
 
     def readable(workspace: Path, path: str) -> Anchored:
         resolved = confine_readable(workspace, read_roots, path)
+        if resolved.is_relative_to(workspace):
+            # Most reads: no read root to resolve (a realpath each, syscalls on every call).
+            return Anchored.within(workspace, resolved, path)
         real_roots = [r for r in (read_root_of(read_roots, resolved),) if r is not None]
-        return Anchored.within([workspace, *real_roots], resolved, path)
+        return Anchored.within(real_roots, resolved, path)
 
     def writable(workspace: Path, path: str) -> Anchored:
         return Anchored.within(workspace, confine_writable(workspace, read_roots, path), path)
