@@ -13,6 +13,16 @@ under its old id). A replayed workflow therefore just drives the runner again: D
 model and tool calls would record the same facts a second time, and a replay that skipped them
 by position would disagree with a store that has moved on since.
 
+A host that loses its database lock (its watch connection cut) fences itself: its runs are
+cancelled as in a shutdown (their workflows stay pending, for whoever recovers them), it takes
+no run from the queue, and once it holds its lock again it hands back its own pending runs and
+takes work again (backend.engine.host_fence).
+
+A run left pending by another release is not replayed, and would hold its session forever: a
+host places it again in its own release once nobody can be running it (its host is gone, or is
+this host itself, upgraded in place); the old workflow is cancelled and the new run resumes from
+the store like any recovered run. A live host of another release keeps its runs.
+
 One session has at most one run placed at a time: the workflow's deduplication id is the session
 id, so a second `place` while a run is queued or going finds that run, which looks for new
 messages before it ends.
@@ -24,6 +34,7 @@ import asyncio
 import contextlib
 import contextvars
 import logging
+import os
 import uuid
 from dataclasses import dataclass, field
 from typing import Any
@@ -33,6 +44,7 @@ from dbos import DBOS, DBOSConfig, SetEnqueueOptions, SetWorkflowID
 from dbos._error import DBOSQueueDeduplicatedError
 
 from backend.domain.models import ACTIVE_STATUSES
+from backend.engine.host_fence import DequeueFence
 from backend.engine.host_watch import HostWatch
 from backend.engine.runner import SessionRunner
 from backend.store.postgres_schema import SCHEMA_VERSION
@@ -48,8 +60,14 @@ WAIT_POLL_SECONDS = (0.05, 0.5)
 """`wait_elsewhere` reads the session row this often, backing off from the first to the second."""
 
 
+APP_VERSION_ENV = "OVERSEER_APP_VERSION"
+"""Overrides the application version (tests play two releases with it); unset or empty: derived."""
+
+
 def application_version() -> str:
     """Overseer's version and the store's schema version: what a replay must agree with."""
+    if override := os.environ.get(APP_VERSION_ENV):
+        return override
     try:
         overseer = version("overseer")
     except PackageNotFoundError:  # a source tree not installed: the schema still tells releases apart
@@ -83,7 +101,16 @@ class DbosPlacement:
     """Seconds between two looks for dead hosts (backend.engine.host_watch)."""
     app_version: str = field(default_factory=application_version)
     watch: HostWatch | None = None
+    fence: DequeueFence = field(default_factory=DequeueFence)
     _followers: set[asyncio.Task[None]] = field(default_factory=set)
+    _driving: dict[str, asyncio.Task[None]] = field(default_factory=dict)
+    """The runs this host's workflows drive now, by session: what a fence cancels."""
+    _closing: bool = False
+
+    @property
+    def holds_lock(self) -> bool:
+        """Whether this host may run tools now: it holds its database lock (a flag, no round trip)."""
+        return not self.fence.fenced
 
     async def start(self) -> None:
         """Claim the host id, launch DBOS on the running loop, declare the queue, watch for dead hosts.
@@ -113,6 +140,7 @@ class DbosPlacement:
             DBOS(config=config)
             # On this loop's thread: DBOS runs async workflows on the loop that launched it.
             DBOS.launch()
+            self.fence.install(_dbos_instance()._sys_db)
             await DBOS.register_queue_async(
                 QUEUE_NAME,
                 worker_concurrency=self.max_runs,
@@ -122,12 +150,23 @@ class DbosPlacement:
         except BaseException:
             await self.aclose()
             raise
-        self.watch.start(recover=self._recover_host)
+        # Before taking part: runs an older release of this host (or a gone one) left pending.
+        try:
+            await self.watch.recover_dead(self._recover_host, self._replace_old_release)
+        except Exception:
+            log.exception("looking for runs left by dead hosts or other releases failed")
+        self.watch.start(
+            recover=self._recover_host,
+            replace=self._replace_old_release,
+            on_lost=self._fence_runs,
+            on_regained=self._take_work_again,
+        )
 
     async def aclose(self) -> None:
         """After the runner's own close: its runs were cancelled as a shutdown, so their workflows
         stay pending, for this host's next start (or another host) to recover."""
         global _placement
+        self._closing = True
         for follower in list(self._followers):
             follower.cancel()
         if self.watch is not None:
@@ -197,9 +236,18 @@ class DbosPlacement:
 
     async def drive(self, session_id: str) -> str:
         """Run the session here until it settles; the session's status as it ended."""
+        if not self.fence.may_start(DBOS.workflow_id or ""):
+            raise asyncio.CancelledError  # fenced, or handed back meanwhile: stays pending for recovery
         while True:
+            if self.fence.fenced:
+                raise asyncio.CancelledError
             task = self.runner.run_here(session_id, context=contextvars.Context())
-            await asyncio.wait({task})
+            self._driving[session_id] = task
+            try:
+                await asyncio.wait({task})
+            finally:
+                if self._driving.get(session_id) is task:
+                    del self._driving[session_id]
             if task.cancelled():
                 if self.runner.gate.shutting_down:
                     # A shutdown, not a stop: the workflow stays pending, to be recovered.
@@ -215,6 +263,48 @@ class DbosPlacement:
                 return session.status
             await self.runner.mark_running(session_id)
 
+    async def _fence_runs(self) -> None:
+        """This host lost its lock: stop its runs as a shutdown does and take no more."""
+        self.fence.close()
+        self.runner.gate.shutting_down = True  # cancelled calls stay as stored, for the recovering host
+        runs = [task for task in self._driving.values() if not task.done()]
+        for task in runs:
+            task.cancel()
+        if runs:
+            await asyncio.wait(runs, timeout=10)
+        log.error("host %s fenced: %d runs left to recovery, none taken until it holds its lock", self.host_id, len(runs))
+
+    async def _take_work_again(self) -> None:
+        """Holding the lock again: hand back this host's own pending runs, then take from the queue."""
+        await self.fence.drain()
+        runs = [task for task in self._driving.values() if not task.done()]
+        if runs:
+            await asyncio.wait(runs, timeout=10)
+        handles = await asyncio.to_thread(DBOS._recover_pending_workflows, [self.host_id])
+        self.fence.reopen()
+        if not self._closing:
+            self.runner.gate.shutting_down = False
+        log.warning("host %s takes work again; %d of its runs handed back to the queue", self.host_id, len(handles))
+
+    async def _replace_old_release(self, workflow_ids: list[str]) -> list[str]:
+        """Cancel workflows of another release nobody runs, and place their active sessions in this one."""
+        placed = []
+        for workflow_id in workflow_ids:
+            session_id = workflow_id.split(".", 1)[0]
+            await DBOS.cancel_workflow_async(workflow_id)  # frees the session (its deduplication id)
+            try:
+                session = await self.runner.store.get_session(session_id)
+            except KeyError:
+                continue  # deleted since
+            if session.status not in ACTIVE_STATUSES:
+                continue
+            await self._enqueue(session_id)
+            await self.runner.bus.publish(
+                session_id, "session.recovered", {"from_release": workflow_id, "by_host": self.host_id}
+            )
+            placed.append(session_id)
+        return placed
+
     async def _recover_host(self, dead_host: str) -> list[str]:
         """Hand a dead host's unfinished runs back to the queue (the watcher calls this once per death)."""
         handles = await asyncio.to_thread(DBOS._recover_pending_workflows, [dead_host])
@@ -224,3 +314,10 @@ class DbosPlacement:
                 session_id, "session.recovered", {"from_host": dead_host, "by_host": self.host_id}
             )
         return sessions
+
+
+def _dbos_instance() -> Any:
+    """This process's DBOS (its system database is what the fence wraps)."""
+    from dbos._dbos import _get_dbos_instance
+
+    return _get_dbos_instance()
