@@ -270,16 +270,19 @@ class DbosPlacement:
         runs = [task for task in self._driving.values() if not task.done()]
         for task in runs:
             task.cancel()
-        if runs:
-            await asyncio.wait(runs, timeout=10)
+        # Not waiting for them to end: the watch claims the lock back at once, which keeps other
+        # hosts from recovering these runs while they are still ending here.
         log.error("host %s fenced: %d runs left to recovery, none taken until it holds its lock", self.host_id, len(runs))
 
     async def _take_work_again(self) -> None:
         """Holding the lock again: hand back this host's own pending runs, then take from the queue."""
         await self.fence.drain()
-        runs = [task for task in self._driving.values() if not task.done()]
-        if runs:
-            await asyncio.wait(runs, timeout=10)
+        # Handing back a run still ending here would run it twice: wait, however long it takes.
+        while runs := [task for task in self._driving.values() if not task.done()]:
+            _, ending = await asyncio.wait(runs, timeout=10)
+            if ending:
+                log.error("host %s: %d fenced runs have not ended yet; taking no work until they do",
+                          self.host_id, len(ending))
         handles = await asyncio.to_thread(DBOS._recover_pending_workflows, [self.host_id])
         self.fence.reopen()
         if not self._closing:
