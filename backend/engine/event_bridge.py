@@ -11,7 +11,7 @@ Token and thinking deltas are not persisted and do not cross hosts: a dashboard 
 sees an answer when its message is stored, not as it streams.
 
 Notices are handled in batches, on a task of the bridge's own, so the listening connection never
-waits on a store read: what was heard meanwhile is one read per session (in the order heard).
+waits on a store read: what was heard meanwhile is read session by session, side by side.
 After a reconnection (notices may have been lost meanwhile) every session this host delivered is
 caught up from the store.
 """
@@ -59,25 +59,28 @@ class EventBridge:
 
     async def _run(self) -> None:
         while True:
+            # Whatever else is queued goes in the same batch: the sessions side by side (the bus
+            # orders each session's delivery itself), each session's notices in the order heard.
+            # Each notice is handed on as heard, not folded into the last: for a session new here
+            # the first notice says where delivery starts.
             notice = await self._notices.get()
-            # Whatever else is queued goes in the same batch: one read per session, however many
-            # of its events were heard (a read delivers everything stored up to now), and the
-            # sessions' reads side by side (the bus orders each session's delivery itself).
-            batch = {notice[0]: notice[1]}
+            batch: dict[str, list[int]] = {notice[0]: [notice[1]]}
             heard = 1
             while not self._notices.empty():
-                more = self._notices.get_nowait()
-                batch[more[0]] = max(batch.get(more[0], 0), more[1])
+                session_id, seq = self._notices.get_nowait()
+                batch.setdefault(session_id, []).append(seq)
                 heard += 1
-            await asyncio.gather(*(self._deliver(session_id, seq) for session_id, seq in batch.items()))
+            await asyncio.gather(*(self._deliver(session_id, seqs) for session_id, seqs in batch.items()))
             self.delivered_notices += heard
 
-    async def _deliver(self, session_id: str, seq: int) -> None:
-        try:
-            async with self._reading:
-                await self.bus.deliver_stored(session_id, seq)
-        except Exception:  # the next notice of the session delivers this one's event too
-            log.warning("could not deliver events of session %s from the store", session_id, exc_info=True)
+    async def _deliver(self, session_id: str, seqs: list[int]) -> None:
+        """One session's notices, in order: once its events are read, the rest are skipped unread."""
+        async with self._reading:
+            for seq in seqs:
+                try:
+                    await self.bus.deliver_stored(session_id, seq)
+                except Exception:  # the next notice of the session delivers this one's event too
+                    log.warning("could not deliver events of session %s from the store", session_id, exc_info=True)
 
     async def aclose(self) -> None:
         task, self._task = self._task, None

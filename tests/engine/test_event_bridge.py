@@ -118,3 +118,24 @@ async def test_a_slow_read_of_one_session_does_not_hold_up_another_sessions_even
         finally:
             await bridge.aclose()
     assert (first.session_id, second.session_id) == ("fast", "slow")
+
+
+async def test_every_event_of_a_session_new_here_is_delivered_when_its_notices_arrive_together(tmp_path):
+    # A batch once kept only a session's last notice; for a session this host had not heard
+    # of, delivery then started at that event and the ones before it never reached the page.
+    from backend.store import SqliteStore
+
+    async with SqliteStore(tmp_path / "o.db") as store:
+        writer, reader = EventBus(store), EventBus(store)
+        bridge = EventBridge(reader, store)
+        sub = reader.subscribe(None)
+        seqs = [(await writer.publish("new", "usage", {"n": str(n)})).seq for n in range(4)]
+        for seq in seqs:
+            bridge.heard(f"new {seq}")
+        bridge.start()
+        try:
+            got = [await sub.get(timeout=10) for _ in seqs]
+        finally:
+            await bridge.aclose()
+    assert [e.seq for e in got] == seqs
+    assert sub.drain() == []
