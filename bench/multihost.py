@@ -217,28 +217,36 @@ def recovery(hosts: list[ClusterHost], database_url: str, count: int = 3) -> dic
             await ws.send(json.dumps({"type": "subscribe", "session_id": None}))
             while json.loads(await ws.recv()).get("type") != "subscribed":
                 pass
-            ids = []
-            for i in range(count):
-                response = await api.post("/api/sessions", json={"prompt": f"slow r{i}"})
-                ids.append(response.json()["id"])
-            started: set[str] = set()
+            ids: list[str] = []
             placed_on_victim: set[str] = set()
-            while len(started) < count:
-                message = json.loads(await asyncio.wait_for(ws.recv(), 60))
-                if message.get("session_id") not in ids:
-                    continue
-                if message.get("type") == "approval.requested":
-                    await api.post(f"/api/approvals/{message['data']['id']}", json={"decision": "allow_once"})
-                elif message.get("type") == "tool.started":
-                    started.add(message["session_id"])
-            with psycopg.connect(database_url, autocommit=True) as conn:
-                for session_id in ids:
-                    row = conn.execute(
-                        "SELECT executor_id FROM dbos.workflow_status WHERE workflow_uuid LIKE %s AND status = 'PENDING'",
-                        (f"{session_id}.%",),
-                    ).fetchone()
-                    if row and row[0] == victim.host_id:
-                        placed_on_victim.add(session_id)
+            # DBOS places a run on any host with room: start sessions until some run on the victim.
+            for round_ in range(10):
+                started: set[str] = set()
+                batch = []
+                for i in range(count):
+                    response = await api.post("/api/sessions", json={"prompt": f"slow r{round_}-{i}"})
+                    batch.append(response.json()["id"])
+                ids.extend(batch)
+                while len(started) < len(batch):
+                    message = json.loads(await asyncio.wait_for(ws.recv(), 60))
+                    if message.get("session_id") not in batch:
+                        continue
+                    if message.get("type") == "approval.requested":
+                        await api.post(f"/api/approvals/{message['data']['id']}", json={"decision": "allow_once"})
+                    elif message.get("type") == "tool.started":
+                        started.add(message["session_id"])
+                with psycopg.connect(database_url, autocommit=True) as conn:
+                    for session_id in batch:
+                        row = conn.execute(
+                            "SELECT executor_id FROM dbos.workflow_status WHERE workflow_uuid LIKE %s AND status = 'PENDING'",
+                            (f"{session_id}.%",),
+                        ).fetchone()
+                        if row and row[0] == victim.host_id:
+                            placed_on_victim.add(session_id)
+                if placed_on_victim:
+                    break
+            else:
+                print(f"no run was placed on host {victim.name}: recovery not measured", file=sys.stderr)
             killed = time.perf_counter()
             victim.kill()
             recovered: dict[str, float] = {}
