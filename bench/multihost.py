@@ -77,6 +77,9 @@ class Load:
         self.expected = 0
         self._answering: set[asyncio.Task[None]] = set()
         self._lookup: psycopg.AsyncConnection[Any] | None = None
+        self.failed_answers: list[str] = []
+        self.not_allowed: list[str] = []
+        """Approvals closed otherwise than by the bench's allow (an expiry: an answer that never woke its run)."""
         self._lookup_lock = asyncio.Lock()
 
     async def host_of(self, session_id: str) -> str:
@@ -102,10 +105,16 @@ class Load:
         others = [h.name for h in self.hosts if h.name != running_on] or [running_on]
         answerer = others[hash(event["data"]["id"]) % len(others)]
         self.answered_at[event["data"]["tool_call_id"]] = time.perf_counter()
-        response = await self.clients[answerer].post(
-            f"/api/approvals/{event['data']['id']}", json={"decision": "allow_once"}
-        )
-        response.raise_for_status()
+        try:
+            response = await self.clients[answerer].post(
+                f"/api/approvals/{event['data']['id']}", json={"decision": "allow_once"},
+                # Hundreds of answers at once wait for one of the client's 100 connections: the
+                # default 30 s (PoolTimeout) once left an approval unanswered until it expired.
+                timeout=600,
+            )
+            response.raise_for_status()
+        except Exception as exc:  # a task's exception would go unseen: say which answer failed
+            self.failed_answers.append(f"{event['data']['id']} on {answerer}: {exc!r}")
 
     async def read(self, ws: Any) -> None:
         async for raw in ws:
@@ -122,6 +131,8 @@ class Load:
                 asked = self.answered_at.pop(message["data"]["id"], None)
                 if asked is not None:
                     self.round_trips.append((time.perf_counter() - asked) * 1000)
+            elif kind == "approval.resolved" and message["data"]["status"] != "allowed":
+                self.not_allowed.append(f"{session_id}: {message['data']['status']} by {message['data']['decided_by']}")
             elif kind == "session.status" and message["data"]["status"] == "completed":
                 self.completed.add(session_id)
                 if len(self.completed) >= self.expected:
@@ -170,6 +181,8 @@ class Load:
             "sessions_with_seq_gaps": gapped,
             "duplicated_events": duplicated,
             "lost_events": lost,
+            "failed_answers": self.failed_answers[:10],
+            "approvals_not_allowed": self.not_allowed[:10],
         }
 
 
@@ -198,11 +211,19 @@ def measure(load: Load, prompts: list[str], calls: int, timeout: float, workspac
 
 def multihost(root: Path, sessions: int, calls: int, hosts: int, timeout: float) -> dict[str, Any]:
     prompts = [f"m{i}" for i in range(sessions)]
-    env = {"OVERSEER_MAX_RUNS_PER_HOST": str(max(sessions, 10))}
+    # Room for a fair share plus a tenth: a host that polls first cannot take nearly every run
+    # (with room for all, one host did, and its runs' approvals waited behind its loop).
+    per_host = max(-(-sessions * 11 // (10 * hosts)), 10)
+    env = {"OVERSEER_MAX_RUNS_PER_HOST": str(per_host)}
     with start_cluster(root, agent, hosts=hosts, env=env, label="bench_multihost") as cluster:
         load = Load(cluster.hosts, cross=True)
         load.database_url = cluster.database_url
         numbers = measure(load, prompts, calls, timeout, cluster.workspace, database_url=cluster.database_url, db_path=None)
+        numbers["max_runs_per_host"] = per_host
+        with psycopg.connect(cluster.database_url, autocommit=True) as conn:
+            numbers["runs_per_host"] = dict(
+                conn.execute("SELECT executor_id, count(*) FROM dbos.workflow_status GROUP BY executor_id").fetchall()
+            )
         numbers["recovery"] = recovery(cluster.hosts, cluster.database_url)
     return numbers
 
