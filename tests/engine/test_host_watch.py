@@ -32,7 +32,9 @@ def database() -> Iterator[str]:
 def cut_watch_connection(url: str, host_id: str) -> int:
     with psycopg.connect(url, autocommit=True) as conn:
         rows = conn.execute(
-            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = %s",
+            # This test's database only: tests running side by side name their hosts alike.
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+            " WHERE application_name = %s AND datname = current_database()",
             (f"{APPLICATION_NAME}:{host_id}",),
         ).fetchall()
     return len(rows)

@@ -34,7 +34,9 @@ def executor_of(cluster: Cluster, session_id: str) -> str:
 def terminate_watch_connection(cluster: Cluster, host_id: str) -> None:
     with psycopg.connect(cluster.database_url, autocommit=True) as conn:
         rows = conn.execute(
-            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = %s",
+            # This test's database only: tests running side by side name their hosts alike.
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+            " WHERE application_name = %s AND datname = current_database()",
             (f"{APPLICATION_NAME}:{host_id}",),
         ).fetchall()
     assert rows == [(True,)], rows
