@@ -152,6 +152,9 @@ class PolicyEngine:
         self._entries = _entries(
             self.policies, policies_source or "config", defaults_named=policies_source is None
         )
+        self._resolved: dict[str, _PolicyEntry | None] = {}
+        """This engine's own entry for each tool name seen: its entries never change, and every
+        call of every session looks one up (mode policies differ per call and are not kept)."""
 
     def with_rules(self, extra: RuleSet) -> PolicyEngine:
         """A new engine with `extra` rules concatenated to these."""
@@ -175,7 +178,7 @@ class PolicyEngine:
         rules = RuleSet.concat(self.rules, session_rules)
         subject = Subject(call.name, call.arguments, call.workspace)
         mode_entries = _entries(mode_policies or {}, f"mode:{mode}" if mode else "mode")
-        entry = _resolve(call.name, mode_entries) or _resolve(call.name, self._entries)
+        entry = _resolve(call.name, mode_entries) or self._own_entry(call.name)
 
         decided, unchecked = _deny_or_ask(rules, subject)
         if decided is not None:
@@ -227,12 +230,21 @@ class PolicyEngine:
 
     def policy_for(self, name: str, mode_policies: Mapping[str, Policy] | None = None) -> Policy | None:
         """The policy that applies to a tool (mode policies first), or None."""
-        entry = _resolve(name, _entries(mode_policies or {}, "mode")) or _resolve(name, self._entries)
+        entry = _resolve(name, _entries(mode_policies or {}, "mode")) or self._own_entry(name)
         return None if entry is None else entry.policy
+
+    def _own_entry(self, name: str) -> _PolicyEntry | None:
+        try:
+            return self._resolved[name]
+        except KeyError:
+            if len(self._resolved) >= _RESOLVED_KEPT:  # names come from callers: keep the map bounded
+                self._resolved.clear()
+            entry = self._resolved[name] = _resolve(name, self._entries)
+            return entry
 
     def _write_allowed(self, paths: list[str], call: ToolCallView, mode_entries: list[_PolicyEntry]) -> bool:
         """A redirection inside the workspace is approved where writing files is `always_allow`."""
-        entry = _resolve(_WRITE_FILE, mode_entries) or _resolve(_WRITE_FILE, self._entries)
+        entry = _resolve(_WRITE_FILE, mode_entries) or self._own_entry(_WRITE_FILE)
         return (
             entry is not None
             and entry.policy == "always_allow"
@@ -301,6 +313,9 @@ def _entries(
         )
         for key, policy in policies.items()
     ]
+
+
+_RESOLVED_KEPT = 4096
 
 
 def _resolve(name: str, entries: list[_PolicyEntry]) -> _PolicyEntry | None:
