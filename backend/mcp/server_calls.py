@@ -58,8 +58,10 @@ class ServerCalls:
 
     async def _announce_roots(self, conn: Connection) -> None:
         """Tell a handshake-era server that its roots changed, if they did since it was last given them."""
+        if conn.roots_given is None or not conn.handshake_era:
+            return  # before `current()`, which sorts the workspaces in flight: most calls need not
         roots = self.roots.current()
-        if not conn.handshake_era or conn.roots_given is None or roots == conn.roots_given:
+        if roots == conn.roots_given:
             return
         conn.roots_given = roots
         # A dead stream is the call's to report, just below.
