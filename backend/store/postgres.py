@@ -217,21 +217,22 @@ class PostgresStore(PostgresApprovalStore, PostgresScheduleStore, PostgresWorkfl
             for session_id in sorted({x.session_id for x in (message, event) if x is not None}):
                 await conn.execute("SELECT pg_advisory_xact_lock(%s, hashtext(%s))", (SESSION_LOCK_CLASS, session_id))
             stored_message = stored_event = None
-            if message is not None:
+            if message is not None or event is not None:
+                # Both numbers in one round trip, after the locks (a statement sees what committed
+                # before it began, so the read may not share a statement with taking the lock).
                 cursor = await conn.execute(
-                    "SELECT COALESCE(MAX(idx), -1) + 1 FROM messages WHERE session_id = %s", (message.session_id,)
+                    "SELECT (SELECT COALESCE(MAX(idx), -1) + 1 FROM messages WHERE session_id = %s),"
+                    " (SELECT COALESCE(MAX(seq), 0) + 1 FROM events WHERE session_id = %s)",
+                    (None if message is None else message.session_id, None if event is None else event.session_id),
                 )
-                (idx,) = await cursor.fetchone()  # type: ignore[misc]
+                (idx, seq) = await cursor.fetchone()  # type: ignore[misc]
+            if message is not None:
                 stored_message = message.model_copy(update={"idx": idx})
                 await conn.execute(
                     "INSERT INTO messages (session_id, idx, data) VALUES (%s, %s, %s)",
                     (stored_message.session_id, idx, stored_message.model_dump_json()),
                 )
             if event is not None:
-                cursor = await conn.execute(
-                    "SELECT COALESCE(MAX(seq), 0) + 1 FROM events WHERE session_id = %s", (event.session_id,)
-                )
-                (seq,) = await cursor.fetchone()  # type: ignore[misc]
                 stored_event = event.model_copy(update={"seq": seq})
                 # The other hosts hear of it at this commit (backend/store/postgres_notify.py).
                 await conn.execute(

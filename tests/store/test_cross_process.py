@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import asyncio
 
-from backend.domain.models import Approval, Event, Message, utcnow
+from backend.domain.models import Approval, Event, Message, ToolCallRecord, utcnow
 
 
 def pending(approval_id: str = "a1") -> Approval:
@@ -28,6 +28,29 @@ async def test_two_stores_number_concurrent_appends_gaplessly(store_factory):
         assert sorted(m.idx for m in events[60:]) == list(range(20))
         assert [e.seq for e in await there.list_events("s1")] == list(range(1, 61))
         assert await here.last_seq("s1") == 60
+
+
+async def test_two_stores_finishing_calls_at_once_number_messages_and_events_gaplessly(store_factory):
+    # A finish numbers a message and an event in one transaction: both stay gapless and distinct.
+    async with store_factory() as here, store_factory() as there:
+        written = await asyncio.gather(
+            *(
+                writer.finish_tool_call(
+                    ToolCallRecord(id=f"c{i}", session_id="s1", name="t", arguments={}),
+                    Message(session_id="s1", role="tool", content=f"r{i}", tool_call_id=f"c{i}"),
+                    event=Event(session_id="s1", seq=0, type="tool.result", data={"id": f"c{i}"}),
+                )
+                for i in range(40)
+                for writer in [(here, there)[i % 2]]
+            )
+        )
+        assert sorted(w.message.idx for w in written) == list(range(40))
+        assert sorted(w.event.seq for w in written) == list(range(1, 41))
+        stored = {m.content: m.idx for m in await there.list_messages("s1")}
+        assert stored == {w.message.content: w.message.idx for w in written}
+        assert [e.data["id"] for e in await here.list_events("s1")] == [
+            w.event.data["id"] for w in sorted(written, key=lambda w: w.event.seq)
+        ]
 
 
 async def test_exactly_one_of_two_concurrent_answers_closes_an_approval(store_factory):
