@@ -11,12 +11,13 @@ import asyncio
 import contextlib
 import logging
 from collections import deque
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from backend.domain.models import EVENT_TYPES, Event, EventType
 from backend.store.base import Store
+from backend.store.ready import is_done
 
 log = logging.getLogger(__name__)
 
@@ -31,6 +32,9 @@ class Subscription:
 
     session_id: str | None
     maxsize: int
+    types: frozenset[str] | None = None
+    """Only these event types reach the feed (None: all): a follower of one kind of event is
+    not woken for every tool call of every session."""
     overflowed: bool = False
     closed: bool = False
     seen: dict[str, int] = field(default_factory=dict)
@@ -47,6 +51,8 @@ class Subscription:
             if event.seq <= self.seen.get(event.session_id, 0):
                 return
             self.seen[event.session_id] = event.seq
+        if self.types is not None and event.type not in self.types:
+            return
         if len(self._events) >= self.maxsize:
             self.overflowed = True
             self.close()
@@ -109,6 +115,10 @@ class _SessionLocks:
 
     def __init__(self) -> None:
         self._held: dict[str, _Held] = {}
+
+    def free(self, session_id: str) -> bool:
+        """Nobody holds or waits for the session's lock: taking it now does not wait."""
+        return session_id not in self._held
 
     def __call__(self, session_id: str) -> _Held:
         held = self._held.get(session_id)
@@ -175,26 +185,37 @@ class EventBus:
         data: dict[str, Any] | None = None,
         *,
         persist: Callable[[Event], Awaitable[Event]] | None = None,
+        whole: bool = False,
     ) -> Event:
         """Persist an event, then deliver it; delivery order equals seq order.
 
         `persist` writes the event together with other rows in one transaction (a store method
         that takes the event and returns it numbered); by default it is written alone.
+        A write, once begun, is never torn by a cancellation; with `whole`, neither is the wait
+        for the session's turn before it (a tool's result must be recorded even if a stop lands).
         An unknown type raises UnknownEventType and nothing is written.
         """
         check_event_type(type_)
+        if whole and not self._lock.free(session_id):
+            return await asyncio.shield(self.publish(session_id, type_, data, persist=persist))
+        # A free turn is taken without waiting; with a store that writes at once (SQLite's usual
+        # case) the whole publish then runs without yielding, so nothing can cut it short.
         async with self._lock(session_id):
             draft = Event(session_id=session_id, seq=0, type=type_, data=data or {})
-            writing = asyncio.ensure_future((persist or self._store.append_event)(draft))
-            try:
-                event = await asyncio.shield(writing)
-            except asyncio.CancelledError:
-                # A stop landed while the write was under way, and it may commit regardless:
-                # let it finish and deliver what it stored before the cancellation goes on,
-                # so no stored event is left undelivered (or the numbering torn).
-                with contextlib.suppress(Exception, asyncio.CancelledError):
-                    self._delivered(await writing)
-                raise
+            written = (persist or self._store.append_event)(draft)
+            if is_done(written):
+                event = await written
+            else:
+                writing = asyncio.ensure_future(written)
+                try:
+                    event = await asyncio.shield(writing)
+                except asyncio.CancelledError:
+                    # A stop landed while the write was under way, and it may commit regardless:
+                    # let it finish and deliver what it stored before the cancellation goes on,
+                    # so no stored event is left undelivered (or the numbering torn).
+                    with contextlib.suppress(Exception, asyncio.CancelledError):
+                        self._delivered(await writing)
+                    raise
             known = self._last_seq.get(event.session_id, 0 if event.seq == 1 else None)
             if not self.shared or known == event.seq - 1:
                 self._delivered(event)
@@ -263,9 +284,13 @@ class EventBus:
             if sub.session_id is None or sub.session_id == event.session_id:
                 sub.offer(event)
 
-    def subscribe(self, session_id: str | None = None, *, maxsize: int = 10_000) -> Subscription:
-        """Start receiving events published from now on."""
-        sub = Subscription(session_id=session_id, maxsize=maxsize)
+    def subscribe(
+        self, session_id: str | None = None, *, maxsize: int = 10_000, types: Iterable[EventType] | None = None
+    ) -> Subscription:
+        """Start receiving events published from now on (of `types` only, if given)."""
+        for type_ in types or ():
+            check_event_type(type_)
+        sub = Subscription(session_id=session_id, maxsize=maxsize, types=None if types is None else frozenset(types))
         self._subscribers.append(sub)
         return sub
 

@@ -41,6 +41,7 @@ class Publisher(Protocol):
         data: dict[str, Any] | None = None,
         *,
         persist: Callable[[Event], Awaitable[Event]] | None = None,
+        whole: bool = False,
     ) -> Event: ...
 
 

@@ -44,6 +44,7 @@ from backend.permissions.rules import RuleSet
 from backend.permissions.search_results import Redactor, search_redactor
 from backend.store.base import Store, Written
 from backend.store.media import MediaStore
+from backend.store.ready import then
 
 INTERRUPTED = (
     "The host restarted while this tool call was running. It was not run again: "
@@ -403,7 +404,7 @@ class ToolGate:
             session.session_id,
             "tool.started",
             {"id": record.id, "name": record.name, "arguments": record.arguments, "decision": record.decision},
-            persist=lambda event: _event_of(self.store.record_decision(allow, record, event=event)),
+            persist=lambda event: then(self.store.record_decision(allow, record, event=event), _event_of),
         )
         try:
             hidden = partial(self.policy.hides, workspace=session.workspace)
@@ -449,23 +450,22 @@ class ToolGate:
             is_error=result.is_error,
             media=media,
         )
-        # Shielded: a stop arriving mid-write must not leave the call half-recorded.
-        await asyncio.shield(
-            self.bus.publish(
-                record.session_id,
-                "tool.result",
-                {
-                    "id": record.id,
-                    "name": record.name,
-                    "status": status,
-                    "is_error": result.is_error,
-                    "text": result.text,
-                    "spilled_to": result.spilled_to,
-                    "media": [m.model_dump() for m in media],
-                    "structured": result.structured,
-                },
-                persist=lambda event: _event_of(self.store.finish_tool_call(record, message, event=event)),
-            )
+        # Whole: a stop arriving meanwhile must not leave the call half-recorded.
+        await self.bus.publish(
+            record.session_id,
+            "tool.result",
+            {
+                "id": record.id,
+                "name": record.name,
+                "status": status,
+                "is_error": result.is_error,
+                "text": result.text,
+                "spilled_to": result.spilled_to,
+                "media": [m.model_dump() for m in media],
+                "structured": result.structured,
+            },
+            persist=lambda event: then(self.store.finish_tool_call(record, message, event=event), _event_of),
+            whole=True,
         )
         return result
 
@@ -493,7 +493,6 @@ class ToolGate:
         await self.store.add_audit(AuditEntry.of(record, decision, by, detail, latency_ms, decider))
 
 
-async def _event_of(write: Awaitable[Written]) -> Event:
-    written = await write
+def _event_of(written: Written) -> Event:
     assert written.event is not None
     return written.event

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
@@ -49,7 +49,12 @@ def apply_decision(current: Session, decide: SessionDecision) -> Session | None:
 
 
 class Store(Protocol):
-    """Everything a restart must not lose."""
+    """Everything a restart must not lose.
+
+    The writes an event goes with are plain functions returning an awaitable: a store that
+    finished the write before returning gives a done future (`backend.store.ready`), which the
+    event bus then need not guard against a stop tearing it.
+    """
 
     async def open(self) -> None: ...
     async def close(self) -> None: ...
@@ -83,11 +88,13 @@ class Store(Protocol):
         ...
     async def delete_session(self, session_id: str) -> None: ...
 
-    async def add_message(self, message: Message) -> Message: ...
+    def add_message(self, message: Message) -> Awaitable[Message]: ...
     async def list_messages(self, session_id: str) -> list[Message]: ...
 
     async def save_tool_call(self, record: ToolCallRecord) -> None: ...
-    async def finish_tool_call(self, record: ToolCallRecord, result: Message, *, event: Event | None = None) -> Written:
+    def finish_tool_call(
+        self, record: ToolCallRecord, result: Message, *, event: Event | None = None
+    ) -> Awaitable[Written]:
         """Record a tool call's end, its result message (and its event) in one transaction."""
         ...
     async def list_tool_calls(self, session_id: str) -> list[ToolCallRecord]: ...
@@ -111,9 +118,9 @@ class Store(Protocol):
         ...
 
     async def add_audit(self, entry: AuditEntry) -> AuditEntry: ...
-    async def record_decision(
+    def record_decision(
         self, entry: AuditEntry, record: ToolCallRecord | None = None, *, event: Event | None = None
-    ) -> Written:
+    ) -> Awaitable[Written]:
         """Write an audit row and, in the same transaction, the tool call's new state (and event)."""
         ...
     async def list_audit(
@@ -122,7 +129,7 @@ class Store(Protocol):
         """Newest first, filtered by `query` (and `session_id`, kept for older callers)."""
         ...
 
-    async def append_event(self, event: Event) -> Event:
+    def append_event(self, event: Event) -> Awaitable[Event]:
         """Give the event the session's next seq and persist it."""
         ...
     async def last_seq(self, session_id: str) -> int: ...

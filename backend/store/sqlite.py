@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -29,7 +29,8 @@ from backend.store.base import NotFound, SessionDecision, Written, apply_decisio
 from backend.store.queries import SQLITE, AuditQuery, audit_where, session_where
 from backend.store.schema import MIGRATIONS, SCHEMA_VERSION
 from backend.store.sqlite_schedules import SqliteScheduleStore
-from backend.store.sqlite_thread import SqliteThread
+from backend.store.ready import failed, ready, then
+from backend.store.sqlite_thread import SqliteThread, Waits
 from backend.store.sqlite_workflows import SqliteWorkflowStore
 
 
@@ -168,17 +169,21 @@ class SqliteStore(SqliteScheduleStore, SqliteWorkflowStore):
 
     # messages and tool calls
 
-    async def _unit(
+    def _unit(
         self,
         statements: list[tuple[str, tuple[Any, ...]]] = [],  # noqa: B006 - never mutated
         *,
         message: Message | None = None,
         event: Event | None = None,
-    ) -> Written:
+    ) -> Awaitable[Written]:
         """Write statements plus an optional message and event as one transaction, in one hop.
 
         Message idx and event seq are the session's next numbers in the database, read inside the
         transaction, so they stay gapless and distinct whichever process writes.
+
+        When no write of this store is waiting and SQLite's lock is free, the write is done on
+        the spot and a done future comes back (see `backend.store.ready`); otherwise it waits its
+        turn, in order.
         """
 
         def work(conn: sqlite3.Connection) -> Written:
@@ -209,15 +214,31 @@ class SqliteStore(SqliteScheduleStore, SqliteWorkflowStore):
                 )
             return Written(message=stored_message, event=stored_event, row_id=row_ids[0] if row_ids else None)
 
+        single = statements[0] if message is None and event is None and len(statements) == 1 else None
+        if not self._lock.locked():
+            try:
+                if single is not None:
+                    cursor = self.db.execute_now(*single)
+                    if not isinstance(cursor, Waits):
+                        return ready(Written(row_id=cursor.lastrowid))
+                else:
+                    written = self.db.transaction_now(work)
+                    if not isinstance(written, Waits):
+                        return ready(written)
+            except Exception as exc:
+                return failed(exc)
+        return self._unit_in_turn(single, work)
+
+    async def _unit_in_turn(
+        self, single: tuple[str, tuple[Any, ...]] | None, work: Callable[[sqlite3.Connection], Written]
+    ) -> Written:
         async with self._lock:
-            if message is None and event is None and len(statements) == 1:
-                return Written(row_id=(await self.db.execute(*statements[0])).lastrowid)
+            if single is not None:
+                return Written(row_id=(await self.db.execute(*single)).lastrowid)
             return await self.db.transaction(work)
 
-    async def add_message(self, message: Message) -> Message:
-        written = await self._unit(message=message)
-        assert written.message is not None
-        return written.message
+    def add_message(self, message: Message) -> Awaitable[Message]:
+        return then(self._unit(message=message), _stored_message)
 
     async def list_messages(self, session_id: str) -> list[Message]:
         rows = await self._fetch_all("SELECT data FROM messages WHERE session_id = ? ORDER BY idx", (session_id,))
@@ -234,8 +255,10 @@ class SqliteStore(SqliteScheduleStore, SqliteWorkflowStore):
     async def save_tool_call(self, record: ToolCallRecord) -> None:
         await self._write(self._UPSERT_CALL, self._call_params(record))
 
-    async def finish_tool_call(self, record: ToolCallRecord, result: Message, *, event: Event | None = None) -> Written:
-        return await self._unit([(self._UPSERT_CALL, self._call_params(record))], message=result, event=event)
+    def finish_tool_call(
+        self, record: ToolCallRecord, result: Message, *, event: Event | None = None
+    ) -> Awaitable[Written]:
+        return self._unit([(self._UPSERT_CALL, self._call_params(record))], message=result, event=event)
 
     async def list_tool_calls(self, session_id: str) -> list[ToolCallRecord]:
         rows = await self._fetch_all(
@@ -312,9 +335,9 @@ class SqliteStore(SqliteScheduleStore, SqliteWorkflowStore):
     async def add_audit(self, entry: AuditEntry) -> AuditEntry:
         return entry.model_copy(update={"id": (await self.record_decision(entry)).row_id})
 
-    async def record_decision(
+    def record_decision(
         self, entry: AuditEntry, record: ToolCallRecord | None = None, *, event: Event | None = None
-    ) -> Written:
+    ) -> Awaitable[Written]:
         writes: list[tuple[str, tuple[Any, ...]]] = [
             (
                 "INSERT INTO audit (session_id, created_at, data) VALUES (?, ?, ?)",
@@ -323,7 +346,7 @@ class SqliteStore(SqliteScheduleStore, SqliteWorkflowStore):
         ]
         if record is not None:
             writes.append((self._UPSERT_CALL, self._call_params(record)))
-        return await self._unit(writes, event=event)
+        return self._unit(writes, event=event)
 
     async def list_audit(
         self, *, limit: int = 100, offset: int = 0, session_id: str | None = None, query: AuditQuery | None = None
@@ -343,13 +366,21 @@ class SqliteStore(SqliteScheduleStore, SqliteWorkflowStore):
         rows = await self._fetch_all("SELECT COALESCE(MAX(seq), 0) FROM events WHERE session_id = ?", (session_id,))
         return int(rows[0][0])
 
-    async def append_event(self, event: Event) -> Event:
-        written = await self._unit(event=event)
-        assert written.event is not None
-        return written.event
+    def append_event(self, event: Event) -> Awaitable[Event]:
+        return then(self._unit(event=event), _stored_event)
 
     async def list_events(self, session_id: str, *, since: int = 0, limit: int = 10_000) -> list[Event]:
         rows = await self._fetch_all(
             "SELECT data FROM events WHERE session_id = ? AND seq > ? ORDER BY seq LIMIT ?", (session_id, since, limit)
         )
         return [Event.model_validate_json(r[0]) for r in rows]
+
+
+def _stored_message(written: Written) -> Message:
+    assert written.message is not None
+    return written.message
+
+
+def _stored_event(written: Written) -> Event:
+    assert written.event is not None
+    return written.event

@@ -80,41 +80,43 @@ class SqliteThread:
             raise RuntimeError("store is not open")
         return await asyncio.get_running_loop().run_in_executor(self._executor, fn, *args)
 
+    def transaction_now(self, fn: Callable[[sqlite3.Connection], T]) -> T | Waits:
+        """`transaction(fn)` on the loop's thread if the write lock is free at once, else WAITS
+        (nothing of `fn` ran): then `transaction` is the way, on the worker thread."""
+        if self._inline is None:
+            return WAITS
+        try:
+            return _unit(self._inline, fn)
+        except sqlite3.OperationalError as exc:
+            # Only a refused BEGIN comes here (fn's own errors roll back and propagate as
+            # they are, and SQLite reports busy before anything of the unit ran).
+            if not _is_busy(exc) or self._inline.in_transaction:
+                raise
+        return WAITS
+
     async def transaction(self, fn: Callable[[sqlite3.Connection], T]) -> T:
         """Run `fn(conn)` inside BEGIN IMMEDIATE ... COMMIT, rolled back if it raises."""
+        done = self.transaction_now(fn)
+        if not isinstance(done, Waits):
+            return done
+        return await self.run(lambda: _unit(self.conn, fn))
 
-        def unit(conn: sqlite3.Connection) -> T:
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                result = fn(conn)
-            except BaseException:
-                conn.execute("ROLLBACK")
+    def execute_now(self, sql: str, params: tuple[Any, ...] = ()) -> sqlite3.Cursor | Waits:
+        """`execute` on the loop's thread if the write lock is free at once, else WAITS."""
+        if self._inline is None:
+            return WAITS
+        try:
+            return self._inline.execute(sql, params)
+        except sqlite3.OperationalError as exc:
+            if not _is_busy(exc):
                 raise
-            try:
-                conn.execute("COMMIT")
-            except BaseException:
-                conn.execute("ROLLBACK")
-                raise
-            return result
-
-        if self._inline is not None:
-            try:
-                return unit(self._inline)
-            except sqlite3.OperationalError as exc:
-                # Only a refused BEGIN comes here (fn's own errors roll back and propagate as
-                # they are, and SQLite reports busy before anything of the unit ran).
-                if not _is_busy(exc) or self._inline.in_transaction:
-                    raise
-        return await self.run(lambda: unit(self.conn))
+        return WAITS
 
     async def execute(self, sql: str, params: tuple[Any, ...] = ()) -> sqlite3.Cursor:
         """One statement in its own transaction (a write): inline when the write lock is free."""
-        if self._inline is not None:
-            try:
-                return self._inline.execute(sql, params)
-            except sqlite3.OperationalError as exc:
-                if not _is_busy(exc):
-                    raise
+        done = self.execute_now(sql, params)
+        if not isinstance(done, Waits):
+            return done
         return await self.run(self.conn.execute, sql, params)
 
     async def fetch_all(self, sql: str, params: tuple[Any, ...] = ()) -> list[Any]:
@@ -157,6 +159,28 @@ class SqliteThread:
             self._conn = None
         self._executor.shutdown(wait=True)
         self._executor = None
+
+
+class Waits:
+    """What a `*_now` call gives when SQLite's write lock is taken: the write has to wait for it."""
+
+
+WAITS = Waits()
+
+
+def _unit(conn: sqlite3.Connection, fn: Callable[[sqlite3.Connection], T]) -> T:
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        result = fn(conn)
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    try:
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    return result
 
 
 def _is_busy(exc: sqlite3.OperationalError) -> bool:

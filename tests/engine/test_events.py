@@ -153,3 +153,55 @@ async def test_events_of_one_session_keep_seq_order_when_published_concurrently(
     got = [await sub.get(timeout=1) for _ in range(20)]
     assert [e.seq for e in got] == list(range(1, 21))
     assert bus._lock._held == {}  # nothing kept once nobody holds a session's lock
+
+
+async def test_a_publish_whose_write_is_done_at_once_never_lets_the_loop_turn(bus):
+    # The embedded store commits on the loop's own thread and hands back a done future: the
+    # publish then has no point where a stop could land, and costs no extra turns of the loop.
+    turned = []
+    asyncio.get_running_loop().call_soon(turned.append, True)
+    sub = bus.subscribe("a")
+    event = await bus.publish("a", "notice", {"i": 1})
+    assert turned == []
+    assert sub.drain() == [event]
+    assert event.seq == 1
+
+
+async def test_a_whole_publish_that_waits_for_its_turn_is_written_even_if_its_caller_is_stopped(bus):
+    sub = bus.subscribe("a")
+    writing, release = asyncio.Event(), asyncio.Event()
+
+    async def slow(draft: Event) -> Event:
+        writing.set()
+        await release.wait()
+        return await bus._store.append_event(draft)
+
+    first = asyncio.create_task(bus.publish("a", "notice", {"i": 1}, persist=slow))
+    async with asyncio.timeout(5):
+        await writing.wait()
+    whole = asyncio.create_task(bus.publish("a", "tool.result", {"i": 2}, whole=True))
+    plain = asyncio.create_task(bus.publish("a", "notice", {"i": 3}))
+    await asyncio.sleep(0)  # both are now waiting for the session's turn
+    whole.cancel()
+    plain.cancel()
+    release.set()
+    async with asyncio.timeout(5):
+        await first
+        with pytest.raises(asyncio.CancelledError):
+            await whole
+        with pytest.raises(asyncio.CancelledError):
+            await plain
+        got = [await sub.get(timeout=5) for _ in range(2)]
+    assert [(e.seq, e.data) for e in got] == [(1, {"i": 1}), (2, {"i": 2})]  # the plain one was never written
+    assert [e.data for e in await bus.replay("a")] == [{"i": 1}, {"i": 2}]
+
+
+async def test_a_subscription_to_some_types_gets_only_those_and_keeps_its_place(bus):
+    approvals = bus.subscribe(None, types=["approval.requested"])
+    everything = bus.subscribe(None)
+    for type_ in ("notice", "approval.requested", "tool.started", "approval.requested"):
+        await bus.publish("a", type_)
+    assert [(e.type, e.seq) for e in approvals.drain()] == [("approval.requested", 2), ("approval.requested", 4)]
+    assert len(everything.drain()) == 4
+    with pytest.raises(UnknownEventType):
+        bus.subscribe(None, types=["approval.asked"])

@@ -140,6 +140,32 @@ async def test_a_failed_finish_writes_neither_the_record_nor_the_message(sqlite_
     assert (await store.add_message(clash)).idx == 1
 
 
+async def test_a_write_is_done_before_it_is_awaited_while_the_lock_is_free_and_waits_in_order_while_not(tmp_path):
+    # What lets the event bus skip its guard (backend/store/ready.py); the waiting path is the old one.
+    async with SqliteStore(tmp_path / "o.db") as store, SqliteStore(tmp_path / "o.db") as other:
+        first = store.append_event(Event(session_id="s1", seq=0, type="notice", data={"i": 1}))
+        assert isinstance(first, asyncio.Future) and first.done()  # nothing left to guard or wait for
+        assert (await first).seq == 1
+        # Another process holds SQLite's write lock: the writes wait for it, on the worker thread, in order.
+        other.db._inline.execute("BEGIN IMMEDIATE")
+        waiting = [store.append_event(Event(session_id="s1", seq=0, type="notice", data={"i": i})) for i in (2, 3)]
+        assert not any(isinstance(w, asyncio.Future) and w.done() for w in waiting)
+        running = [asyncio.ensure_future(w) for w in waiting]
+        other.db._inline.execute("COMMIT")
+        async with asyncio.timeout(10):
+            events = await asyncio.gather(*running)
+        assert [(e.seq, e.data["i"]) for e in events] == [(2, 2), (3, 3)]
+        # A write that failed at once fails where it is awaited, as a coroutine's would.
+        await store.db.execute("CREATE TRIGGER refuse BEFORE INSERT ON events BEGIN SELECT RAISE(ABORT, 'no'); END")
+        refused = store.record_decision(
+            AuditEntry(session_id="s1", tool_call_id="c1", tool_name="t", decision="allow", decided_by="policy"),
+            event=Event(session_id="s1", seq=0, type="notice"),
+        )
+        with pytest.raises(sqlite3.IntegrityError):
+            await refused
+        assert await store.list_audit() == []
+
+
 async def test_finishing_a_tool_call_writes_record_and_result_message_together(store):
     record = ToolCallRecord(id="c1", session_id="s1", name="mcp__x__y", status="running")
     await store.save_tool_call(record)
