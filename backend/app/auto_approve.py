@@ -64,7 +64,7 @@ class AutoApprover:
         while True:
             # Subscribed before the sweep, so an approval asked in between is seen by one or both
             # (a second answer is refused as closed, and changes nothing).
-            self._sub = sub = self._bus.subscribe(None)
+            self._sub = sub = self._bus.subscribe(None, types=["approval.requested"])
             for approval in await self._broker.pending():  # asked before a restart, or while cut off
                 await self.consider(approval)
             async for event in sub:

@@ -62,7 +62,7 @@ class PushNotifier:
 
     async def start(self) -> None:
         self._client = httpx.AsyncClient(timeout=SEND_TIMEOUT)
-        self._events = self.host.bus.subscribe(None)
+        self._events = self.host.bus.subscribe(None, types=["approval.requested", "approval.resolved"])
         self._follow = asyncio.create_task(self._follow_events(), name="push-events")
 
     async def aclose(self) -> None:

@@ -27,7 +27,7 @@ from backend.channels.telegram_inbox import Inbox
 from backend.channels.telegram_replies import ReplyStreams
 from backend.channels.telegram_state import TelegramState
 from backend.config import TelegramConfig
-from backend.domain.models import Approval, Event
+from backend.domain.models import Approval, Event, EventType
 from backend.engine.events import Subscription
 
 if TYPE_CHECKING:
@@ -39,6 +39,8 @@ BACKOFF_START, BACKOFF_LIMIT = 1.0, 60.0
 """Seconds between attempts while Telegram cannot be reached, doubling up to the limit."""
 CLOSE_GRACE = 5.0
 """Seconds a stop waits for the updates and events being handled."""
+FOLLOWED: list[EventType] = ["approval.requested", "approval.resolved", "token", "message", "session.status"]
+"""The events the bot acts on; the rest (every tool call's) it is not woken for."""
 _TOKEN_IN_URL = re.compile(r"/bot\d+:[A-Za-z0-9_-]+")
 
 
@@ -115,7 +117,7 @@ class TelegramChannel:
 
     async def start(self) -> None:
         # Subscribed before looking at what is pending, so no approval falls between the two.
-        self._events = self.host.bus.subscribe(None)
+        self._events = self.host.bus.subscribe(None, types=FOLLOWED)
         self._tasks = [
             asyncio.create_task(self._follow_events(), name="telegram-events"),
             asyncio.create_task(self._poll(), name="telegram-poll"),
@@ -199,7 +201,7 @@ class TelegramChannel:
         for approval in await self.host.broker.pending():
             await self.cards.send(approval)
 
-    async def _on_event(self, event: Event) -> None:
+    async def _on_event(self, event: Event) -> None:  # of the FOLLOWED types
         if event.type == "approval.requested":
             await self.cards.send(Approval.model_validate(event.data))
         elif event.type == "approval.resolved":
