@@ -2,45 +2,56 @@
 
 The embedded store commits a small write on the event loop's own thread when SQLite's write
 lock is free (see `sqlite_thread`), so the write is over before the caller awaits anything.
-Handing that back as a done future, not a coroutine, lets the event bus see it: a write still
+Handing that back as a `Done` awaitable, not a coroutine, lets the event bus see it: a write still
 under way it must run as a task behind a shield (a stop must not tear it), which costs two
 more turns of the loop per event; a finished one needs neither.
 """
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar
+from collections.abc import Awaitable, Callable, Generator
+from typing import Any, Generic, TypeVar
 
 T = TypeVar("T")
 U = TypeVar("U")
 
 
-def ready(value: T) -> asyncio.Future[T]:
-    future: asyncio.Future[T] = asyncio.get_running_loop().create_future()
-    future.set_result(value)
-    return future
+class Done(Generic[T]):
+    """An awaitable that gives `value` (or raises `error`) without waiting: lighter than a
+    finished asyncio future, which would also need the running loop to make."""
+
+    __slots__ = ("value", "error")
+
+    def __init__(self, value: T | None = None, error: BaseException | None = None) -> None:
+        self.value = value
+        self.error = error
+
+    def __await__(self) -> Generator[Any, None, T]:
+        if self.error is not None:
+            raise self.error
+        return self.value  # type: ignore[return-value]  # None only with an error
+        yield  # a generator, as __await__ must return an iterator; never reached
 
 
-def failed(exc: BaseException) -> asyncio.Future[Any]:
-    future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-    future.set_exception(exc)
-    return future
+def ready(value: T) -> Done[T]:
+    return Done(value)
+
+
+def failed(exc: BaseException) -> Done[Any]:
+    return Done(error=exc)
 
 
 def is_done(awaitable: Awaitable[Any]) -> bool:
-    """True for a future that holds its result (or error) already: awaiting it never waits."""
-    return isinstance(awaitable, asyncio.Future) and awaitable.done()
+    """True for a write that is over: awaiting it never waits."""
+    return isinstance(awaitable, Done)
 
 
 def then(awaitable: Awaitable[T], fn: Callable[[T], U]) -> Awaitable[U]:
     """`fn` of what `awaitable` gives, done at once when `awaitable` is."""
-    if is_done(awaitable):
-        assert isinstance(awaitable, asyncio.Future)
-        if awaitable.exception() is not None:
+    if isinstance(awaitable, Done):
+        if awaitable.error is not None:
             return awaitable  # type: ignore[return-value]  # the error, as it is
-        return ready(fn(awaitable.result()))
+        return Done(fn(awaitable.value))  # type: ignore[arg-type]
     return _then(awaitable, fn)
 
 

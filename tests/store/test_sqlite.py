@@ -12,6 +12,7 @@ import pytest
 
 from backend.domain.models import Approval, AuditEntry, Event, Message, Session, ToolCallRecord, utcnow
 from backend.store import NotFound, SqliteStore
+from backend.store.ready import is_done
 from backend.store.schema import SCHEMA_VERSION
 
 
@@ -144,12 +145,12 @@ async def test_a_write_is_done_before_it_is_awaited_while_the_lock_is_free_and_w
     # What lets the event bus skip its guard (backend/store/ready.py); the waiting path is the old one.
     async with SqliteStore(tmp_path / "o.db") as store, SqliteStore(tmp_path / "o.db") as other:
         first = store.append_event(Event(session_id="s1", seq=0, type="notice", data={"i": 1}))
-        assert isinstance(first, asyncio.Future) and first.done()  # nothing left to guard or wait for
+        assert is_done(first)  # nothing left to guard or wait for
         assert (await first).seq == 1
         # Another process holds SQLite's write lock: the writes wait for it, on the worker thread, in order.
         other.db._inline.execute("BEGIN IMMEDIATE")
         waiting = [store.append_event(Event(session_id="s1", seq=0, type="notice", data={"i": i})) for i in (2, 3)]
-        assert not any(isinstance(w, asyncio.Future) and w.done() for w in waiting)
+        assert not any(is_done(w) for w in waiting)
         running = [asyncio.ensure_future(w) for w in waiting]
         other.db._inline.execute("COMMIT")
         async with asyncio.timeout(10):
