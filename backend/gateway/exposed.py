@@ -33,6 +33,8 @@ class Reporter(Protocol):
 
 READY_TIMEOUT = 30.0
 """How long `tools/list` waits for the pool's servers to start (they start in the background)."""
+PROGRESS_DRAIN = 5.0
+"""Seconds a finished call waits for its last progress reports to reach the client."""
 
 
 def tool_listing(info: ToolInfo) -> wire.Tool:
@@ -146,7 +148,11 @@ class ExposedTools:
                 result = await self.host.gate.run(
                     session, GateCall(id=call_id, name=name, arguments=arguments)
                 )
-                tg.cancel_scope.cancel()
+                # The tool's last reports may still be in the feed (the result is recorded without
+                # the loop turning): pass them on before the result, then stop following. A client
+                # that stopped reading does not hold the result up for long.
+                self.host.bus.unsubscribe(events)
+                tg.cancel_scope.deadline = anyio.current_time() + PROGRESS_DRAIN
         finally:
             self.host.bus.unsubscribe(events)
         return call_result(result)
