@@ -7,6 +7,7 @@ from playwright.sync_api import expect
 
 from backend.domain.models import Usage
 from backend.testing import Reply
+from tests.e2e.dashboard import wait_session
 
 
 def test_spend_shows_per_session_and_in_settings_today_this_month_and_by_model(serve, new_page):
@@ -45,3 +46,20 @@ def test_a_budget_warns_at_eighty_percent_then_stops_the_session_with_its_reason
     expect(header).to_have_text("Stopped: budget reached")
     expect(page.get_by_test_id("session-stop-note")).to_contain_text("budget.per_session_usd")
     assert len(h.model.requests) == 1  # the second message never reached the model
+
+
+def test_a_budget_warning_is_still_shown_when_the_session_is_opened_after_it(serve, new_page):
+    # The warning lived only in the live feed: a view opened (or reloaded) after it never showed
+    # it, and under load the view of the test above sometimes opened after the warning went out.
+    h = serve([Reply(text="Still within budget.")], budget={"per_session_usd": 1.0})
+    session = h.call(h.host.runner.create(title="budgeted"))
+    h.call(h.host.runner.add_usage(session.id, Usage(cost_usd=0.85)))
+    h.call(h.host.runner.send(session.id, "go on"))
+    assert wait_session(h, session.id).status == "completed"
+    page = new_page(h, path=f"#/s/{session.id}")
+    expect(page.get_by_test_id("message-assistant").last).to_contain_text("Still within budget.")
+    expect(page.get_by_test_id("budget-warning")).to_have_count(1)
+    expect(page.get_by_test_id("budget-warning")).to_contain_text("85%")
+    page.reload()
+    expect(page.get_by_test_id("message-assistant").last).to_contain_text("Still within budget.")
+    expect(page.get_by_test_id("budget-warning")).to_have_count(1)

@@ -24,6 +24,9 @@ export interface TimelineNote {
   status?: string;
 }
 
+/** Notices that still matter when the view opens later: read back from the persisted events. */
+const KEPT_NOTICE_TYPES = ["budget.warning"];
+
 /** Ephemeral deltas of an answer being streamed: its text and its reasoning. */
 const DELTA_TYPES = ["token", "thinking.delta"];
 
@@ -89,6 +92,22 @@ export function notesFromEvents(events: LiveEvent[]): TimelineNote[] {
     if (note) notes.push(note);
   }
   return notes;
+}
+
+type Notice = DetailState["notices"][number];
+
+/** A retry, error or budget warning, as the view shows it below the transcript. */
+function noticeOf(event: LiveEvent): Notice {
+  const data = event.data ?? {};
+  const text = typeof data.message === "string" ? data.message : JSON.stringify(data);
+  const kind = event.type === "error" ? "error" : event.type === "budget.warning" ? "budget" : "retry";
+  return { seq: event.seq, kind, text };
+}
+
+function addNotices(notices: Notice[], more: Notice[]): Notice[] {
+  const seen = new Set(notices.map((n) => n.seq));
+  const fresh = more.filter((n) => !seen.has(n.seq));
+  return fresh.length ? [...notices, ...fresh].sort((a, b) => a.seq - b.seq) : notices;
 }
 
 function addNotes(notes: TimelineNote[], more: TimelineNote[]): TimelineNote[] {
@@ -244,12 +263,8 @@ function apply(state: DetailState, event: LiveEvent): DetailState {
     }
     case "model.retry":
     case "budget.warning":
-    case "error": {
-      const text = typeof data.message === "string" ? data.message : JSON.stringify(data);
-      const kind = event.type === "error" ? "error" : event.type === "budget.warning" ? "budget" : "retry";
-      if (state.notices.some((n) => n.seq === event.seq)) return state;
-      return { ...state, notices: [...state.notices, { seq: event.seq, kind, text }] };
-    }
+    case "error":
+      return { ...state, notices: addNotices(state.notices, [noticeOf(event)]) };
     default:
       return state;
   }
@@ -266,8 +281,9 @@ function reducer(state: DetailState, action: Action): DetailState {
     case "history": {
       // Notes the snapshot does not carry: events up to its last_seq (later ones arrive live).
       if (action.id !== state.id) return state;
-      const older = notesFromEvents(action.events.filter((e) => e.seq <= state.baseSeq));
-      return { ...state, notes: addNotes(state.notes, older) };
+      const older = action.events.filter((e) => e.seq <= state.baseSeq);
+      const kept = older.filter((e) => KEPT_NOTICE_TYPES.includes(e.type)).map(noticeOf);
+      return { ...state, notices: addNotices(state.notices, kept), notes: addNotes(state.notes, notesFromEvents(older)) };
     }
     case "deltas": {
       // What an answer in progress streamed before this view opened (the server's delta buffer).
@@ -324,9 +340,10 @@ export function useSessionDetail(id: string, epoch = 0): DetailState {
         if (cancelled) return;
         live.noteSnapshot(id, detail.last_seq ?? 0);
         dispatch({ type: "snapshot", id, detail });
-        // The timeline's notes live only in events: read the persisted ones once, and with them
-        // the deltas of an answer that was already streaming when the view opened.
-        return api.sessionEvents(id, 0, [...NOTE_TYPES, ...DELTA_TYPES]).then((events) => {
+        // The timeline's notes (and notices such as a budget warning) live only in events: read
+        // the persisted ones once, and with them the deltas of an answer that was already
+        // streaming when the view opened.
+        return api.sessionEvents(id, 0, [...NOTE_TYPES, ...KEPT_NOTICE_TYPES, ...DELTA_TYPES]).then((events) => {
           if (cancelled) return;
           dispatch({ type: "history", id, events: events.filter((e) => !e.ephemeral) });
           dispatch({ type: "deltas", id, events });
