@@ -52,7 +52,7 @@ class Store(Protocol):
     """Everything a restart must not lose.
 
     The writes an event goes with are plain functions returning an awaitable: a store that
-    finished the write before returning gives a done future (`backend.store.ready`), which the
+    finished the write before returning gives a `Done` awaitable (`backend.store.ready`), which the
     event bus then need not guard against a stop tearing it.
     """
 

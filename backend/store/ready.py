@@ -33,14 +33,6 @@ class Done(Generic[T]):
         yield  # a generator, as __await__ must return an iterator; never reached
 
 
-def ready(value: T) -> Done[T]:
-    return Done(value)
-
-
-def failed(exc: BaseException) -> Done[Any]:
-    return Done(error=exc)
-
-
 def is_done(awaitable: Awaitable[Any]) -> bool:
     """True for a write that is over: awaiting it never waits."""
     return isinstance(awaitable, Done)

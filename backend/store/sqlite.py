@@ -29,7 +29,7 @@ from backend.store.base import NotFound, SessionDecision, Written, apply_decisio
 from backend.store.queries import SQLITE, AuditQuery, audit_where, session_where
 from backend.store.schema import MIGRATIONS, SCHEMA_VERSION
 from backend.store.sqlite_schedules import SqliteScheduleStore
-from backend.store.ready import failed, ready, then
+from backend.store.ready import Done, then
 from backend.store.sqlite_thread import SqliteThread, Waits
 from backend.store.sqlite_workflows import SqliteWorkflowStore
 
@@ -182,7 +182,7 @@ class SqliteStore(SqliteScheduleStore, SqliteWorkflowStore):
         transaction, so they stay gapless and distinct whichever process writes.
 
         When no write of this store is waiting and SQLite's lock is free, the write is done on
-        the spot and a done future comes back (see `backend.store.ready`); otherwise it waits its
+        the spot and a `Done` awaitable comes back (see `backend.store.ready`); otherwise it waits its
         turn, in order.
         """
 
@@ -220,13 +220,13 @@ class SqliteStore(SqliteScheduleStore, SqliteWorkflowStore):
                 if single is not None:
                     cursor = self.db.execute_now(*single)
                     if not isinstance(cursor, Waits):
-                        return ready(Written(row_id=cursor.lastrowid))
+                        return Done(Written(row_id=cursor.lastrowid))
                 else:
                     written = self.db.transaction_now(work)
                     if not isinstance(written, Waits):
-                        return ready(written)
+                        return Done(written)
             except Exception as exc:
-                return failed(exc)
+                return Done(error=exc)
         return self._unit_in_turn(single, work)
 
     async def _unit_in_turn(

@@ -179,9 +179,18 @@ async def test_a_whole_publish_that_waits_for_its_turn_is_written_even_if_its_ca
     first = asyncio.create_task(bus.publish("a", "notice", {"i": 1}, persist=slow))
     async with asyncio.timeout(5):
         await writing.wait()
-    whole = asyncio.create_task(bus.publish("a", "tool.result", {"i": 2}, whole=True))
-    plain = asyncio.create_task(bus.publish("a", "notice", {"i": 3}))
-    await asyncio.sleep(0)  # both are now waiting for the session's turn
+    queued = [asyncio.Event(), asyncio.Event()]
+
+    async def queue(at: int, type_: EventType, data: dict[str, int], **how: bool) -> Event:
+        # The waiter wakes after this task's step, which runs the publish up to its wait for the turn.
+        queued[at].set()
+        return await bus.publish("a", type_, data, **how)
+
+    whole = asyncio.create_task(queue(0, "tool.result", {"i": 2}, whole=True))
+    plain = asyncio.create_task(queue(1, "notice", {"i": 3}))
+    async with asyncio.timeout(5):
+        for event in queued:
+            await event.wait()
     whole.cancel()
     plain.cancel()
     release.set()

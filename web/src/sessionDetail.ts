@@ -104,16 +104,11 @@ function noticeOf(event: LiveEvent): Notice {
   return { seq: event.seq, kind, text };
 }
 
-function addNotices(notices: Notice[], more: Notice[]): Notice[] {
-  const seen = new Set(notices.map((n) => n.seq));
+/** `items` with those of `more` it does not hold yet (by seq), in seq order. */
+function addBySeq<T extends { seq: number }>(items: T[], more: T[]): T[] {
+  const seen = new Set(items.map((n) => n.seq));
   const fresh = more.filter((n) => !seen.has(n.seq));
-  return fresh.length ? [...notices, ...fresh].sort((a, b) => a.seq - b.seq) : notices;
-}
-
-function addNotes(notes: TimelineNote[], more: TimelineNote[]): TimelineNote[] {
-  const seen = new Set(notes.map((n) => n.seq));
-  const fresh = more.filter((n) => !seen.has(n.seq));
-  return fresh.length ? [...notes, ...fresh].sort((a, b) => a.seq - b.seq) : notes;
+  return fresh.length ? [...items, ...fresh].sort((a, b) => a.seq - b.seq) : items;
 }
 
 export interface DetailState {
@@ -166,7 +161,7 @@ function apply(state: DetailState, event: LiveEvent): DetailState {
   if (NOTE_TYPES.has(event.type)) {
     const after = state.messages.length ? state.messages[state.messages.length - 1].idx : -1;
     const note = noteOf(event, after);
-    return note ? { ...state, notes: addNotes(state.notes, [note]) } : state;
+    return note ? { ...state, notes: addBySeq(state.notes, [note]) } : state;
   }
   switch (event.type) {
     case "token":
@@ -264,7 +259,7 @@ function apply(state: DetailState, event: LiveEvent): DetailState {
     case "model.retry":
     case "budget.warning":
     case "error":
-      return { ...state, notices: addNotices(state.notices, [noticeOf(event)]) };
+      return { ...state, notices: addBySeq(state.notices, [noticeOf(event)]) };
     default:
       return state;
   }
@@ -283,7 +278,7 @@ function reducer(state: DetailState, action: Action): DetailState {
       if (action.id !== state.id) return state;
       const older = action.events.filter((e) => e.seq <= state.baseSeq);
       const kept = older.filter((e) => KEPT_NOTICE_TYPES.includes(e.type)).map(noticeOf);
-      return { ...state, notices: addNotices(state.notices, kept), notes: addNotes(state.notes, notesFromEvents(older)) };
+      return { ...state, notices: addBySeq(state.notices, kept), notes: addBySeq(state.notes, notesFromEvents(older)) };
     }
     case "deltas": {
       // What an answer in progress streamed before this view opened (the server's delta buffer).
