@@ -5,14 +5,16 @@ Each change is checked in the store too, and a second dashboard sees it live (`s
 
 from __future__ import annotations
 
-from playwright.sync_api import Page, expect
+import threading
+
+from playwright.sync_api import Locator, Page, expect
 
 from backend.testing import Reply
 
 from .dashboard import calls, shell, start_session, wait_session
 
 
-def row(page: Page, session_id: str):
+def row(page: Page | Locator, session_id: str):
     return page.locator(f'[data-testid="session-row"][data-session-id="{session_id}"]')
 
 
@@ -99,6 +101,51 @@ def test_a_session_that_is_still_working_is_not_archived_and_the_menu_says_why(s
     page.get_by_test_id("session-archive").click()
     expect(page.get_by_test_id("session-menu-error")).to_contain_text("stop it or let it finish")
     assert stored(h, session.id).archived is False
+    h.call(h.host.runner.stop(session.id))
+
+
+def _held_until_it_asks(serve, new_page):
+    """A session whose model answer is held (listed under "Sessions", running) until `release`
+    is set; then it asks to run a command and moves to "Waiting for you"."""
+    release = threading.Event()
+    h = serve([Reply(tool_calls=[shell("echo waiting")], hang_after_chunks=1, release=release)])
+    page = new_page(h)
+    session = start_session(h)
+    h.model.wait_for_requests(1, timeout=60)
+    expect(row(page.get_by_test_id("session-list"), session.id)).to_be_visible()
+    return h, page, session, release
+
+
+def test_an_open_menu_stays_open_with_its_error_when_the_session_moves_to_waiting_for_you(serve, new_page):
+    h, page, session, release = _held_until_it_asks(serve, new_page)
+    try:
+        menu_of(page, session.id).click()
+        expect(page.get_by_test_id("session-archive")).to_be_visible()
+    finally:
+        release.set()
+    expect(row(page.get_by_test_id("waiting-group"), session.id)).to_be_visible()
+    expect(page.get_by_test_id("session-archive")).to_be_visible()  # drawn anew there, still open
+    page.get_by_test_id("session-archive").click()
+    expect(page.get_by_test_id("session-menu-error")).to_contain_text("stop it or let it finish")
+    h.call(h.host.runner.stop(session.id))
+    expect(row(page.get_by_test_id("session-list"), session.id)).to_be_visible()
+    expect(page.get_by_test_id("session-archive")).to_be_visible()  # and back again
+
+
+def test_a_title_being_typed_survives_the_session_moving_to_waiting_for_you(serve, new_page):
+    h, page, session, release = _held_until_it_asks(serve, new_page)
+    try:
+        row(page, session.id).locator(".session-title").dblclick()
+        page.get_by_test_id("rename-input").fill("Half a new na")
+    finally:
+        release.set()
+    waiting = page.get_by_test_id("waiting-group")
+    expect(waiting.get_by_test_id("rename-input")).to_have_value("Half a new na")
+    waiting.get_by_test_id("rename-input").press("End")
+    waiting.get_by_test_id("rename-input").press_sequentially("me")
+    waiting.get_by_test_id("rename-input").press("Enter")
+    expect(row(waiting, session.id)).to_contain_text("Half a new name")
+    assert stored(h, session.id).title == "Half a new name"
     h.call(h.host.runner.stop(session.id))
 
 

@@ -1,18 +1,36 @@
 // A sidebar row's housekeeping: rename in place (double-click the title, or the ⋯ menu) and
 // archive / unarchive. Only the session's owner and admins are offered them (the server checks too).
+//
+// What a row has open lives in the sidebar (`RowUi`), not in the row: a session that starts or
+// stops waiting moves between "Waiting for you" and the list and its row is drawn anew there, and
+// an open menu, its error or a title being typed must not vanish under the person's pointer.
 
 import { useEffect, useRef, useState } from "react";
 import { editSession } from "../housekeeping";
 import type { Session } from "../types";
 import "../housekeeping.css";
 
+/** The one row with something open: its ⋯ menu (and the error of its last action) or its title field. */
+export type RowUi =
+  | { id: string; open: "menu"; error: string | null }
+  | { id: string; open: "rename"; draft: string };
+
 function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
 /** The title as an input: Enter or leaving the field saves, Esc puts the old title back. */
-export function RenameField({ session, onDone }: { session: Session; onDone: () => void }) {
-  const [value, setValue] = useState(session.title);
+export function RenameField({
+  session,
+  value,
+  setValue,
+  onDone,
+}: {
+  session: Session;
+  value: string;
+  setValue: (value: string) => void;
+  onDone: () => void;
+}) {
   const [error, setError] = useState<string | null>(null);
   const [saving, setSaving] = useState(false);
   const cancelled = useRef(false);
@@ -68,28 +86,37 @@ export function RenameField({ session, onDone }: { session: Session; onDone: () 
   );
 }
 
-/** The ⋯ button and its menu: Rename, Archive or Unarchive. */
-export function SessionMenu({ session, onRename }: { session: Session; onRename: () => void }) {
-  const [open, setOpen] = useState(false);
-  const [error, setError] = useState<string | null>(null);
+/** The ⋯ button and its menu: Rename, Archive or Unarchive. `open` and `error` are the sidebar's. */
+export function SessionMenu({
+  session,
+  open,
+  error,
+  setMenu,
+  onRename,
+}: {
+  session: Session;
+  open: boolean;
+  error: string | null;
+  setMenu: (open: boolean, error?: string | null) => void;
+  onRename: () => void;
+}) {
   const root = useRef<HTMLDivElement>(null);
 
   useEffect(() => {
     if (!open) return;
     const close = (e: MouseEvent) => {
-      if (!root.current?.contains(e.target as Node)) setOpen(false);
+      if (!root.current?.contains(e.target as Node)) setMenu(false);
     };
     document.addEventListener("mousedown", close);
     return () => document.removeEventListener("mousedown", close);
-  }, [open]);
+  }, [open, setMenu]);
 
   const archive = async (archived: boolean) => {
     try {
       await editSession(session.id, { archived });
-      setOpen(false);
-      setError(null);
+      setMenu(false);
     } catch (e) {
-      setError(messageOf(e));
+      setMenu(true, messageOf(e));
     }
   };
 
@@ -103,10 +130,7 @@ export function SessionMenu({ session, onRename }: { session: Session; onRename:
         aria-haspopup="menu"
         aria-expanded={open}
         data-testid="session-menu"
-        onClick={() => {
-          setOpen(!open);
-          setError(null);
-        }}
+        onClick={() => setMenu(!open)}
       >
         ⋯
       </button>
@@ -115,7 +139,7 @@ export function SessionMenu({ session, onRename }: { session: Session; onRename:
           className="session-menu-list"
           role="menu"
           onKeyDown={(e) => {
-            if (e.key === "Escape") setOpen(false);
+            if (e.key === "Escape") setMenu(false);
           }}
         >
           <button
@@ -123,10 +147,7 @@ export function SessionMenu({ session, onRename }: { session: Session; onRename:
             role="menuitem"
             autoFocus
             data-testid="session-rename"
-            onClick={() => {
-              setOpen(false);
-              onRename();
-            }}
+            onClick={onRename}
           >
             Rename
           </button>

@@ -1,7 +1,7 @@
 // The sessions sidebar: "Waiting for you" pinned on top, then every session (sub-sessions under
 // their parent), a filter box and the new-session form.
 
-import { useEffect, useState } from "react";
+import { useCallback, useEffect, useState } from "react";
 import { api } from "../api";
 import { canManage, isActive } from "../housekeeping";
 import { formatCost, formatTokens, statusLabel } from "../format";
@@ -11,7 +11,7 @@ import { pendingCountBySession, pendingList, useAppState } from "../store";
 import type { Session } from "../types";
 import { AgentBadge } from "./Agents";
 import { NewSessionForm } from "./NewSessionForm";
-import { RenameField, SessionMenu } from "./SessionMenu";
+import { RenameField, SessionMenu, type RowUi } from "./SessionMenu";
 
 export function StatusBadge({ session, waiting }: { session: Session; waiting: number }) {
   const status = waiting > 0 ? "waiting_approval" : session.status;
@@ -33,14 +33,37 @@ function sessionName(session: Session): string {
   return session.title || `Session ${session.id.slice(0, 8)}`;
 }
 
-function SessionRow({ session, waiting, active, depth }: { session: Session; waiting: number; active: boolean; depth: number }) {
+function SessionRow({
+  session,
+  waiting,
+  active,
+  depth,
+  ui,
+  setUi,
+}: {
+  session: Session;
+  waiting: number;
+  active: boolean;
+  depth: number;
+  ui: RowUi | null;
+  setUi: (ui: RowUi | null) => void;
+}) {
   const { me } = useAppState();
-  const [renaming, setRenaming] = useState(false);
   const manage = canManage(me, session);
-  if (renaming) {
+  const rename = () => setUi({ id: session.id, open: "rename", draft: session.title });
+  const setMenu = useCallback(
+    (open: boolean, error: string | null = null) => setUi(open ? { id: session.id, open: "menu", error } : null),
+    [session.id, setUi],
+  );
+  if (ui?.open === "rename") {
     return (
       <li className="session-item">
-        <RenameField session={session} onDone={() => setRenaming(false)} />
+        <RenameField
+          session={session}
+          value={ui.draft}
+          setValue={(draft) => setUi({ ...ui, draft })}
+          onDone={() => setUi(null)}
+        />
       </li>
     );
   }
@@ -65,7 +88,7 @@ function SessionRow({ session, waiting, active, depth }: { session: Session; wai
           onDoubleClick={(e) => {
             if (!manage) return;
             e.preventDefault();
-            setRenaming(true);
+            rename();
           }}
         >
           {sessionName(session)}
@@ -83,7 +106,15 @@ function SessionRow({ session, waiting, active, depth }: { session: Session; wai
         )}
         <StatusBadge session={session} waiting={waiting} />
       </a>
-      {manage && <SessionMenu session={session} onRename={() => setRenaming(true)} />}
+      {manage && (
+        <SessionMenu
+          session={session}
+          open={ui?.open === "menu"}
+          error={ui?.open === "menu" ? ui.error : null}
+          setMenu={setMenu}
+          onRename={rename}
+        />
+      )}
     </li>
   );
 }
@@ -117,6 +148,7 @@ export function Sidebar({ route, onNavigate }: { route: Route; onNavigate: () =>
   const [filter, setFilter] = useState("");
   const [creating, setCreating] = useState(false);
   const [showArchived, setShowArchived] = useState(false);
+  const [ui, setUi] = useState<RowUi | null>(null); // see RowUi: kept here so a row that moves keeps it
   const found = useMessageSearch(filter);
   const counts = pendingCountBySession(state);
   const activeId = route.name === "session" ? route.id : null;
@@ -207,7 +239,15 @@ export function Sidebar({ route, onNavigate }: { route: Route; onNavigate: () =>
           </h2>
           <ul>
             {waiting.map((s) => (
-              <SessionRow key={s.id} session={s} waiting={counts[s.id] ?? 0} active={s.id === activeId} depth={0} />
+              <SessionRow
+                key={s.id}
+                session={s}
+                waiting={counts[s.id] ?? 0}
+                active={s.id === activeId}
+                depth={0}
+                ui={ui?.id === s.id ? ui : null}
+                setUi={setUi}
+              />
             ))}
           </ul>
         </section>
@@ -222,7 +262,15 @@ export function Sidebar({ route, onNavigate }: { route: Route; onNavigate: () =>
         ) : (
           <ul data-testid="session-list">
             {rows.map(({ session, depth }) => (
-              <SessionRow key={session.id} session={session} waiting={counts[session.id] ?? 0} active={session.id === activeId} depth={depth} />
+              <SessionRow
+                key={session.id}
+                session={session}
+                waiting={counts[session.id] ?? 0}
+                active={session.id === activeId}
+                depth={depth}
+                ui={ui?.id === session.id ? ui : null}
+                setUi={setUi}
+              />
             ))}
           </ul>
         )}
