@@ -10,6 +10,10 @@ from backend.testing.harness import scripted_host
 from backend.testing.script import Reply
 
 
+async def _a_run_that_ends_at_once() -> None:
+    return None
+
+
 class CountingHost:
     """A runner stand-in that records the runs it was asked for."""
 
@@ -18,7 +22,7 @@ class CountingHost:
 
     def run_here(self, session_id: str) -> asyncio.Task[None]:
         self.started.append(session_id)
-        return asyncio.create_task(asyncio.sleep(0))
+        return asyncio.create_task(_a_run_that_ends_at_once())
 
 
 async def test_local_placement_starts_each_run_in_this_process_at_once() -> None:

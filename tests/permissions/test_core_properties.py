@@ -166,6 +166,10 @@ class CoreMachine(RuleBasedStateMachine):
 
         return self.runner.run(go())
 
+    def settled(self) -> None:
+        """Nothing to run: only let the core settle after a change the test made directly."""
+        self.runner.run(settle(self.core, self.tools))
+
     def start(self, call: Call, *, resumed: bool) -> None:
         session, gate = self.core.sessions[call.session_id], self.core.gate
 
@@ -344,13 +348,13 @@ class CoreMachine(RuleBasedStateMachine):
         elif not add and text in rules:
             rules.remove(text)
         self.core.policy.set_permissions(permissions)
-        self.step(asyncio.sleep(0))
+        self.settled()
 
     @rule(policy=st.sampled_from(("ask", "ask", "always_allow", "deny")))
     def change_policy(self, policy: str) -> None:
         """An admin sets the shell tool's policy."""
         self.core.policy.set_policies({SHELL: policy})  # type: ignore[dict-item]
-        self.step(asyncio.sleep(0))
+        self.settled()
 
     @rule(seconds=st.sampled_from((120.0, 400.0, 700.0)), wake=st.booleans())
     def time_passes(self, seconds: float, wake: bool) -> None:
