@@ -14,6 +14,8 @@ BOOTSTRAP_FILES = ("AGENTS.md", "SOUL.md", "USER.md", "TOOLS.md")
 """What a person tells every agent, read from the workspace into each run's system prompt."""
 HEARTBEAT_FILE = "HEARTBEAT.md"
 """The heartbeat's task list, in the workspace."""
+WORKSPACE_SKILLS_DIR = ".overseer/skills"
+"""Where a workspace keeps its own skills, relative to its root (counted only once trusted)."""
 
 
 # Transcripts, the audit log, tool output and tokens live under the data dir: other users of the

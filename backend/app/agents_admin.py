@@ -57,7 +57,9 @@ class AgentAdmin:
         trial = self._settings.model_copy(update={"agents": entries})
         fresh = Agents.from_settings(trial, servers=self._servers(), modes=self._modes())
         with self._lock:
-            update_config_file(self._file, lambda data: data.__setitem__("agents", entries))
+            update_config_file(
+                self._file, lambda data: data.__setitem__("agents", entries), trust=self._settings.trust_store
+            )
             self._raw = entries
             self.agents.replace(fresh)
         return self.agents

@@ -30,6 +30,7 @@ class PolicyService:
 
     def __init__(self, settings: Settings) -> None:
         self._config_file: Path = settings.writable_config_file
+        self._trust = settings.trust_store  # a trusted workspace config stays trusted through our writes
         self._read_only_auto_allow = settings.read_only_auto_allow
         self._permissions = settings.permissions.model_copy(deep=True)
         self._policies: dict[str, PolicyValue] = dict(settings.policies)
@@ -56,7 +57,9 @@ class PolicyService:
         RuleSet.from_config(permissions.model_dump(), source="request", strict=True)
         engine = self._build(permissions, self._policies)
         with self._lock:
-            update_config_file(self._config_file, lambda data: data.__setitem__("permissions", permissions.model_dump()))
+            update_config_file(
+                self._config_file, lambda data: data.__setitem__("permissions", permissions.model_dump()), trust=self._trust
+            )
             self._permissions, self._engine = permissions.model_copy(deep=True), engine
         return self.permissions
 
@@ -65,7 +68,7 @@ class PolicyService:
         merged = {**self._policies, **policies}
         engine = self._build(self._permissions, merged)
         with self._lock:
-            update_config_file(self._config_file, lambda data: data.__setitem__("policies", merged))
+            update_config_file(self._config_file, lambda data: data.__setitem__("policies", merged), trust=self._trust)
             self._policies, self._engine = merged, engine
         return self.policies
 
@@ -79,7 +82,7 @@ class PolicyService:
             new = [r for r in rules if r not in self._permissions.allow]
             if not new:
                 return
-            append_allow_rules(self._config_file, new)
+            append_allow_rules(self._config_file, new, trust=self._trust)
             self._permissions.allow.extend(new)
             self._engine = self._engine.with_rules(RuleSet.from_config({"allow": new}, source="user"))
         log.info("always-allow rules %s written to %s", new, self._config_file)

@@ -54,6 +54,7 @@ class ServerAdmin:
     def __init__(self, *, settings: Settings, pool: McpPool) -> None:
         self._pool = pool
         self._config_file: Path = settings.writable_config_file
+        self._trust = settings.trust_store  # a trusted workspace config stays trusted through our writes
         self._configs: dict[str, McpServerConfig] = dict(settings.mcp_servers)
         self._entries = _initial_entries(self._config_file, self._configs)
         self.feed = ServerFeed(pool)
@@ -172,7 +173,7 @@ class ServerAdmin:
 
     def _write(self, name: str, entry: dict[str, Any] | None) -> None:
         try:
-            write_server_entry(self._config_file, name, entry)
+            write_server_entry(self._config_file, name, entry, trust=self._trust)
         except ConfigError as exc:
             raise Conflict(f"the config file cannot be changed: {exc}") from exc
         log.info("MCP server %r %s in %s", name, "removed" if entry is None else "written", self._config_file)

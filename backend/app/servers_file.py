@@ -20,6 +20,7 @@ import yaml
 
 from backend.config import ConfigError
 from backend.paths import private_dir, private_opener
+from backend.workspace_trust import TrustStore
 
 log = logging.getLogger(__name__)
 
@@ -32,8 +33,12 @@ def read_raw(path: Path) -> dict[str, Any]:
     """The file's mapping as written (no `${VAR}` expanded), or {} when there is no file."""
     if not path.is_file():
         return {}
+    return _raw_of(path.read_text(encoding="utf-8"), path)
+
+
+def _raw_of(text: str, path: Path) -> dict[str, Any]:
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        data = yaml.safe_load(text) or {}
     except yaml.YAMLError as exc:
         raise ConfigError(f"{path}: not valid YAML: {exc}") from exc
     if not isinstance(data, dict):
@@ -51,10 +56,17 @@ def raw_servers(data: dict[str, Any]) -> dict[str, Any]:
     return servers if isinstance(servers, dict) else {}
 
 
-def write_server_entry(path: Path, name: str, entry: dict[str, Any] | None) -> None:
-    """Set `mcpServers.<name>` to `entry` (None: remove it) in the config file at `path`."""
-    text = path.read_text(encoding="utf-8") if path.is_file() else ""
-    data = read_raw(path)
+def write_server_entry(
+    path: Path, name: str, entry: dict[str, Any] | None, *, trust: TrustStore | None = None
+) -> None:
+    """Set `mcpServers.<name>` to `entry` (None: remove it) in the config file at `path`.
+
+    With `trust`, a workspace config a person trusted stays trusted (an admin made this change).
+    """
+    before = path.read_bytes() if path.is_file() else b""
+    # Read once, with the newlines read_text would give: the trust check and the edit see the same text.
+    text = before.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")
+    data = _raw_of(text, path) if before else {}
     key = servers_key(data)
     expected = copy.deepcopy(data)
     servers = dict(raw_servers(expected))
@@ -72,6 +84,8 @@ def write_server_entry(path: Path, name: str, entry: dict[str, Any] | None) -> N
     with open(tmp, "w", encoding="utf-8", opener=private_opener) as out:  # it may hold tokens
         out.write(edited)
     os.replace(tmp, path)
+    if trust is not None:
+        trust.keep_trust(path, before=before, after=edited.encode("utf-8"))
 
 
 def _means(text: str, expected: dict[str, Any], key: str) -> bool:

@@ -10,7 +10,17 @@ session", `--approve all` and the auto-approve switch (neither answers such a qu
 still denies without asking. An answer meant to stand ("for this session", "always") counts as
 once, and an edit that points an approved call at an instruction file the question did not name
 refuses the call. The memory server keeps writing memory/MEMORY.md through its own tools.
-An admin relaxes this with `protect_bootstrap` in the config (false, or a list of files).
+
+The workspace's own host configuration counts as instructions too (issue 29, item 6): its
+`overseer.yaml` (rules, servers, this very switch), `.mcp.json` (the servers Claude Code's engine
+reads) and anything under `.overseer/skills/` (an always-on skill is in every prompt) or
+`.overseer/modes/`; not `.overseer/spill/`, the host's own scratch for long tool output.
+
+An admin relaxes this with `protect_bootstrap` in the config (false, or a list of files). That
+lifts the question only. For the workspace's config and skills the real guard is the trust hash
+(backend/workspace_trust.py): whatever was written, with or without a question, the next
+`overseer run` and the next prompt leave a changed `overseer.yaml` or skill out until a person
+trusts its new content, and no setting turns that off.
 """
 
 from __future__ import annotations
@@ -22,19 +32,30 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from backend.domain.models import Approval, Decision
-from backend.paths import BOOTSTRAP_FILES, HEARTBEAT_FILE
+from backend.config import CONFIG_FILE_NAME
+from backend.paths import BOOTSTRAP_FILES, HEARTBEAT_FILE, WORKSPACE_SKILLS_DIR
 from backend.permissions.bootstrap_writes import written_files
 from backend.permissions.narrow import narrow_rules_for
 from backend.permissions.policy import Evaluation, ToolCallView
 from mcp_servers.memory.files import MEMORY_DIR, MEMORY_FILE
 
+MCP_JSON = ".mcp.json"
+"""Claude Code's project servers file, read by the claude-sdk engine with `project` settings."""
+WORKSPACE_MODES_DIR = ".overseer/modes"
+"""A workspace's own modes: nothing reads them yet (modes are the built-ins and the data dir's),
+guarded already so that a reader, when there is one, starts behind the question."""
 INSTRUCTION_FILES: tuple[str, ...] = (
     *BOOTSTRAP_FILES,
     MEMORY_FILE,
     f"{MEMORY_DIR}/{MEMORY_FILE}",
     HEARTBEAT_FILE,
+    CONFIG_FILE_NAME,
+    MCP_JSON,
+    f"{WORKSPACE_SKILLS_DIR}/",
+    f"{WORKSPACE_MODES_DIR}/",
 )
-"""Workspace-relative: the files protected unless the config's `protect_bootstrap` says otherwise."""
+"""Workspace-relative: the files protected unless the config's `protect_bootstrap` says otherwise.
+A name ending in `/` is a folder: every file under it counts."""
 CHANGE_PREFIX = "The agent wants to change its own instructions: "
 """How every such question's reason starts; the terminal and the dashboard recognise it by this."""
 SOURCE = "protect_bootstrap"
@@ -83,7 +104,7 @@ class BootstrapGuard:
         if setting is True:
             names = INSTRUCTION_FILES
         else:
-            names = tuple(dict.fromkeys(os.path.normpath(n) for n in setting))
+            names = tuple(dict.fromkeys(_normalised(n) for n in setting))
         fallbacks = [str(data_dir / n) for n in names if data_dir is not None and n in FALLBACK_FILES]
         return cls(files=(*names, *fallbacks))
 
@@ -99,6 +120,11 @@ class BootstrapGuard:
     def touched(self, view: ToolCallView) -> tuple[str, ...]:
         """The protected files (as configured) this call may write, in configured order."""
         return written_files(self.files, view)
+
+
+def _normalised(name: str) -> str:
+    # `./a//b/` is `a/b/`: a folder keeps the `/` that makes it one.
+    return os.path.normpath(name) + ("/" if name.endswith("/") else "")
 
 
 def recheck(asked: Evaluation, again: Evaluation, arguments: dict[str, object]) -> Evaluation:

@@ -2,7 +2,8 @@
 
 - A file tool's write, or any tool that may change something (not read-only), whose path-like
   argument resolves to one: relative, `./`, `..` and symlinks resolved both ways, as the rules'
-  own path matching does (`path_candidates`).
+  own path matching does (`path_candidates`). A protected name ending in `/` is a folder
+  (`.overseer/skills/`): any path inside it counts, and the folder itself.
 - A shell command, cut by the rules' own parser (`analyse_command`): a redirection to one; an
   argument naming one for any program that is not a known reader (or a folder holding one, for
   rm, mv, rsync, `find -delete`, `git checkout`...; for cp, ln and install only what they write);
@@ -72,7 +73,8 @@ _INTERPRETERS = frozenset(
 
 def written_files(files: Sequence[str], view: ToolCallView) -> tuple[str, ...]:
     """Those of `files` the call may write, in the order given. A relative name is in the workspace;
-    an absolute one (a file the prompt falls back to, in the data dir) is found by its path only."""
+    an absolute one (a file the prompt falls back to, in the data dir) is found by its path only;
+    a name ending in `/` is a folder, written when anything inside it is."""
     if not files:
         return ()
     if view.name == SHELL_TOOL:
@@ -104,9 +106,13 @@ class _Finder:
         self.workspace = workspace
         self.hits: set[str] = set()
         root, real_root = os.path.normpath(workspace), os.path.realpath(workspace)
-        self._targets = {name: _spellings(root, real_root, name) for name in files}
+        self._targets = {name: _spellings(root, real_root, name.rstrip("/")) for name in files}
+        self._folders = frozenset(name for name in files if name.endswith("/"))
         self._holder_sets: dict[str, set[str]] | None = None
-        self._mentions = {n: _mention_pattern(os.path.basename(n)) for n in files if not os.path.isabs(n)}
+        # A folder is mentioned by its own name (`skills` in `cd .overseer && echo x > skills/a`).
+        self._mentions = {
+            n: _mention_pattern(os.path.basename(n.rstrip("/"))) for n in files if not os.path.isabs(n)
+        }
 
     @property
     def _holders(self) -> dict[str, set[str]]:
@@ -123,13 +129,19 @@ class _Finder:
                 candidates = path_candidates(expanded, self.workspace) or []
                 for name in self._targets:
                     spots = self._targets[name] | (self._holders[name] if holders else set())
-                    if spots.intersection(candidates):
+                    inside = name in self._folders and any(
+                        _inside(candidate, folder) for candidate in candidates for folder in self._targets[name]
+                    )
+                    if inside or spots.intersection(candidates):
                         self.hits.add(name)
             elif GLOB.match(expanded):
                 patterns = path_candidates(expanded, self.workspace) or []
                 for name in self._targets:
                     spots = self._targets[name] | (self._holders[name] if holders else set())
-                    if any(fnmatchcase(spot, pattern) for spot in spots for pattern in patterns):
+                    inside = name in self._folders and any(
+                        _may_match_inside(pattern, folder) for pattern in patterns for folder in self._targets[name]
+                    )
+                    if inside or any(fnmatchcase(spot, pattern) for spot in spots for pattern in patterns):
                         self.hits.add(name)
             else:
                 self.mentioned(expanded)
@@ -143,6 +155,8 @@ class _Finder:
         for write in analysis.writes:
             if write.path is None or (analysis.changes_directory and not write.path.startswith("/")):
                 uncertain = True  # known only when the command runs
+                if write.path is None and GLOB.match(write.raw) and not analysis.changes_directory:
+                    self.value(write.raw)  # bash expands a glob in a redirection that names one file
             else:
                 self.value(write.path)
         for part in analysis.parts:
@@ -242,6 +256,20 @@ def _spellings(root: str, real_root: str, name: str) -> set[str]:
         if os.path.islink(current):
             return {written, os.path.realpath(written)}
     return {written, current}
+
+
+def _inside(path: str, folder: str) -> bool:
+    """Whether `path` lies under `folder` (both normalised and absolute)."""
+    return path.startswith(folder.rstrip("/") + "/")
+
+
+def _may_match_inside(pattern: str, folder: str) -> bool:
+    """Whether a shell glob may expand to something under `folder`: it has more parts than the
+    folder, and each of the folder's parts matches the pattern's part in its place."""
+    parts, folder_parts = pattern.split("/"), folder.rstrip("/").split("/")
+    return len(parts) > len(folder_parts) and all(
+        fnmatchcase(name, part) for name, part in zip(folder_parts, parts, strict=False)
+    )
 
 
 def _parents(path: str) -> Iterable[str]:

@@ -1,7 +1,10 @@
 """The skill catalog: skills from the workspace, the data dir and the built-ins, merged by precedence.
 
-Nothing is cached: every `list` reads the folders afresh, so a SKILL.md edited by hand (or by
-the model through the file server) counts from the next prompt on.
+Nothing is cached: every `list` reads the folders afresh, so a SKILL.md edited by hand counts
+from the next prompt on. A workspace's own skills count only as a person trusted them (the hash
+of `.overseer/skills/` recorded by `overseer trust`, backend/workspace_trust.py): the model can
+write that folder, and an always-on skill is in every system prompt. New or changed, the
+workspace's skills are left out, with a warning saying how to trust them.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from backend.frontmatter import parse_front_matter
+from backend.paths import WORKSPACE_SKILLS_DIR
 from backend.skills.model import (
     MAX_SKILL_CHARS,
     SKILL_FILE,
@@ -25,15 +29,18 @@ from backend.skills.model import (
     SkillSource,
     UnknownSkill,
 )
+from backend.workspace_trust import TrustStore, folder
 
-WORKSPACE_SKILLS = Path(".overseer") / "skills"
+WORKSPACE_SKILLS = Path(WORKSPACE_SKILLS_DIR)
 """Where a workspace keeps its own skills, relative to the workspace root."""
 
 
 class SkillCatalog:
     """Finds, checks, saves and deletes skills.
 
-    `environ` and `which` decide whether requirements are met; tests inject them.
+    `environ` and `which` decide whether requirements are met; tests inject them. `trust` holds
+    the workspace skill folders a person trusted; by default the store of the data dir that holds
+    `user_dir` (the host keeps its skills in `<data dir>/skills`).
     """
 
     def __init__(
@@ -43,11 +50,13 @@ class SkillCatalog:
         *,
         environ: Mapping[str, str] | None = None,
         which: Callable[[str], str | None] = shutil.which,
+        trust: TrustStore | None = None,
     ) -> None:
         self.builtin_dir = builtin_dir.expanduser()
         self.user_dir = user_dir.expanduser()
         self._environ = environ
         self._which = which
+        self.trust = trust or TrustStore.in_data_dir(self.user_dir.parent)
 
     def list(self, workspace: Path | None = None) -> list[Skill]:
         """Every skill, one per name (the highest source wins), sorted by name."""
@@ -117,10 +126,18 @@ class SkillCatalog:
         return [self.user_dir, self.builtin_dir]
 
     def _sources(self, workspace: Path | None) -> Iterator[tuple[SkillSource, Path]]:
-        if workspace is not None:
+        if workspace is not None and self._trusted(workspace.expanduser()):
             yield "workspace", workspace.expanduser() / WORKSPACE_SKILLS
         yield "user", self.user_dir
         yield "builtin", self.builtin_dir
+
+    def _trusted(self, workspace: Path) -> bool:
+        """Whether the workspace's skills folder is as a person trusted it (an empty one needs no trust)."""
+        found = folder(workspace / WORKSPACE_SKILLS)
+        if found is None or self.trust.is_trusted(found):
+            return True
+        self.trust.warn_once(found, consequence="the skills in it are left out", trust_in=workspace.resolve())
+        return False
 
     def _read(self, folder: Path, source: SkillSource) -> Skill:
         folder = folder.absolute()

@@ -6,15 +6,20 @@ from pathlib import Path
 
 import pytest
 
+from backend.workspace_trust import TrustStore, folder
+
 pytestmark = pytest.mark.asyncio(loop_scope="module")  # the shared pool's loop (conftest.py)
 
 SKILL = "---\ndescription: Take notes in Markdown.\n---\nWrite notes as bullet points.\n"
 
 
-def workspace_skill(workspace: Path, name: str, description: str) -> None:
-    folder = workspace / ".overseer" / "skills" / name
-    folder.mkdir(parents=True)
-    (folder / "SKILL.md").write_text(f"---\ndescription: {description}\n---\nbody\n")
+def workspace_skill(workspace: Path, name: str, description: str, *, trusted_in: Path) -> None:
+    """Write a workspace skill, and trust the workspace's skills as `overseer trust` would (in the
+    host's data dir `trusted_in`): untrusted, they are left out."""
+    skills = workspace / ".overseer" / "skills"
+    (skills / name).mkdir(parents=True)
+    (skills / name / "SKILL.md").write_text(f"---\ndescription: {description}\n---\nbody\n")
+    TrustStore.in_data_dir(trusted_in).trust(folder(skills))
 
 
 async def test_a_skill_is_saved_listed_read_and_deleted(api):
@@ -37,7 +42,8 @@ async def test_a_skill_is_saved_listed_read_and_deleted(api):
 
 
 async def test_the_default_workspace_s_skills_override_the_others(api):
-    workspace_skill(api.host.settings.resolved_workspace, "summarize", "This repo's summaries.")
+    workspace = api.host.settings.resolved_workspace
+    workspace_skill(workspace, "summarize", "This repo's summaries.", trusted_in=api.host.data_dir)
     skill = (await api.client.get("/api/skills/summarize")).json()
     assert (skill["source"], skill["description"], skill["shadows"]) == (
         "workspace",
@@ -48,7 +54,7 @@ async def test_the_default_workspace_s_skills_override_the_others(api):
 
 async def test_another_workspace_is_chosen_by_query(api, tmp_path):
     other = tmp_path / "other"
-    workspace_skill(other, "deploy", "Deploy this one.")
+    workspace_skill(other, "deploy", "Deploy this one.", trusted_in=api.host.data_dir)
     listed = await api.client.get("/api/skills", params={"workspace": str(other)})
     assert "deploy" in [s["name"] for s in listed.json()]
     assert "deploy" not in [s["name"] for s in (await api.client.get("/api/skills")).json()]

@@ -13,6 +13,7 @@ from backend.agents import UnknownAgent
 from backend.domain.models import Decision
 from backend.mcp.pool import McpPool
 from backend.skills.catalog import WORKSPACE_SKILLS
+from backend.workspace_trust import folder
 from backend.testing import Reply, ScriptedToolCall
 from backend.domain.models import Session
 from backend.testing.harness import Harness, scripted_host
@@ -96,6 +97,7 @@ async def test_each_agents_prompt_carries_its_own_bootstrap_files_memory_and_ski
     skill.mkdir(parents=True)
     (skill / "SKILL.md").write_text("---\nname: alpha-only\ndescription: ALPHA-SKILL\n---\nDo alpha things.\n")
     async with scripted_host(tmp_path, [Reply(text="a"), Reply(text="b")], pool=pool, **settings) as h:
+        h.host.skills.trust.trust(folder(skill.parent))  # as `overseer trust` would: untrusted, it is left out
         await h.run("hi", agent="alpha")
         await h.run("hi", agent="beta")
         alpha_prompt, beta_prompt = (r.system or "" for r in h.model.requests)

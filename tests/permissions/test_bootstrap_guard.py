@@ -65,6 +65,23 @@ def test_an_allowed_write_to_an_instruction_file_becomes_a_question_that_says_so
     assert verdict.source == "protect_bootstrap"
 
 
+@pytest.mark.parametrize("path", ["overseer.yaml", ".overseer/skills/a/SKILL.md"])
+def test_an_allowed_write_to_the_workspaces_own_config_or_skills_asks_as_an_instruction_change(path):
+    verdict = BootstrapGuard().review(call(WRITE, path=path, content="x"), ALLOWED)
+    assert isinstance(verdict, InstructionChange) and verdict.verdict == "ask"
+    assert verdict.reason.startswith(CHANGE_PREFIX)
+
+
+def test_the_hosts_own_scratch_under_dot_overseer_is_not_an_instruction_change():
+    assert BootstrapGuard().review(call(WRITE, path=".overseer/spill/x", content="x"), ALLOWED) is ALLOWED
+
+
+def test_a_protected_folder_named_in_the_config_keeps_its_trailing_slash():
+    guard = BootstrapGuard.from_setting(["./.overseer/skills/", "docs//RULES.md"])
+    assert guard.files == (".overseer/skills/", "docs/RULES.md")
+    assert guard.touched(call(WRITE, path=".overseer/skills/a/SKILL.md", content="x")) == (".overseer/skills/",)
+
+
 def test_a_deny_stays_a_deny_and_other_calls_keep_their_verdict():
     denied = Evaluation(verdict="deny", reason="deny rule Edit(AGENTS.md) (user)")
     guard = BootstrapGuard()

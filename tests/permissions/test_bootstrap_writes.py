@@ -173,3 +173,40 @@ def test_a_workspace_or_folder_reached_through_a_symlink_is_the_same_place(tmp_p
     (real / "notes").mkdir()
     os.symlink(real / "notes", real / "memory")
     assert writes(call(WRITE, real, path="notes/MEMORY.md", content="x")) == ("memory/MEMORY.md",)
+
+
+@pytest.mark.parametrize(
+    ("path", "expected"),
+    [
+        ("overseer.yaml", ("overseer.yaml",)),
+        (".mcp.json", (".mcp.json",)),
+        (".overseer/skills/a/SKILL.md", (".overseer/skills/",)),
+        ("./.overseer/skills/a/scripts/run.sh", (".overseer/skills/",)),
+        (".overseer/modes/mine.md", (".overseer/modes/",)),
+        (".overseer/spill/call-1.txt", ()),
+        (".overseer/memory-index.sqlite", ()),
+        ("docs/overseer.yaml", ()),
+        (".overseer/skillset/x", ()),
+    ],
+)
+def test_the_workspaces_own_host_configuration_counts_folders_by_everything_inside(path, expected):
+    assert writes(call(WRITE, path=path, content="x")) == expected
+
+
+@pytest.mark.parametrize(
+    ("command", "expected"),
+    [
+        ("echo x > .overseer/skills/a/SKILL.md", (".overseer/skills/",)),
+        ("mkdir -p .overseer/skills/new", (".overseer/skills/",)),
+        ("cp /tmp/evil.md .overseer/skills/a/", (".overseer/skills/",)),
+        ("cd .overseer && echo x > skills/a/SKILL.md", (".overseer/skills/",)),
+        ("echo x > .overseer/*/a/SKILL.md", (".overseer/skills/", ".overseer/modes/")),
+        ("rm -rf .overseer", (".overseer/skills/", ".overseer/modes/")),
+        ("tee overseer.yaml < /tmp/x", ("overseer.yaml",)),
+        ("rm -rf .overseer/spill", ()),
+        ("echo x > .overseer/spill/out.txt", ()),
+        ("cat .overseer/skills/a/SKILL.md", ()),
+    ],
+)
+def test_a_shell_command_reaching_into_an_instruction_folder_names_it(command, expected):
+    assert writes(shell(command)) == expected

@@ -1,7 +1,8 @@
 """Skills: list and read them (as a workspace sees them), save and delete the person's own.
 
 Saved skills go to the data dir's `skills/`, where they override built-ins of the same name.
-A workspace's own skills (`.overseer/skills/`) are files in that workspace, edited there.
+A workspace's own skills (`.overseer/skills/`) are files in that workspace, edited there, and
+listed only while a person trusts the folder as it is (/api/workspace-trust, `overseer trust`).
 """
 
 from __future__ import annotations
