@@ -58,6 +58,8 @@ bench: install chromium web
 	$(BIN)/python bench/tool_selection_embeddings.py
 	$(BIN)/python bench/event_bridge.py
 	$(BIN)/python bench/multihost.py
+	$(BIN)/python bench/sandbox.py
+	$(BIN)/python bench/sandbox_questions.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info web/dist web/node_modules

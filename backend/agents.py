@@ -21,6 +21,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from backend.sandbox.config import AgentSandbox
 from backend.config import ConfigError, PermissionsConfig, Settings
 from backend.domain.errors import NotFound
 from backend.permissions.agent_fence import DEFAULT_FOLDER
@@ -52,6 +53,8 @@ class AgentConfig(BaseModel):
     """The configured MCP servers it may use; default all."""
     permissions: PermissionsConfig = Field(default_factory=PermissionsConfig)
     """Rules added to the global ones for its sessions; deny still wins."""
+    sandbox: AgentSandbox | None = None
+    """Its commands' network allowlist (added to the host's) and `auto_allow`."""
 
     @field_validator("id")
     @classmethod

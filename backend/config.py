@@ -1,15 +1,18 @@
 """Settings: environment (`OVERSEER_*`) over `overseer.yaml` over defaults.
 
-`overseer.yaml` is read from the current directory or, failing that, the data dir. `${VAR}` and
-`${VAR:-default}` are expanded in it before validation, so secrets stay in the environment.
+`overseer.yaml` is the one `$OVERSEER_CONFIG` names, else the current directory's if a person
+trusted it (backend/workspace_trust.py: the agent may have written it), else the data dir's.
+`${VAR}` and `${VAR:-default}` are expanded in it before validation, so secrets stay in the
+environment.
 """
 
 from __future__ import annotations
 
 import os
 import re
-from pathlib import Path
 from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import yaml
@@ -27,10 +30,12 @@ from pydantic.fields import FieldInfo
 from pydantic_core import PydanticCustomError
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
+from backend.sandbox.config import SandboxConfig
 from backend.domain.errors import Invalid
 from backend.host_identity import check_host_id, default_host_id
 from backend.mcp.config import McpServerConfig, check_not_builtin
 from backend.paths import private_dir, private_opener
+from backend.workspace_trust import Trustable, TrustStore, config_file
 
 CONFIG_FILE_NAME = "overseer.yaml"
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
@@ -252,11 +257,16 @@ class Settings(BaseSettings):
     through LiteLLM."""
     thinking: ThinkingConfig = Field(default_factory=ThinkingConfig)
     read_only_auto_allow: bool = False
+    sandbox: SandboxConfig = Field(default_factory=SandboxConfig)
+    """How every command is confined (bubblewrap, else Landlock), what else it may read, its network."""
     protect_bootstrap: bool | list[str] = True
     """The workspace's instruction files (AGENTS.md, SOUL.md, USER.md, TOOLS.md, MEMORY.md,
     memory/MEMORY.md, HEARTBEAT.md) change only with a person's approval that says so, each time:
     `--approve all`, session allows and allow rules do not cover them. `false` lifts this; a list of
-    workspace-relative paths protects exactly those (backend/permissions/bootstrap_guard.py)."""
+    workspace-relative paths protects exactly those (backend/permissions/bootstrap_guard.py).
+    The workspace's own `overseer.yaml`, `.mcp.json` and `.overseer/skills/` count as instruction
+    files too; `false` lifts the question for them, never the trust check that keeps a changed
+    workspace config or skill out until a person trusts it again."""
     sampling: Literal["ask", "deny"] = "ask"
     """Whether MCP servers may ask to run a session's model (`sampling/createMessage`): "ask" puts
     each request to the person as an approval, "deny" refuses them all. A mode may deny it too."""
@@ -380,6 +390,11 @@ class Settings(BaseSettings):
     def writable_config_file(self) -> Path:
         return self.config_file or (self.data_dir.expanduser() / CONFIG_FILE_NAME)
 
+    @property
+    def trust_store(self) -> TrustStore:
+        """The workspaces' config files and skill folders a person trusted (in the data dir)."""
+        return TrustStore.in_data_dir(self.data_dir)
+
 
 class _YamlSource(PydanticBaseSettingsSource):
     """Reads `overseer.yaml`; the path is found before validation, from env or defaults."""
@@ -388,27 +403,71 @@ class _YamlSource(PydanticBaseSettingsSource):
         return None, field_name, False
 
     def __call__(self) -> dict[str, Any]:
-        path = find_config_file()
-        if path is None:
+        # The data dir given as an argument (`--data-dir`) or in the environment holds the trust store.
+        given = self.current_state.get("data_dir")
+        found = find_config_file(Path(str(given)) if given else None)
+        if found is None:
             return {}
-        data = read_yaml(path)
-        data["config_file"] = path
+        data = parse_yaml(found.text, source=str(found.path))
+        data["config_file"] = found.path
         return data
 
 
-def find_config_file() -> Path | None:
-    """`$OVERSEER_CONFIG`, else `./overseer.yaml`, else `<data dir>/overseer.yaml`."""
+@dataclass(kw_only=True)
+class FoundConfig:
+    """The config file in use and its text, read once: what was trusted is what is parsed."""
+
+    path: Path
+    text: str
+
+
+def default_data_dir() -> Path:
+    """`$OVERSEER_DATA_DIR`, else `~/.overseer`: the data dir as known before any config is read."""
+    return Path(os.environ.get("OVERSEER_DATA_DIR", str(Path.home() / ".overseer"))).expanduser()
+
+
+def find_config_file(data_dir: Path | None = None) -> FoundConfig | None:
+    """`$OVERSEER_CONFIG`, else `./overseer.yaml` if a person trusted it, else `<data dir>/overseer.yaml`.
+
+    The first and last are the admin's (named on purpose, or kept in the data dir) and read as they
+    are. `./overseer.yaml` is the workspace's, which the agent may have written: new or changed
+    since a person trusted it (`overseer trust`), it is skipped with a warning naming it.
+    """
     explicit = os.environ.get("OVERSEER_CONFIG")
     if explicit:
         path = Path(explicit).expanduser()
         if not path.is_file():
             raise ConfigError(f"OVERSEER_CONFIG points at {path}, which is not a file")
-        return path
-    data_dir = Path(os.environ.get("OVERSEER_DATA_DIR", str(Path.home() / ".overseer"))).expanduser()
-    for candidate in (Path.cwd() / CONFIG_FILE_NAME, data_dir / CONFIG_FILE_NAME):
-        if candidate.is_file():
-            return candidate
+        return FoundConfig(path=path, text=_text_of(path.read_bytes(), path))
+    data_dir = (data_dir or default_data_dir()).expanduser()
+    admin = data_dir / CONFIG_FILE_NAME
+    workspace = workspace_config(Path.cwd(), data_dir)
+    if workspace is not None:
+        trust = TrustStore.in_data_dir(data_dir)
+        if trust.is_trusted(workspace):
+            path = Path.cwd() / CONFIG_FILE_NAME
+            return FoundConfig(path=path, text=_text_of(workspace.content, path))
+        instead = admin if admin.is_file() else "the environment and defaults"
+        trust.warn_once(workspace, consequence=f"it was not loaded (settings come from {instead})", trust_in=Path.cwd())
+    if admin.is_file():
+        return FoundConfig(path=admin, text=_text_of(admin.read_bytes(), admin))
     return None
+
+
+def workspace_config(folder: Path, data_dir: Path) -> Trustable | None:
+    """`<folder>/overseer.yaml` as trust sees it (content and hash); None when there is none, or it
+    is the data dir's own (the admin's, read without trust)."""
+    candidate = folder / CONFIG_FILE_NAME
+    if not candidate.is_file() or candidate.resolve() == (data_dir.expanduser() / CONFIG_FILE_NAME).resolve():
+        return None
+    return config_file(candidate)
+
+
+def _text_of(content: bytes, path: Path) -> str:
+    try:
+        return content.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
 
 
 def expand_vars(text: str, *, source: str) -> str:
@@ -428,13 +487,17 @@ def expand_vars(text: str, *, source: str) -> str:
 
 def read_yaml(path: Path) -> dict[str, Any]:
     """Parse one config file with variables expanded; a clear error for anything malformed."""
+    return parse_yaml(path.read_text(encoding="utf-8"), source=str(path))
+
+
+def parse_yaml(text: str, *, source: str) -> dict[str, Any]:
+    """Parse a config file's text with variables expanded; `source` names it in errors."""
     try:
-        text = expand_vars(path.read_text(encoding="utf-8"), source=str(path))
-        data = yaml.safe_load(text) or {}
+        data = yaml.safe_load(expand_vars(text, source=source)) or {}
     except yaml.YAMLError as exc:
-        raise ConfigError(f"{path}: not valid YAML: {exc}") from exc
+        raise ConfigError(f"{source}: not valid YAML: {exc}") from exc
     if not isinstance(data, dict):
-        raise ConfigError(f"{path}: expected a mapping at the top level, got {type(data).__name__}")
+        raise ConfigError(f"{source}: expected a mapping at the top level, got {type(data).__name__}")
     return data
 
 
@@ -450,22 +513,31 @@ def load_settings(**overrides: Any) -> Settings:
         raise ConfigError("invalid configuration:\n" + "\n".join(lines)) from exc
 
 
-def update_config_file(path: Path, change: Callable[[dict[str, Any]], None]) -> None:
+def update_config_file(
+    path: Path, change: Callable[[dict[str, Any]], None], *, trust: TrustStore | None = None
+) -> None:
     """Apply `change` to a config file's raw mapping and write it back atomically.
 
     The file is read without expanding ${VAR}: it must keep its references, not the secrets.
+    With `trust`, a workspace config a person trusted stays trusted: the host writes it on a
+    person's authority (an "always allow" answer, an admin's change), so its new hash is recorded.
     """
-    data: dict[str, Any] = (yaml.safe_load(path.read_text(encoding="utf-8")) or {}) if path.is_file() else {}
+    before = path.read_bytes() if path.is_file() else b""
+    data: dict[str, Any] = yaml.safe_load(before.decode("utf-8")) or {}
     change(data)
+    after = yaml.safe_dump(data, sort_keys=False)
     private_dir(path.parent)
     tmp = path.with_suffix(".yaml.tmp")
     with open(tmp, "w", encoding="utf-8", opener=private_opener) as out:  # it may hold API keys
-        out.write(yaml.safe_dump(data, sort_keys=False))
+        out.write(after)
     os.replace(tmp, path)
+    if trust is not None:
+        trust.keep_trust(path, before=before, after=after.encode("utf-8"))
 
 
-def append_allow_rules(path: Path, rules: list[str]) -> None:
-    """Persist "always allow" rules into `permissions.allow` of a config file, creating it if needed."""
+def append_allow_rules(path: Path, rules: list[str], *, trust: TrustStore | None = None) -> None:
+    """Persist "always allow" rules into `permissions.allow` of a config file, creating it if needed
+    (`trust`: as for update_config_file)."""
 
     def add(data: dict[str, Any]) -> None:
         permissions = data.get("permissions") or {}
@@ -474,4 +546,4 @@ def append_allow_rules(path: Path, rules: list[str]) -> None:
         permissions["allow"] = allow
         data["permissions"] = permissions
 
-    update_config_file(path, add)
+    update_config_file(path, add, trust=trust)

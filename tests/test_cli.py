@@ -82,6 +82,7 @@ def test_run_with_approve_all_allows_the_ask_and_exits_zero(workspace, model, ca
 
 def test_approve_all_never_overrides_a_deny(workspace, model, tmp_path):
     (tmp_path / "overseer.yaml").write_text("permissions:\n  deny: ['Edit(notes.txt)']\n")
+    assert main(["trust"]) == 0  # the folder's own config counts once a person trusted it
     model.push(write_call(), Reply(text="could not"))
     assert main(["run", "write notes", "--approve", "all"]) == 0
     assert not (workspace / "notes.txt").exists()
@@ -205,7 +206,8 @@ def test_the_first_command_to_run_makes_the_data_dir_and_its_logs_owner_only(wor
 
 
 def test_a_broken_config_is_a_clear_error_and_exit_2(workspace, tmp_path, capsys):
-    (tmp_path / "overseer.yaml").write_text("max_iterations: lots\n")
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "overseer.yaml").write_text("max_iterations: lots\n")
     assert main(["run", "hi"]) == 2
     assert "max_iterations" in capsys.readouterr().err
 
@@ -316,3 +318,54 @@ def test_run_refuses_an_unknown_agent_with_exit_2_naming_the_agents_there_are(wo
     assert main(["run", "hi", "--agent", "ghost"]) == 2
     assert "no agent 'ghost' is configured (agents: main)" in capsys.readouterr().err
     assert model.requests == []
+
+
+# --- overseer trust ----------------------------------------------------------------------------
+
+# What an agent with one write approval put in the folder `overseer` runs in (issue 29, item 6).
+ALLOWS_WRITES = "permissions:\n  allow: [mcp__file__write_file]\n"
+
+
+def test_a_folders_config_counts_only_after_overseer_trust_and_until_it_changes(workspace, model, tmp_path, caplog, capsys):
+    config = tmp_path / "overseer.yaml"
+    config.write_text(ALLOWS_WRITES)
+    model.push(write_call(), Reply(text="asked, denied"))
+    with caplog.at_level(logging.WARNING):
+        assert main(["run", "write notes", "--approve", "none"]) == 0
+    assert not (workspace / "notes.txt").exists()  # the allow rule was not loaded: it asked
+    assert str(config) in caplog.text and "overseer trust" in caplog.text
+
+    assert main(["trust"]) == 0
+    shown = capsys.readouterr().out
+    assert ALLOWS_WRITES.strip() in shown and str(config) in shown
+    model.push(write_call(), Reply(text="written"))
+    assert main(["run", "write notes", "--approve", "none"]) == 0
+    assert (workspace / "notes.txt").read_text() == "hi\n"  # trusted: the allow rule ran it unasked
+
+    (workspace / "notes.txt").unlink()
+    config.write_text(ALLOWS_WRITES + " ")  # one byte more
+    model.push(write_call(), Reply(text="asked again"))
+    assert main(["run", "write notes", "--approve", "none"]) == 0
+    assert not (workspace / "notes.txt").exists()
+
+
+def test_overseer_trust_lists_what_is_trusted_and_revokes_it(workspace, tmp_path, capsys):
+    (tmp_path / "overseer.yaml").write_text("max_iterations: 5\n")
+    skill = tmp_path / ".overseer" / "skills" / "house"
+    skill.mkdir(parents=True)
+    (skill / "SKILL.md").write_text("---\ndescription: House rules.\nalways: true\n---\nBe kind.\n")
+    assert main(["trust", str(tmp_path)]) == 0
+    assert "house/SKILL.md" in capsys.readouterr().out
+    assert main(["trust", "--list"]) == 0
+    listed = capsys.readouterr().out
+    states = [line.split()[0] for line in listed.splitlines()]
+    assert states == ["trusted", "trusted"] and str(tmp_path / ".overseer" / "skills") in listed
+
+    (skill / "SKILL.md").write_text("---\ndescription: House rules.\nalways: true\n---\nObey.\n")
+    assert main(["trust", "--list"]) == 0
+    assert sorted(line.split()[0] for line in capsys.readouterr().out.splitlines()) == ["changed", "trusted"]
+
+    assert main(["trust", "--revoke", str(tmp_path)]) == 0
+    assert main(["trust", "--list"]) == 0
+    assert "Nothing is trusted." in capsys.readouterr().out
+    assert main(["trust", "--revoke", str(tmp_path)]) == 1

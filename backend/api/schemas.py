@@ -159,6 +159,8 @@ class ServerView(BaseModel):
     enabled: bool = True
     editable: bool = False
     """A person's server from the config file: admins may edit, disable and remove it."""
+    confinement: str = ""
+    """What confines it, in a sentence: the shell's per-command sandbox, a `sandbox:` entry, or nothing."""
 
 
 class ServerEntryBody(Strict):

@@ -117,6 +117,10 @@ class ApprovalService:
         if approval.kind != "tool":
             if decision.rules:
                 raise RuleInvalid(f"a {approval.kind} gate takes no rules; allow it once or deny it")
+            if approval.kind == "network" and decision.kind == "allow_always" and not by.can("admin"):
+                raise RuleNotPermitted(
+                    "only an admin may allow a host for every session; allow it once or for this session"
+                )
             return decision
         narrow = await self._narrow_rules(approval, decision)
         rules = narrow if decision.rules is None else list(dict.fromkeys(decision.rules))

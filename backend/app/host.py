@@ -11,7 +11,9 @@ import asyncio
 import contextlib
 import dataclasses
 import logging
+import shutil
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -47,6 +49,10 @@ from backend.paths import BUILTIN_MODES_DIR, BUILTIN_SKILLS_DIR
 from backend.paths import private_dir
 from backend.permissions.approvals import ApprovalBroker
 from backend.permissions.bootstrap_guard import BootstrapGuard
+from backend.permissions.confinement import Confinement
+from backend.permissions.network_desk import NetworkDesk
+from backend.sandbox.launcher import Sandbox, detect
+from backend.sandbox.proxy import EgressProxy
 from backend.permissions.elicitation import ElicitationDesk
 from backend.permissions.sampling import SamplingDesk
 from backend.permissions.gate import ToolGate
@@ -72,8 +78,13 @@ class HostService(Protocol):
 
 DEMO_MODEL = "openai/overseer-demo"
 TOOLS_READY_TIMEOUT = 60.0
-SERVER_REQUEST_KINDS = ("elicitation", "sampling")
+SERVER_REQUEST_KINDS = ("elicitation", "sampling", "network")
 """Approvals asked for a server's own request, which a restart ends (they cannot be resumed)."""
+
+
+def skill_read_roots(settings: Settings) -> list[Path]:
+    """Folders every workspace may read but not write: the skill folders."""
+    return [settings.data_dir.expanduser() / "skills", BUILTIN_SKILLS_DIR]
 
 
 def server_configs(settings: Settings, host_api: HostApi | None = None) -> dict[str, McpServerConfig]:
@@ -89,9 +100,12 @@ def server_configs(settings: Settings, host_api: HostApi | None = None) -> dict[
                 python=sys.executable,
                 root=settings.resolved_workspace,
                 host_api=host_api,
-                read_roots=[settings.data_dir.expanduser() / "skills", BUILTIN_SKILLS_DIR],
+                read_roots=skill_read_roots(settings),
             )
         )
+        if not detect(settings.sandbox.backend).confined and settings.sandbox.backend != "off":
+            # Nothing confines commands here and no admin said `sandbox: off`: no shell at all.
+            servers.pop("shell", None)
     servers.update(settings.mcp_servers)
     return {name: cfg for name, cfg in servers.items() if not cfg.disabled}
 
@@ -146,6 +160,17 @@ class Host:
             modes=lambda: [m.name for m in self.modes.list()],
         )
         """Agents as admins create and edit them, written to the config file and in force at once."""
+        self.sandbox = Sandbox(detect(settings.sandbox.backend))
+        """What confines commands here (bubblewrap, Landlock), or why nothing does."""
+        self.network = NetworkDesk(self.broker, self, remembered=self.data_dir / "network_allow.json")
+        """Asks a person about a command's connection to a host off the allowlist."""
+        self.egress: EgressProxy | None = None
+        if self.sandbox.status.supports_proxy:
+            # It opens a socket only for a session whose commands get the network (the host's
+            # `sandbox.network`, or an agent's own). Unix socket paths are short (108 bytes):
+            # a private folder of its own under /tmp, removed at the end.
+            self.egress = EgressProxy(Path(tempfile.mkdtemp(prefix="overseer-net-")), decide=self.network.decide)
+        bootstrap = BootstrapGuard.from_setting(settings.protect_bootstrap, data_dir=self.data_dir)
         self.gate = ToolGate(
             policy=self.policies,
             broker=self.broker,
@@ -155,7 +180,17 @@ class Host:
             sessions=self,  # type: ignore[arg-type]  # forwarded to the runner below
             hooks=self.hooks,
             media=self.media,
-            bootstrap=BootstrapGuard.from_setting(settings.protect_bootstrap, data_dir=self.data_dir),
+            bootstrap=bootstrap,
+            confinement=Confinement(
+                sandbox=self.sandbox,
+                data_dir=self.data_dir,
+                read_only=(*skill_read_roots(settings), *settings.sandbox.read_only),
+                instruction_files=bootstrap.files,
+                auto_allow=settings.sandbox.auto_allow,
+                egress=self.egress,
+                allowlist_patterns=tuple(settings.sandbox.network.allow),
+                network_on=settings.sandbox.network.on,
+            ),
         )
         self.claude_sdk = ClaudeSdkEngine(
             store=self.store,
@@ -327,6 +362,9 @@ class Host:
                 self.pool.elicitations.handler = None
             if self.pool.elicitations.sampler == self.sampler.sample:
                 self.pool.elicitations.sampler = None
+        if self.egress is not None:
+            await self.egress.aclose()
+            shutil.rmtree(self.egress.directory, ignore_errors=True)
         await close_shared_client()  # the model's HTTP connections, after every run has ended
         if self.demo is not None:
             self.demo.stop()

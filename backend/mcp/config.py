@@ -12,6 +12,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
 
+from backend.sandbox.servers import ServerSandbox
+
 MANAGED_ENV_VAR = "OVERSEER_MANAGED"
 """Set to "1" for servers the host manages, which then honour per-call `_meta` context."""
 
@@ -82,6 +84,8 @@ class McpServerConfig(BaseModel):
     call_timeout: float = Field(default=120, gt=0)
     """Seconds a tool call may take unless the call gives its own timeout."""
     disabled: bool = False
+    sandbox: ServerSandbox | None = None
+    """Run this stdio server confined (backend/sandbox/servers.py): the folders it may write and read."""
     managed: bool = False
     """True for Overseer's built-in servers: they get OVERSEER_MANAGED=1 and read `_meta`."""
 

@@ -33,6 +33,7 @@ from backend.mcp.transport import EXIT_GRACE, KILL_GRACE
 from backend.paths import private_dir
 
 __all__ = [
+    "SANDBOX_META_KEY",
     "SESSION_META_KEY",
     "WORKSPACE_META_KEY",
     "McpPool",
@@ -45,6 +46,7 @@ logger = logging.getLogger(__name__)
 
 WORKSPACE_META_KEY = "overseer/workspace"
 SESSION_META_KEY = "overseer/session_id"
+SANDBOX_META_KEY = "overseer/sandbox"
 
 # Every server stops in parallel and each stop is bounded (flush, stdin close, TERM, KILL).
 _STOP_TIMEOUT = 1 + EXIT_GRACE + 2 * KILL_GRACE + 2
@@ -207,6 +209,7 @@ class McpPool:
         call_id: str | None = None,
         redact: Callable[[ToolResult], ToolResult] | None = None,
         on_progress: ProgressCallback | None = None,
+        sandbox: Mapping[str, Any] | None = None,
     ) -> ToolResult:
         """Run the tool `mcp__<server>__<tool>` for a session and return its (capped) result.
 
@@ -216,6 +219,7 @@ class McpPool:
         `call_id` names the spill file of a cut result; `redact` rewrites the result first, so
         a spill file never holds what it removed. Every call carries a progressToken; the
         server's `notifications/progress` for it go to `on_progress(progress, total, message)`.
+        `sandbox`: how a command of this call is confined (`_meta["overseer/sandbox"]`, for the shell server).
         """
         if self._task is None:
             raise McpPoolError("the MCP pool has not been started")
@@ -230,6 +234,8 @@ class McpPool:
             raise ToolNotFound(name, f"MCP server {server!r} is disabled")
         # An open TypedDict (extra keys allowed at run time) that type checkers cannot yet express.
         meta = cast(RequestParamsMeta, {WORKSPACE_META_KEY: str(workspace), SESSION_META_KEY: session_id})
+        if sandbox is not None:
+            meta[SANDBOX_META_KEY] = dict(sandbox)  # type: ignore[literal-required]
         with self.elicitations.calling(CallInFlight(server=server, tool=name, session_id=session_id, call_id=call_id)):
             raw = await runner.call(
                 tool, arguments, workspace=workspace, meta=meta, timeout=timeout, full_name=name, on_progress=on_progress

@@ -28,6 +28,7 @@ from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import datetime
+from pathlib import Path
 from types import TracebackType
 from typing import IO, Any, Literal
 from urllib.parse import urlsplit, urlunsplit
@@ -43,6 +44,8 @@ from backend.mcp.lines import MAX_LINE_CHARS
 from backend.mcp.oauth_client import PoolAuth, sign_in_hint
 from backend.mcp.oauth_store import OAuthVault
 from backend.mcp.transport import StdioProcessTransport
+from backend.sandbox.launcher import detect
+from backend.sandbox.servers import server_argv
 
 logger = logging.getLogger(__name__)
 
@@ -228,10 +231,12 @@ def open_transport(
             remote.auth = PoolAuth(name, config, oauth, on_sign_in_needed=remote.needs_sign_in)
             remote.sign_in_hint = sign_in_hint(name)
         return remote
+    command, args = config.command, config.args
+    if config.sandbox is not None:  # raises SandboxUnavailable: a server that asked for one never runs without
+        home = Path(log.name).parent.parent / "server-homes" / (name or "server")
+        command, *args = server_argv(detect("auto"), config.sandbox, config.command, config.args, home=home)
     log.write(f"--- {stamp} starting: {shlex.join([config.command, *config.args])}\n".encode())
-    return StdioProcessTransport(
-        command=config.command, args=config.args, env=config.process_env(), cwd=config.cwd, errlog=log
-    )
+    return StdioProcessTransport(command=command, args=args, env=config.process_env(), cwd=config.cwd, errlog=log)
 
 
 @asynccontextmanager

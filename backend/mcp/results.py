@@ -7,9 +7,11 @@ in the workspace that holds the whole text, so it can read on in parts if it nee
 from __future__ import annotations
 
 import base64
+import contextlib
 import binascii
 import html
 import json
+import os
 import re
 from pathlib import Path
 from typing import Any
@@ -176,9 +178,7 @@ def cap_result(
     head = data[:limit].decode(errors="ignore")
     relative = SPILL_DIR / spill_file_name(call_id)
     try:
-        path = workspace / relative
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(result.text, encoding="utf-8")
+        write_inside(workspace, relative, data)
     except OSError as exc:
         note = (
             f"[Output cut: showing the first {limit:,} of {len(data):,} bytes. "
@@ -198,3 +198,27 @@ def cap_result(
     return result.model_copy(
         update={"text": f"{head}\n\n{note}", "structured": structured, "spilled_to": spilled_to}
     )
+
+
+def write_inside(workspace: Path, relative: Path, data: bytes) -> None:
+    """Write `data` to `workspace/relative`, folder by folder from the workspace, never through a
+    symlink: a command may have planted one on the way (`.overseer/spill -> ../../other-agent`),
+    and the host, unconfined, must not follow it out of the workspace."""
+    flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+    workspace.mkdir(parents=True, exist_ok=True)  # the workspace itself is the host's, trusted
+    folder = os.open(workspace, flags & ~os.O_NOFOLLOW)
+    try:
+        for name in relative.parent.parts:
+            with contextlib.suppress(FileExistsError):
+                os.mkdir(name, 0o755, dir_fd=folder)
+            inner = os.open(name, flags, dir_fd=folder)
+            os.close(folder)
+            folder = inner
+        with contextlib.suppress(FileNotFoundError):  # a new file, never through a planted hard link
+            os.unlink(relative.name, dir_fd=folder)
+        created = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+        out = os.open(relative.name, created, 0o644, dir_fd=folder)
+        with os.fdopen(out, "wb") as file:
+            file.write(data)
+    finally:
+        os.close(folder)

@@ -39,6 +39,7 @@ from backend.mcp.server_calls import ServerCalls
 from backend.mcp.tool_changes import follow_changes, listen_for_changes, on_message
 from backend.mcp.transport import log_tail
 from backend.paths import private_opener
+from backend.sandbox.launcher import SandboxUnavailable
 
 logger = logging.getLogger(__name__)
 
@@ -290,6 +291,8 @@ class ServerRunner(ServerCalls):
                 transport = open_transport(self.config, log, name=self.name, oauth=self.oauth)
             except ValueError as exc:  # a header's variable is gone from the environment
                 raise _StartFailed(f"MCP server {self.name!r} cannot connect: {exc}") from None
+            except SandboxUnavailable as exc:  # it asked for a sandbox none can give: it does not run
+                raise _StartFailed(f"MCP server {self.name!r} was not started: {exc}") from None
             started = False
             start_error: str | None = None
             hung: str | None = None

@@ -31,7 +31,8 @@ from backend.domain.media import MediaFile
 from backend.domain.tools import ToolResult
 from backend.permissions import bootstrap_guard
 from backend.permissions.approvals import ApprovalBroker, ApprovalError
-from backend.permissions.bootstrap_guard import BootstrapGuard
+from backend.permissions.bootstrap_guard import BootstrapGuard, InstructionChange
+from backend.permissions.confinement import CommandPlan, Confinement, ConfinementError
 from backend.permissions.gate_types import (
     CHANGED,
     ERROR_HINT,
@@ -50,6 +51,7 @@ from backend.permissions.narrow import narrow_rules_for
 from backend.permissions.policy import Evaluation, FixedPolicy, PolicyEngine, PolicySource, ToolCallView
 from backend.permissions.rules import RuleSet
 from backend.permissions.search_results import search_redactor
+from backend.sandbox.launcher import SandboxUnavailable
 from backend.store.base import Store, Written
 from backend.store.media import MediaStore
 from backend.store.ready import then
@@ -85,10 +87,13 @@ class ToolGate:
         hooks: ToolHooks | None = None,
         media: MediaStore | None = None,
         bootstrap: BootstrapGuard | None = None,
+        confinement: Confinement | None = None,
     ) -> None:
         """`policy`: the host's PolicyService, or an engine the gate then keeps in memory.
         `media`: where results' images and audio are kept; without it only their text is.
-        `bootstrap`: which instruction files always ask (default: all of them, see bootstrap_guard)."""
+        `bootstrap`: which instruction files always ask (default: all of them, see bootstrap_guard).
+        `confinement`: makes the sandbox of every command; without it a host-launched shell server
+        refuses to run commands (it never runs one unconfined unless told so)."""
         self.policies: PolicySource = FixedPolicy(policy) if isinstance(policy, PolicyEngine) else policy
         self.broker = broker
         self.store = store
@@ -98,6 +103,7 @@ class ToolGate:
         self.hooks = hooks or ToolHooks()
         self.media = media
         self.bootstrap = bootstrap if bootstrap is not None else BootstrapGuard()
+        self.confinement = confinement
         self.shutting_down = False
         """Set on host shutdown: cancelled calls are then left as stored, for recovery."""
         self._allowed: dict[tuple[str, str], GateDecision] = {}
@@ -115,6 +121,8 @@ class ToolGate:
         evaluation = self.policy.evaluate(
             view, session_rules=session_rules, mode=session.mode, mode_policies=session.mode_policies
         )
+        if self.confinement is not None:
+            evaluation = self.confinement.review(view.name, evaluation, session.sandbox)  # sandbox.auto_allow
         evaluation = self.bootstrap.review(view, evaluation)  # instruction files ask whatever allows them
         return session.fence.review(view, evaluation) if session.fence is not None else evaluation
 
@@ -153,6 +161,7 @@ class ToolGate:
                 return await self._refuse(record, ToolResult.error(f"Blocked by a hook: {blocked.message}"), "denied")
 
             evaluation = self.evaluate(session, view)
+            unprotect: tuple[str, ...] = ()
             decided_by: DecidedBy = "rule" if evaluation.rule else "policy"
             if call.resumed and evaluation.verdict != "ask":
                 await self._close_stale_approval(record, evaluation, decided_by)
@@ -178,6 +187,8 @@ class ToolGate:
                         await self._audit(record, "deny", "rule", f"edited arguments: {again.reason}", decider=decider)
                         return await self._refuse(record, ToolResult.error(f"Denied: {again.reason}."), "denied")
                 await self._apply_standing_decision(session, view, decision)
+                if isinstance(evaluation, InstructionChange):  # this one command may change them
+                    unprotect = evaluation.files
                 record.decision = f"{decision.kind} ({decision_by})"
                 # The row keeps the arguments that ran; the detail says a person changed them.
                 detail = decision.kind + (" with edited arguments" if decision.updated_arguments is not None else "")
@@ -185,7 +196,7 @@ class ToolGate:
             else:
                 record.decision = evaluation.reason
                 allow = AuditEntry.of(record, "allow", decided_by, evaluation.reason)
-            allowed = GateDecision(record=record, view=view, allow=allow)
+            allowed = GateDecision(record=record, view=view, allow=allow, unprotect=unprotect)
             self._allowed[(session.session_id, call.id)] = allowed
             return allowed
         except asyncio.CancelledError:
@@ -213,7 +224,7 @@ class ToolGate:
             return await self._finish(attempted, ToolResult.error(detail), "denied")
         assert decided.view is not None and decided.allow is not None
         try:
-            return await self._execute(session, decided.record, decided.view, decided.allow)
+            return await self._execute(session, decided.record, decided.view, decided.allow, decided.unprotect)
         except asyncio.CancelledError:
             if not self.shutting_down:
                 await asyncio.shield(self._stopped(decided.record, None))
@@ -309,7 +320,12 @@ class ToolGate:
                     pass
 
     async def _execute(
-        self, session: GateSession, record: ToolCallRecord, view: ToolCallView, allow: AuditEntry
+        self,
+        session: GateSession,
+        record: ToolCallRecord,
+        view: ToolCallView,
+        allow: AuditEntry,
+        unprotect: tuple[str, ...] = (),
     ) -> ToolResult:
         record.status = "running"
         record.started_at = utcnow()
@@ -321,7 +337,16 @@ class ToolGate:
             {"id": record.id, "name": record.name, "arguments": record.arguments, "decision": record.decision},
             persist=lambda event: then(self.store.record_decision(allow, record, event=event), _event_of),
         )
+        plan: CommandPlan | None = None
         try:
+            if self.confinement is not None and self.confinement.applies(record.name):
+                plan = self.confinement.plan(
+                    workspace=session.workspace,
+                    policy=self.policy,
+                    fence=session.fence,
+                    unprotect=unprotect,
+                    proxy_socket=await self.confinement.network_for(session.session_id, session.sandbox),
+                )
             hidden = partial(self.policy.hides, workspace=session.workspace)
             result = await self.tools.call(
                 record.name,
@@ -331,7 +356,12 @@ class ToolGate:
                 call_id=record.id,
                 redact=search_redactor(record.name, view.arguments, hidden),
                 on_progress=partial(self._progress, session.session_id, record.id),
+                **({"sandbox": plan.launch} if plan is not None else {}),
             )
+            if plan is not None and self.confinement is not None:
+                result = self.confinement.after(plan, result, session_id=session.session_id)
+        except (ConfinementError, SandboxUnavailable) as exc:  # nothing ran: the model is told why
+            result = ToolResult.error(f"The command was not run: {exc}")
         except Exception as exc:  # a fault in the pool itself: the model still gets a result
             replaced = await self.hooks.on_tool_error(session_id=session.session_id, call=view, error=exc)
             result = replaced or ToolResult.error(f"Tool {record.name} failed: {type(exc).__name__}: {exc}")

@@ -3,7 +3,7 @@ it is given (the pool that runs tools, the bus, the session's owner). The gate i
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -15,6 +15,7 @@ from backend.permissions.approvals import Publisher
 from backend.permissions.policy import Policy, ToolCallView
 from backend.permissions.rules import RuleSet
 from backend.permissions.search_results import Redactor
+from backend.sandbox.config import AgentSandbox
 
 INTERRUPTED = (
     "The host restarted while this tool call was running. It was not run again: "
@@ -45,10 +46,11 @@ class ToolRunner(Protocol):
         call_id: str | None = None,
         redact: Redactor | None = None,
         on_progress: ProgressCallback | None = None,
+        sandbox: Mapping[str, Any] | None = None,
     ) -> ToolResult:
         """Run a tool; `call_id` ties what the server asks mid-call (questions, sampling) to the call,
-        `redact` rewrites its result before anything stores or spills it, and `on_progress` hears
-        the tool's progress reports while it runs."""
+        `redact` rewrites its result before anything stores or spills it, `on_progress` hears
+        the tool's progress reports while it runs, and `sandbox` confines a command it runs."""
         ...
 
 
@@ -82,6 +84,8 @@ class GateSession:
     tool is refused before any policy is looked at: the model was never shown it."""
     agent_rules: RuleSet | None = None
     """The session's named agent's own rules (issue 19), added to the global ones; deny still wins."""
+    sandbox: AgentSandbox | None = None
+    """The named agent's own sandbox settings (network allowlist, auto_allow), if it has any."""
     fence: AgentFence | None = None
     """The other named agents' folders, which its calls may not touch (None: it is the only agent)."""
 
@@ -110,6 +114,8 @@ class GateDecision:
     result: ToolResult | None = None
     view: ToolCallView | None = None
     allow: AuditEntry | None = None
+    unprotect: tuple[str, ...] = ()
+    """Instruction files a person allowed this call to change: writable in its sandbox."""
 
     @property
     def allowed(self) -> bool:

@@ -30,7 +30,10 @@ def bwrap_argv(
 
     `bridge`: (python, script) of the network bridge, needed when the profile uses the proxy.
     """
-    args = [str(bwrap), "--unshare-user-try", "--unshare-pid", "--unshare-ipc", "--unshare-uts"]
+    # Run as root, bwrap keeps root's capabilities unless told: then a command could unmount what
+    # hides a path (`umount secrets`). With none, it cannot, nor can a user namespace it makes
+    # itself, where the mounts it inherits are locked.
+    args = [str(bwrap), "--unshare-user-try", "--cap-drop", "ALL", "--unshare-pid", "--unshare-ipc", "--unshare-uts"]
     args += ["--unshare-cgroup-try", "--unshare-net", "--die-with-parent", "--new-session"]
     args += _system()
     args += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--tmpfs", "/run"]
@@ -42,8 +45,15 @@ def bwrap_argv(
     # Read roots go on after the hidden paths, so one inside a hidden folder still shows.
     visible = [Path(p) for p in SYSTEM_PATHS] + [profile.workspace, *profile.writable, *profile.read_only]
     writable = [profile.workspace, *profile.writable]
+    hidden = _inside(profile.hidden + tuple(Path(p) for p in SYSTEM_SECRETS), visible, writable)
+    protected = _inside(profile.protected, visible, writable)
+    # A folder on the way to a hidden or protected path is mounted on itself: a mount point
+    # cannot be renamed (EBUSY), so `mv vault v2` cannot carry a secret to a path no rule names,
+    # nor `mv memory m2 && mkdir memory` put a new MEMORY.md where the old one was.
+    for folder in _ancestors([*hidden, *protected, *profile.pinned], writable):
+        args += ["--bind", str(folder), str(folder)]
     emptied: list[Path] = []
-    for path in _inside(profile.hidden + tuple(Path(p) for p in SYSTEM_SECRETS), visible, writable):
+    for path in hidden:
         if path.is_dir():
             args += ["--tmpfs", str(path)]
             emptied.append(path)
@@ -51,7 +61,7 @@ def bwrap_argv(
             args += ["--ro-bind", _EMPTY_FILE, str(path)]
     for path in profile.read_only:
         args += ["--ro-bind-try", str(path), str(path)]
-    for path in _inside(profile.protected, visible, writable):
+    for path in protected:
         args += ["--ro-bind", str(path), str(path)]
     for path in emptied:  # last: mount points inside them were made above
         args += ["--remount-ro", str(path)]
@@ -60,6 +70,7 @@ def bwrap_argv(
         if profile.proxy_socket is None or bridge is None:
             raise ValueError("a profile that uses the proxy needs its socket and the bridge")
         python, script = bridge
+        python = os.path.realpath(python)  # a venv's python is a link to one outside the sandbox
         args += ["--dir", "/run/overseer", "--bind", str(profile.proxy_socket), PROXY_SOCKET_INSIDE]
         runtime = Path(os.path.realpath(python)).parent.parent
         args += ["--ro-bind-try", str(runtime), str(runtime), "--ro-bind", str(script), str(script)]
@@ -91,6 +102,21 @@ def _inside(paths: Iterable[Path], visible: list[Path], mounted: list[Path]) -> 
             continue
         chosen.append(path)
     return chosen
+
+
+def _ancestors(paths: Iterable[Path], writable: list[Path]) -> list[Path]:
+    """The existing folders strictly between a writable root and each path, shallowest first."""
+    found: set[Path] = set()
+    for path in paths:
+        root = next((w for w in writable if path != w and covers(w, path)), None)
+        if root is None:
+            continue
+        folder = path.parent
+        while folder != root and covers(root, folder):
+            if os.path.isdir(folder) and not os.path.islink(folder):
+                found.add(folder)
+            folder = folder.parent
+    return sorted(found, key=lambda p: len(p.parts))
 
 
 def _exists(path: Path) -> bool:

@@ -46,6 +46,8 @@ class SandboxProfile:
     """Inside a visible folder but emptied: what `Read` deny rules name, the system's secrets."""
     protected: tuple[Path, ...] = ()
     """Inside a writable folder but read-only: instruction files, what `Edit` deny rules name."""
+    pinned: tuple[Path, ...] = ()
+    """Paths that may not exist yet whose folders must stay where they are (absent instruction files)."""
     network: NetworkAccess = "none"
     proxy_socket: Path | None = None
     """With `network="proxy"`: the host's egress proxy socket for this session."""

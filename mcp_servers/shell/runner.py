@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import os
 import signal
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -35,10 +36,17 @@ class CommandOutcome:
 
 
 async def run_command(
-    command: str, cwd: Path, timeout: float, *, output_limit: int = SHELL_OUTPUT_BYTES
+    command: str,
+    cwd: Path,
+    timeout: float,
+    *,
+    output_limit: int = SHELL_OUTPUT_BYTES,
+    wrap: Sequence[str] = (),
 ) -> CommandOutcome:
     """Run `bash -c command` in `cwd`; on timeout SIGKILL its whole process group.
 
+    `wrap` is the sandbox's command prefix (bwrap, Landlock): it starts in the same process group,
+    so a timeout kills it, and it takes every process of the sandbox with it.
     stdin is /dev/null: the server's own stdin is the MCP transport.
     """
     env = {key: value for key, value in os.environ.items() if key != MANAGED_ENV}
@@ -47,6 +55,7 @@ async def run_command(
     read_fd, write_fd = os.pipe()
     try:
         proc = await asyncio.create_subprocess_exec(
+            *wrap,
             "bash",
             "-c",
             command,

@@ -13,6 +13,7 @@ from pydantic import Field
 from mcp_servers._shared.workspace import workspace_root
 from mcp_servers.shell.guard import check_command
 from mcp_servers.shell.runner import CommandOutcome, run_command
+from mcp_servers.shell.sandbox import command_sandbox, hints
 
 MAX_TIMEOUT_SECONDS = 3_600.0
 
@@ -30,8 +31,9 @@ def create_server(root: Path, *, trust_meta: bool) -> MCPServer:
     """Build the shell server for the workspace `root`.
 
     With `trust_meta` (the host launched us) a call's `_meta["overseer/workspace"]`
-    replaces `root` for that call. Only the working directory is confined: what a
-    command does is for the host's approval policy to judge.
+    replaces `root` for that call, and `_meta["overseer/sandbox"]` is the sandbox the command
+    runs in (sandbox.py); without one the call is refused. Standalone, commands run as the
+    client's approvals allow, unconfined: only the working directory is set.
     """
     server = MCPServer("shell", instructions=INSTRUCTIONS)
 
@@ -53,10 +55,15 @@ def create_server(root: Path, *, trust_meta: bool) -> MCPServer:
             raise ToolError(
                 f"refused: {refusal.reason} (rule {refusal.rule}). Ask the user to run it themselves."
             )
-        cwd = workspace_root(root, ctx.request_context.meta, trust_meta=trust_meta)
-        outcome = await run_command(command, cwd, timeout)
+        meta = ctx.request_context.meta
+        cwd = workspace_root(root, meta, trust_meta=trust_meta)
+        sandbox = command_sandbox(meta, trust_meta=trust_meta)
+        outcome = await run_command(command, cwd, timeout, wrap=sandbox.wrap)
+        text = render(outcome, timeout)
+        if outcome.exit_code != 0:
+            text = "\n".join([text, *hints(sandbox, outcome.output)])
         return CallToolResult(
-            content=[TextContent(type="text", text=render(outcome, timeout))],
+            content=[TextContent(type="text", text=text)],
             is_error=outcome.timed_out or outcome.exit_code != 0,
         )
 

@@ -66,8 +66,9 @@ async def test_a_session_cannot_reach_the_other_agents_files_even_with_the_shell
 
 async def test_a_host_with_one_agent_is_not_fenced(tmp_path, pool: McpPool):
     alpha, _ = side_by_side(tmp_path)
+    # Its command still runs in the sandbox, which shows it its own workspace: alpha's folder here.
     script = [call(EXEC, command=f"cat {alpha}/secret.txt"), Reply(text="read it")]
-    async with scripted_host(tmp_path, script, pool=pool, **ALLOW_EVERYTHING) as h:
+    async with scripted_host(tmp_path, script, pool=pool, workspace=alpha, **ALLOW_EVERYTHING) as h:
         assert h.host.runner.fence_for(None) is None
         session = await h.run("read the file")
         [record] = await h.host.store.list_tool_calls(session.id)

@@ -311,7 +311,10 @@ async def test_killing_a_hung_shell_server_also_kills_the_command_it_was_running
         cwd=str(REPO_ROOT),
         managed=True,
     )
-    on_ws = {"workspace": workspace, "session_id": "s1"}
+    # Unconfined (as with `sandbox: off`): the command's pid must mean the same to this test as to
+    # the host, which a PID namespace would not give; the sandbox's own teardown is tested in
+    # tests/sandbox.
+    on_ws = {"workspace": workspace, "session_id": "s1", "sandbox": {"unconfined": True}}
     async with McpPool({"shell": shell}, log_dir=tmp_path / "logs", hang_after=2) as pool:
         with anyio.fail_after(BOUND):
             await pool.wait_ready()

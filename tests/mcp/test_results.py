@@ -187,3 +187,13 @@ def test_unwritable_workspace_still_cuts(tmp_path: Path):
     cut = cap_result(ToolResult(text="z" * 500), workspace=blocker, call_id="c", limit=100)
     assert cut.spilled_to is None
     assert len(cut.text) < 500
+
+
+def test_a_spill_folder_a_command_swapped_for_a_symlink_is_not_followed(tmp_path: Path) -> None:
+    workspace, elsewhere = tmp_path / "ws", tmp_path / "elsewhere"
+    (workspace / ".overseer").mkdir(parents=True)
+    elsewhere.mkdir()
+    (workspace / ".overseer" / "spill").symlink_to(elsewhere)
+    cut = cap_result(ToolResult(text="x" * 5000), workspace=workspace, call_id="c1", limit=100)
+    assert cut.spilled_to is None and "could not be saved" in cut.text
+    assert list(elsewhere.iterdir()) == []

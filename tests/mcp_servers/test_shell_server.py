@@ -16,6 +16,8 @@ from mcp import Client, StdioServerParameters
 from test_guard import DANGEROUS
 from tool_server_helpers import REPO_ROOT, Connect, process_exits_within, text
 
+from backend.sandbox.launcher import Sandbox, detect
+from backend.sandbox.profile import SandboxProfile
 from mcp_servers._shared.limits import SHELL_OUTPUT_BYTES
 from mcp_servers.shell import server as shell_server
 
@@ -117,9 +119,56 @@ async def test_managed_exec_refuses_a_meta_workspace_that_does_not_exist(
 async def test_managed_exec_runs_in_the_meta_workspace(connect_shell: Connect, outside: Path) -> None:
     async with connect_shell(trust_meta=True) as client:
         result = await client.call_tool(
-            "exec", {"command": "pwd -P"}, meta={"overseer/workspace": str(outside)}
+            "exec", {"command": "pwd -P"}, meta={"overseer/workspace": str(outside), **sandboxed(outside)}
         )
     assert text(result).splitlines()[0] == str(outside)
+
+
+async def test_managed_exec_without_a_sandbox_runs_nothing(connect_shell: Connect, outside: Path) -> None:
+    marker = outside / "ran"
+    async with connect_shell(trust_meta=True) as client:
+        result = await client.call_tool(
+            "exec", {"command": f"touch {marker}"}, meta={"overseer/workspace": str(outside)}
+        )
+    assert result.is_error
+    assert "no sandbox" in text(result)
+    assert not marker.exists()
+
+
+async def test_managed_exec_sees_only_its_workspace_in_the_sandbox(
+    connect_shell: Connect, workspace: Path, outside: Path
+) -> None:
+    (workspace / "neighbour.txt").write_text("not yours")
+    async with connect_shell(trust_meta=True) as client:
+        result = await client.call_tool(
+            "exec",
+            {"command": f"cat {workspace}/neighbour.txt; touch {workspace}/x; echo done"},
+            meta={"overseer/workspace": str(outside), **sandboxed(outside)},
+        )
+    assert "not yours" not in text(result)
+    assert "done" in text(result)
+    assert not (workspace / "x").exists()
+
+
+async def test_a_read_only_refusal_tells_the_model_which_tool_asks(connect_shell: Connect, outside: Path) -> None:
+    (outside / "AGENTS.md").write_text("be kind\n")
+    profile = SandboxProfile(workspace=outside.resolve(), protected=(outside.resolve() / "AGENTS.md",), home=None)
+    launch = Sandbox(detect("bwrap")).launch(profile)
+    async with connect_shell(trust_meta=True) as client:
+        result = await client.call_tool(
+            "exec",
+            {"command": "echo evil >> AGENTS.md"},
+            meta={"overseer/workspace": str(outside), "overseer/sandbox": launch},
+        )
+    assert result.is_error
+    assert "Read-only file system" in text(result) and "write_file" in text(result)
+    assert (outside / "AGENTS.md").read_text() == "be kind\n"
+
+
+def sandboxed(workspace: Path) -> dict[str, object]:
+    """The `_meta` entry the host sends: the bubblewrap sandbox of this workspace."""
+    profile = SandboxProfile(workspace=workspace.resolve(), home=None)
+    return {"overseer/sandbox": Sandbox(detect("bwrap")).launch(profile)}
 
 
 async def test_standalone_exec_ignores_the_meta_workspace(
@@ -180,10 +229,10 @@ async def test_stdio_shell_server_runs_commands_in_its_root(workspace: Path, out
     async with Client(params) as client:
         (tool,) = (await client.list_tools()).tools
         default = await client.call_tool(
-            "exec", {"command": "pwd -P; echo managed=${OVERSEER_MANAGED:-unset}"}
+            "exec", {"command": "pwd -P; echo managed=${OVERSEER_MANAGED:-unset}"}, meta=sandboxed(workspace)
         )
         meta = await client.call_tool(
-            "exec", {"command": "pwd -P"}, meta={"overseer/workspace": str(outside)}
+            "exec", {"command": "pwd -P"}, meta={"overseer/workspace": str(outside), **sandboxed(outside)}
         )
     assert tool.name == "exec" and tool.annotations.destructive_hint is True
     # The managed flag is the server's, not something commands inherit.

@@ -2,6 +2,7 @@
 // so no token ever lives in JavaScript; a 401 anywhere switches the app to its login form.
 
 import type {
+  Health,
   Approval,
   AuditPage,
   ChatResult,
@@ -147,6 +148,7 @@ export const api = {
   /** A filtered page; `query` is built by the audit view (see auditQuery in components/AuditLog.tsx). */
   auditPage: (query: URLSearchParams) => request<AuditPage>("GET", `/api/audit?${query}`),
   modelSettings: () => request<ModelSettings>("GET", "/api/settings/model"),
+  health: () => request<Health>("GET", "/api/health"),
   saveModelSettings: (body: ModelSettingsBody) => request<ModelSettings>("PUT", "/api/settings/model", body),
   testModel: (body: ModelSettingsBody) => request<ModelTest>("POST", "/api/settings/model/test", body),
 

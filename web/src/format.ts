@@ -144,6 +144,7 @@ export function approvalTitle(approval: Approval): string {
   if (approval.kind === "workflow_step") return `Start step ${String(args.step ?? "?")} of ${String(args.of ?? "?")} (${String(args.mode ?? "?")})?`;
   if (approval.kind === "elicitation") return `${String(args.server ?? "A server")} asks`;
   if (approval.kind === "sampling") return `${String(args.server ?? "A server")} asks to run the model`;
+  if (approval.kind === "network") return `A command wants to connect to ${String(args.host ?? "?")}:${String(args.port ?? "?")}`;
   return toolTitle(approval.tool_name, approval.annotations?.title);
 }
 
@@ -154,6 +155,7 @@ export function approvalSubject(approval: Approval): string {
   if (approval.kind === "workflow_step") return `${String(args.workflow ?? "workflow")} step ${String(args.step ?? "?")}`;
   if (approval.kind === "elicitation") return `question from ${String(args.server ?? "a server")}`;
   if (approval.kind === "sampling") return `model run for ${String(args.server ?? "a server")}`;
+  if (approval.kind === "network") return `network: ${String(args.host ?? "?")}:${String(args.port ?? "?")}`;
   return toolTitle(approval.tool_name, approval.annotations?.title);
 }
 

@@ -150,7 +150,7 @@ export interface Decision {
 
 /** What an approval gates: a tool call, a plan's switch to its next mode, a workflow's next step,
  * a server's question to the person (MCP elicitation), or its request to run the model (MCP sampling). */
-export type ApprovalKind = "tool" | "mode_switch" | "workflow_step" | "elicitation" | "sampling";
+export type ApprovalKind = "tool" | "mode_switch" | "workflow_step" | "elicitation" | "sampling" | "network";
 
 export interface Approval {
   id: string;
@@ -204,6 +204,8 @@ export interface ServerInfo {
   enabled?: boolean;
   /** A person's server from the config file: admins may edit, disable and remove it. */
   editable?: boolean;
+  /** What confines it, in a sentence (the shell's sandbox, a `sandbox:` entry, or nothing). */
+  confinement?: string;
 }
 
 /** A server as an `mcpServers` entry of the config file (literal env/header values hidden). */
@@ -403,4 +405,11 @@ export interface ChatResult {
   command: string | null;
   detail: string;
   attached_skills: string[];
+}
+
+/** `GET /api/health`: what the shell's sandbox is (a `warning` when commands run unconfined). */
+export interface Health {
+  status: string;
+  version: string;
+  sandbox?: { backend: string; confined: boolean; detail: string; warning: string | null };
 }

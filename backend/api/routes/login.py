@@ -24,6 +24,7 @@ async def health(request: Request) -> dict[str, object]:
         "version": VERSION,
         "host_id": host.settings.host_id,
         "servers": {s.name: s.state for s in host.pool.statuses()},
+        "sandbox": host.sandbox.status.health(),
     }
 
 

@@ -19,6 +19,8 @@ from backend.app.servers_admin import ManagedServer
 from backend.config import PolicyValue
 from backend.domain.tools import ToolInfo
 from backend.permissions.policy import PolicyEngine
+from backend.sandbox.launcher import SandboxStatus
+from backend.sandbox.servers import confinement_text
 
 router = APIRouter(prefix="/api/servers", tags=["servers"])
 
@@ -28,11 +30,12 @@ ServerName = Path(min_length=1, max_length=40)
 def server_views(host: Host) -> list[ServerView]:
     """Every server as the API and the live channel (`servers.changed`) describe it."""
     policy = host.policies.engine
-    return [_view(server, policy) for server in host.servers.servers()]
+    return [_view(server, policy, host.sandbox.status) for server in host.servers.servers()]
 
 
-def _view(server: ManagedServer, policy: PolicyEngine) -> ServerView:
+def _view(server: ManagedServer, policy: PolicyEngine, sandbox: SandboxStatus) -> ServerView:
     state = server.status
+    entry = server.config.sandbox if server.config is not None else None
     return ServerView(
         name=state.name,
         state=state.state,
@@ -47,6 +50,7 @@ def _view(server: ManagedServer, policy: PolicyEngine) -> ServerView:
         builtin=server.builtin,
         enabled=server.enabled,
         editable=server.editable,
+        confinement=confinement_text(state.name, entry, sandbox, builtin=server.builtin),
     )
 
 
@@ -96,29 +100,29 @@ async def server_config(host: HostDep, _: Admin, name: str = ServerName) -> Serv
 @router.post("", status_code=status.HTTP_201_CREATED)
 async def add_server(body: NewServerBody, host: HostDep, _: Admin) -> ServerView:
     """Add a server: validated (422 naming the field), written to the config file, then started."""
-    return _view(await host.servers.add(body.name, body.entry), host.policies.engine)
+    return _view(await host.servers.add(body.name, body.entry), host.policies.engine, host.sandbox.status)
 
 
 @router.put("/{name}")
 async def update_server(body: ServerEntryBody, host: HostDep, _: Admin, name: str = ServerName) -> ServerView:
     """Replace a server's entry; a running server restarts with it."""
-    return _view(await host.servers.update(name, body.entry), host.policies.engine)
+    return _view(await host.servers.update(name, body.entry), host.policies.engine, host.sandbox.status)
 
 
 @router.post("/{name}/disable")
 async def disable_server(host: HostDep, _: Admin, name: str = ServerName) -> ServerView:
-    return _view(await host.servers.set_enabled(name, False), host.policies.engine)
+    return _view(await host.servers.set_enabled(name, False), host.policies.engine, host.sandbox.status)
 
 
 @router.post("/{name}/enable")
 async def enable_server(host: HostDep, _: Admin, name: str = ServerName) -> ServerView:
-    return _view(await host.servers.set_enabled(name, True), host.policies.engine)
+    return _view(await host.servers.set_enabled(name, True), host.policies.engine, host.sandbox.status)
 
 
 @router.post("/{name}/restart")
 async def restart_server(host: HostDep, admin: Admin, name: str = ServerName) -> ServerView:
     """Restart a running server, a built-in one too."""
-    return _view(await host.servers.restart(name, by=admin.name), host.policies.engine)
+    return _view(await host.servers.restart(name, by=admin.name), host.policies.engine, host.sandbox.status)
 
 
 @router.delete("/{name}", status_code=status.HTTP_204_NO_CONTENT)

@@ -7,6 +7,7 @@ import { enableNotifications } from "../attention";
 import type { Route } from "../router";
 import { logout, pendingList, useAppState } from "../store";
 import { ConnectionBanner } from "./ConnectionBanner";
+import { SandboxBanner } from "./SandboxBanner";
 import { UndoToast } from "./UndoToast";
 
 export function Header({ route, onToggleSidebar, sidebarOpen }: { route: Route; onToggleSidebar: () => void; sidebarOpen: boolean }) {
@@ -97,6 +98,7 @@ export function Header({ route, onToggleSidebar, sidebarOpen }: { route: Route; 
         </div>
       </header>
       <ConnectionBanner />
+      <SandboxBanner />
       <UndoToast />
     </>
   );

@@ -158,6 +158,11 @@ function ServerCard({
         </p>
       )}
       {server.last_http_error && <p className="muted small">Last HTTP error: {server.last_http_error}</p>}
+      {server.confinement && server.type !== "http" && server.type !== "sse" && (
+        <p className="muted small" data-testid="server-confinement">
+          Confinement: {server.confinement}
+        </p>
+      )}
       {enabled && server.type !== undefined && server.type !== "stdio" && <ServerSignIn name={server.name} admin={admin} version={`${version}:${server.state}`} />}
       {server.last_restart && (
         <p className="muted small" data-testid="server-restarted">

@@ -1,0 +1,1 @@
+"""Confinement of commands and tool servers: profiles, bubblewrap and Landlock backends, the egress proxy."""
