@@ -155,6 +155,9 @@ class TerminalUI:
         if self.approve == "all" and is_instruction_change(approval):
             self.line("  --approve all does not cover the agent changing its own instructions: you decide")
             decision = await self.ask(approval)  # a closed stdin denies
+        elif self.approve == "all" and approval.kind == "unconfined":
+            self.line("  --approve all does not cover a command outside the sandbox: you decide")
+            decision = await self.ask(approval)
         elif self.approve == "all":
             decision = Decision(kind="allow_once", message="--approve all")
         elif self.approve == "none":

@@ -101,6 +101,8 @@ class ApprovalService:
             raise PersonRequired(
                 "the agent changing its own instructions needs a person's answer; auto-approve does not give it"
             )
+        if via == "auto" and approval.kind == "unconfined":
+            raise PersonRequired("a command outside the sandbox needs a person's answer; auto-approve does not give it")
         checked = await self._checked(approval, decision, by)
         return await self._broker.answer(approval_id, checked, by="user", decider=by.decider(via))
 
@@ -112,6 +114,8 @@ class ApprovalService:
             return _checked_sampling_answer(approval, decision)
         if decision.kind == "cancel":
             raise DecisionInvalid(f"cancel answers only a server's question; allow or deny this {approval.kind}")
+        if approval.kind == "unconfined" and decision.kind in ("allow_session", "allow_always"):
+            raise DecisionInvalid("a command outside the sandbox is allowed once at a time, never for the session or always")
         if decision.kind not in ("allow_session", "allow_always"):
             return decision
         if approval.kind != "tool":

@@ -187,6 +187,7 @@ class Host:
                 read_only=(*skill_read_roots(settings), *settings.sandbox.read_only),
                 instruction_files=bootstrap.files,
                 auto_allow=settings.sandbox.auto_allow,
+                allow_unconfined=settings.sandbox.allow_unconfined,
                 egress=self.egress,
                 allowlist_patterns=tuple(settings.sandbox.network.allow),
                 network_on=settings.sandbox.network.on,

@@ -31,7 +31,7 @@ ApprovalStatus = Literal["pending", "allowed", "denied", "expired", "cancelled"]
 DecisionKind = Literal["allow_once", "allow_session", "allow_always", "deny", "cancel"]
 """`cancel` answers only an elicitation: the person dismissed the question without deciding."""
 DecidedBy = Literal["rule", "policy", "user", "timeout", "hook", "stop"]
-ApprovalKind = Literal["tool", "mode_switch", "workflow_step", "elicitation", "sampling", "network"]
+ApprovalKind = Literal["tool", "mode_switch", "workflow_step", "elicitation", "sampling", "network", "unconfined"]
 """What an approval gates: a tool call, a plan's switch to its next mode, a workflow's next step,
 a server's question to the person (`elicitation/create`: accept with content, decline, cancel),
 or a server's request to run the session's model on its prompt (`sampling/createMessage`)."""

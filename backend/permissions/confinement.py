@@ -40,6 +40,19 @@ MAX_PATTERN_ENTRIES = 20_000
 _GLOB = frozenset("*?[")
 
 
+OUTSIDE_ARGUMENT = "outside_sandbox"
+"""The `exec` argument by which the model asks to run one command outside the sandbox."""
+OUTSIDE_REASON = (
+    "The agent asks to run this command OUTSIDE the sandbox, with everything your user can reach "
+    "(other folders, ~/.ssh, the network). Allowed once at a time, never for the session or always."
+)
+
+
+@dataclass(kw_only=True)
+class UnconfinedRun(Evaluation):
+    """An `ask` of its own kind: the call wants to run outside the sandbox."""
+
+
 class ConfinementError(Exception):
     """The sandbox of a command could not be made; the command does not run."""
 
@@ -72,6 +85,8 @@ class Confinement:
     """Whether commands get the proxy (`sandbox.network`): an agent's own may turn it on for it."""
     auto_allow: bool = False
     """`sandbox.auto_allow`: a command that would be asked only by default runs without asking."""
+    allow_unconfined: bool = True
+    """`sandbox.allow_unconfined`: whether a command may ask to run outside the sandbox at all."""
 
     def __post_init__(self) -> None:
         self.allowlist = HostAllowlist(self.allowlist_patterns)
@@ -94,6 +109,22 @@ class Confinement:
         reason = f"runs confined in the sandbox ({self.sandbox.status.backend}, {network}): sandbox.auto_allow"
         return Evaluation(verdict="allow", reason=reason, source="sandbox.auto_allow")
 
+    def wants_outside(self, name: str, arguments: dict[str, Any]) -> bool:
+        """Whether a call asks to run its command outside a sandbox that is in force."""
+        return self.applies(name) and arguments.get(OUTSIDE_ARGUMENT) is True and self.sandbox.status.confined
+
+    def review_outside(self, name: str, arguments: dict[str, Any], evaluation: Evaluation) -> Evaluation:
+        """The last word on a call that asks to run outside the sandbox: refused where an admin
+        forbids it, a deny stays a deny, and anything else asks a person, whatever allowed it."""
+        if not self.wants_outside(name, arguments):
+            return evaluation
+        if not self.allow_unconfined:
+            reason = "an admin forbids running commands outside the sandbox (sandbox.allow_unconfined: false)"
+            return Evaluation(verdict="deny", reason=reason, source="sandbox")
+        if evaluation.verdict == "deny":
+            return evaluation
+        return UnconfinedRun(verdict="ask", reason=OUTSIDE_REASON, source="sandbox")
+
     async def network_for(self, session_id: str, agent: AgentSandbox | None = None) -> Path | None:
         """The session's proxy socket (opened now if need be), or None when commands get no network.
 
@@ -112,12 +143,16 @@ class Confinement:
         fence: AgentFence | None = None,
         unprotect: Iterable[str] = (),
         proxy_socket: Path | None = None,
+        outside: bool = False,
     ) -> CommandPlan:
         """The sandbox of one command of a session whose workspace is `workspace`.
 
         `unprotect`: instruction files a person allowed this very command to change.
+        `outside`: a person allowed this one command to run outside the sandbox.
         Raises ConfinementError when a deny rule's paths cannot all be found.
         """
+        if outside:
+            return CommandPlan(launch={"unconfined": True, "backend": "off"}, workspace=workspace, absent=())
         workspace = Path(os.path.realpath(workspace))
         allowed = {os.path.normpath(f) for f in unprotect}
         names = [n for n in (*self.instruction_files, *WORKSPACE_CONFIG) if not os.path.isabs(n)]

@@ -32,7 +32,7 @@ from backend.domain.tools import ToolResult
 from backend.permissions import bootstrap_guard
 from backend.permissions.approvals import ApprovalBroker, ApprovalError
 from backend.permissions.bootstrap_guard import BootstrapGuard, InstructionChange
-from backend.permissions.confinement import CommandPlan, Confinement, ConfinementError
+from backend.permissions.confinement import CommandPlan, Confinement, ConfinementError, UnconfinedRun
 from backend.permissions.gate_types import (
     CHANGED,
     ERROR_HINT,
@@ -124,7 +124,11 @@ class ToolGate:
         if self.confinement is not None:
             evaluation = self.confinement.review(view.name, evaluation, session.sandbox)  # sandbox.auto_allow
         evaluation = self.bootstrap.review(view, evaluation)  # instruction files ask whatever allows them
-        return session.fence.review(view, evaluation) if session.fence is not None else evaluation
+        if session.fence is not None:
+            evaluation = session.fence.review(view, evaluation)
+        if self.confinement is not None:  # a command outside the sandbox asks, once, whatever allows it
+            evaluation = self.confinement.review_outside(view.name, view.arguments, evaluation)
+        return evaluation
 
     async def run(self, session: GateSession, call: GateCall) -> ToolResult:
         """Decide, ask if needed, record, run; always returns a result and finishes the record."""
@@ -162,6 +166,7 @@ class ToolGate:
 
             evaluation = self.evaluate(session, view)
             unprotect: tuple[str, ...] = ()
+            outside = False
             decided_by: DecidedBy = "rule" if evaluation.rule else "policy"
             if call.resumed and evaluation.verdict != "ask":
                 await self._close_stale_approval(record, evaluation, decided_by)
@@ -172,6 +177,8 @@ class ToolGate:
                 approval, decision_by = await self._ask(session, record, view, evaluation)
                 assert approval.decision is not None
                 decision = bootstrap_guard.as_once(evaluation, approval.decision)
+                if isinstance(evaluation, UnconfinedRun) and decision.kind in ("allow_session", "allow_always"):
+                    decision = decision.model_copy(update={"kind": "allow_once", "rules": None})
                 decider = approval.decider or OVERSEER
                 latency = (approval.decided_at or utcnow()) - approval.created_at
                 if not decision.allows:
@@ -183,12 +190,16 @@ class ToolGate:
                 if decision.updated_arguments is not None:
                     record.arguments = view.arguments = decision.updated_arguments
                     again = bootstrap_guard.recheck(evaluation, self.evaluate(session, view), view.arguments)
+                    if isinstance(again, UnconfinedRun) and not isinstance(evaluation, UnconfinedRun):
+                        reason = "the edited call would run outside the sandbox, which the question did not ask"
+                        again = Evaluation(verdict="deny", reason=reason, source="sandbox")
                     if again.verdict == "deny":
                         await self._audit(record, "deny", "rule", f"edited arguments: {again.reason}", decider=decider)
                         return await self._refuse(record, ToolResult.error(f"Denied: {again.reason}."), "denied")
                 await self._apply_standing_decision(session, view, decision)
                 if isinstance(evaluation, InstructionChange):  # this one command may change them
                     unprotect = evaluation.files
+                outside = isinstance(evaluation, UnconfinedRun)
                 record.decision = f"{decision.kind} ({decision_by})"
                 # The row keeps the arguments that ran; the detail says a person changed them.
                 detail = decision.kind + (" with edited arguments" if decision.updated_arguments is not None else "")
@@ -196,7 +207,7 @@ class ToolGate:
             else:
                 record.decision = evaluation.reason
                 allow = AuditEntry.of(record, "allow", decided_by, evaluation.reason)
-            allowed = GateDecision(record=record, view=view, allow=allow, unprotect=unprotect)
+            allowed = GateDecision(record=record, view=view, allow=allow, unprotect=unprotect, outside=outside)
             self._allowed[(session.session_id, call.id)] = allowed
             return allowed
         except asyncio.CancelledError:
@@ -224,7 +235,9 @@ class ToolGate:
             return await self._finish(attempted, ToolResult.error(detail), "denied")
         assert decided.view is not None and decided.allow is not None
         try:
-            return await self._execute(session, decided.record, decided.view, decided.allow, decided.unprotect)
+            return await self._execute(
+                session, decided.record, decided.view, decided.allow, decided.unprotect, outside=decided.outside
+            )
         except asyncio.CancelledError:
             if not self.shutting_down:
                 await asyncio.shield(self._stopped(decided.record, None))
@@ -255,6 +268,7 @@ class ToolGate:
         approval = await self.broker.latest_for_call(session.session_id, record.id)
         if approval is not None and approval.status not in ("pending", "cancelled"):
             return approval, approval.decided_by or "user"  # answered before a restart
+        outside = isinstance(evaluation, UnconfinedRun)
         # The session shows "waiting" before anyone can see the request, never after.
         await self.sessions.approval_waiting(session.session_id, +1)
         try:
@@ -268,7 +282,8 @@ class ToolGate:
                     arguments=record.arguments,
                     annotations=view.annotations,
                     reason=evaluation.reason,
-                    suggested_rules=bootstrap_guard.suggested_rules(evaluation, view),
+                    suggested_rules=[] if outside else bootstrap_guard.suggested_rules(evaluation, view),
+                    kind="unconfined" if outside else "tool",
                 )
             approval = await self.broker.wait(approval.id)
         finally:
@@ -326,6 +341,8 @@ class ToolGate:
         view: ToolCallView,
         allow: AuditEntry,
         unprotect: tuple[str, ...] = (),
+        *,
+        outside: bool = False,
     ) -> ToolResult:
         record.status = "running"
         record.started_at = utcnow()
@@ -346,6 +363,7 @@ class ToolGate:
                     fence=session.fence,
                     unprotect=unprotect,
                     proxy_socket=await self.confinement.network_for(session.session_id, session.sandbox),
+                    outside=outside,
                 )
             hidden = partial(self.policy.hides, workspace=session.workspace)
             result = await self.tools.call(

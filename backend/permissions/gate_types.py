@@ -116,6 +116,8 @@ class GateDecision:
     allow: AuditEntry | None = None
     unprotect: tuple[str, ...] = ()
     """Instruction files a person allowed this call to change: writable in its sandbox."""
+    outside: bool = False
+    """A person allowed this one command to run outside the sandbox."""
 
     @property
     def allowed(self) -> bool:

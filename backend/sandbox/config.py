@@ -53,6 +53,9 @@ class SandboxConfig(BaseModel):
     network: NetworkConfig = Field(default_factory=NetworkConfig)
     auto_allow: bool = False
     """A command that runs confined runs without asking, unless an ask or deny rule matches it."""
+    allow_unconfined: bool = True
+    """Whether the model may ask to run one command outside the sandbox (`exec` with
+    `outside_sandbox: true`), a question of its own, answered once at a time. False: refused."""
 
     @model_validator(mode="before")
     @classmethod

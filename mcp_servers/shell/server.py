@@ -42,12 +42,20 @@ def create_server(root: Path, *, trust_meta: bool) -> MCPServer:
         command: str,
         ctx: Context,
         timeout: Annotated[float, Field(gt=0, le=MAX_TIMEOUT_SECONDS, description="seconds")] = 60,
+        outside_sandbox: Annotated[
+            bool,
+            Field(
+                description="Run this one command outside the sandbox, with the user's full access. "
+                "Always asks a person. Only when the sandbox blocks something the task truly needs."
+            ),
+        ] = False,
     ) -> CallToolResult:
         """Run `bash -c command` in the workspace and return its output and exit code.
 
         A non-zero exit code is an error result. On timeout the command and every
         process it started are killed and the output so far is returned.
         """
+        # `outside_sandbox` is for the host: it asks a person, and sends no sandbox if they allow.
         if not command.strip():
             raise ToolError("command is empty")
         refusal = check_command(command)

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from backend.app.approvals import DecisionInvalid, PersonRequired
 from backend.domain.models import Decision
 from backend.mcp.pool import McpPool
 from backend.testing import Reply, ScriptedToolCall
@@ -114,3 +115,45 @@ async def test_without_a_working_sandbox_the_shell_server_is_not_started(tmp_pat
     assert "file" in host_module.server_configs(settings)
     off = Settings(data_dir=tmp_path / "data", workspace=tmp_path, sandbox="off")
     assert "shell" in host_module.server_configs(off)
+
+
+def outside(command: str) -> Reply:
+    return Reply(tool_calls=[ScriptedToolCall(name=EXEC, arguments={"command": command, "outside_sandbox": True})])
+
+
+async def test_a_command_outside_the_sandbox_is_its_own_question_allowed_once_at_a_time(
+    tmp_path: Path, pool: McpPool
+) -> None:
+    elsewhere = tmp_path / "elsewhere.txt"
+    elsewhere.write_text("outside the workspace")
+    workspace = workspace_with_instructions(tmp_path)
+    script = [outside(f"cat {elsewhere}"), outside(f"cat {elsewhere}"), Reply(text="done")]
+    # Even a tool-wide allow and auto_allow leave it to a person.
+    settings = {"policies": {EXEC: "always_allow"}, "sandbox": {"auto_allow": True}}
+    async with scripted_host(tmp_path, script, pool=pool, workspace=workspace, **settings) as h:
+        session = await h.start("go")
+        first = await h.next_event("approval.requested", timeout=30)
+        assert first.data["kind"] == "unconfined" and "OUTSIDE the sandbox" in first.data["reason"]
+        with pytest.raises(DecisionInvalid):
+            await h.host.approvals.answer(first.data["id"], Decision(kind="allow_session"), by=TEST_PERSON, via="rest")
+        with pytest.raises(PersonRequired):
+            await h.host.approvals.answer(first.data["id"], Decision(kind="allow_once"), by=TEST_PERSON, via="auto")
+        await h.host.approvals.answer(first.data["id"], Decision(kind="allow_once"), by=TEST_PERSON, via="rest")
+        second = await h.next_event("approval.requested", timeout=30)  # asked again: once means once
+        assert second.data["kind"] == "unconfined"
+        await h.host.approvals.answer(second.data["id"], Decision(kind="deny"), by=TEST_PERSON, via="rest")
+        done = await h.host.runner.wait(session.id, timeout=60)
+        ran, refused = await h.host.store.list_tool_calls(done.id)
+    assert "outside the workspace" in (ran.result or ""), ran.result
+    assert refused.status == "denied"
+
+
+async def test_an_admin_can_forbid_commands_outside_the_sandbox(tmp_path: Path, pool: McpPool) -> None:
+    workspace = workspace_with_instructions(tmp_path)
+    script = [outside("id"), Reply(text="done")]
+    settings = {"policies": {EXEC: "always_allow"}, "sandbox": {"allow_unconfined": False}}
+    async with scripted_host(tmp_path, script, pool=pool, workspace=workspace, **settings) as h:
+        session = await h.run("go", timeout=60)
+        [record] = await h.host.store.list_tool_calls(session.id)
+        assert await h.host.broker.pending() == []
+    assert record.status == "denied" and "sandbox.allow_unconfined" in (record.result or "")

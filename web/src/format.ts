@@ -145,6 +145,7 @@ export function approvalTitle(approval: Approval): string {
   if (approval.kind === "elicitation") return `${String(args.server ?? "A server")} asks`;
   if (approval.kind === "sampling") return `${String(args.server ?? "A server")} asks to run the model`;
   if (approval.kind === "network") return `A command wants to connect to ${String(args.host ?? "?")}:${String(args.port ?? "?")}`;
+  if (approval.kind === "unconfined") return "Run a command OUTSIDE the sandbox";
   return toolTitle(approval.tool_name, approval.annotations?.title);
 }
 
@@ -156,6 +157,7 @@ export function approvalSubject(approval: Approval): string {
   if (approval.kind === "elicitation") return `question from ${String(args.server ?? "a server")}`;
   if (approval.kind === "sampling") return `model run for ${String(args.server ?? "a server")}`;
   if (approval.kind === "network") return `network: ${String(args.host ?? "?")}:${String(args.port ?? "?")}`;
+  if (approval.kind === "unconfined") return "command outside the sandbox";
   return toolTitle(approval.tool_name, approval.annotations?.title);
 }
 

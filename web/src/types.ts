@@ -150,7 +150,7 @@ export interface Decision {
 
 /** What an approval gates: a tool call, a plan's switch to its next mode, a workflow's next step,
  * a server's question to the person (MCP elicitation), or its request to run the model (MCP sampling). */
-export type ApprovalKind = "tool" | "mode_switch" | "workflow_step" | "elicitation" | "sampling" | "network";
+export type ApprovalKind = "tool" | "mode_switch" | "workflow_step" | "elicitation" | "sampling" | "network" | "unconfined";
 
 export interface Approval {
   id: string;

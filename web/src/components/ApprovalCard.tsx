@@ -139,7 +139,12 @@ export function ApprovalCard({ approval, position, total, shortcuts }: CardProps
   const chips = annotationChips(approval.annotations ?? {});
   const risk = riskOf(approval);
   const instructions = changesInstructions(approval);
-  const canAlways = approval.suggested_rules.length > 0 && !instructions;
+  const outside = approval.kind === "unconfined";
+  const onceOnly = instructions || outside;
+  const onceTitle = outside
+    ? "A command outside the sandbox is allowed once at a time."
+    : "Changes to the agent's own instructions are allowed once at a time.";
+  const canAlways = approval.suggested_rules.length > 0 && !onceOnly;
 
   const cleanRules = rules.map((r) => r.trim()).filter(Boolean);
 
@@ -171,7 +176,7 @@ export function ApprovalCard({ approval, position, total, shortcuts }: CardProps
     if (mode !== "buttons") return null;
     // A one-key decision waits out an undo window (undo.ts); the buttons' clicks do not.
     if (key === "y" || (key === "Enter" && !onControl)) return () => stageDecision(approval, { decision: "allow_once" }, "Allowed once");
-    if (key === "s") return instructions ? null : () => stageDecision(approval, { decision: "allow_session" }, "Allowed for the session");
+    if (key === "s") return onceOnly ? null : () => stageDecision(approval, { decision: "allow_session" }, "Allowed for the session");
     if (key === "a") return canAlways ? openAlways : null;
     if (key === "n") return () => stageDecision(approval, { decision: "deny" }, "Denied");
     if (key === "r") return () => setMode("reason");
@@ -236,6 +241,12 @@ export function ApprovalCard({ approval, position, total, shortcuts }: CardProps
         </div>
       )}
 
+      {outside && (
+        <div className="risk-banner" role="alert" data-testid="outside-sandbox-banner">
+          This command would run OUTSIDE the sandbox, with everything your user can reach: other folders, ~/.ssh,
+          the network. Allow it only if you read it and the sandbox truly blocks what the task needs.
+        </div>
+      )}
       {instructions && (
         <div className="risk-banner" role="alert" data-testid="instructions-banner">
           The agent is changing its own instructions: what it writes here steers every later run. Read the new text
@@ -358,8 +369,8 @@ export function ApprovalCard({ approval, position, total, shortcuts }: CardProps
             className="btn"
             data-testid="approve-session"
             aria-keyshortcuts="S"
-            disabled={busy || instructions}
-            title={instructions ? "Changes to the agent's own instructions are allowed once at a time." : undefined}
+            disabled={busy || onceOnly}
+            title={onceOnly ? onceTitle : undefined}
             onClick={allowSession}
           >
             Allow for session <kbd>S</kbd>
@@ -373,8 +384,8 @@ export function ApprovalCard({ approval, position, total, shortcuts }: CardProps
             title={
               canAlways
                 ? undefined
-                : instructions
-                  ? "Changes to the agent's own instructions are allowed once at a time."
+                : onceOnly
+                  ? onceTitle
                   : "No narrow rule can cover this call; allow it once or for the session."
             }
             onClick={openAlways}

@@ -81,7 +81,7 @@ export function ApprovalQueue({ pending, decided, shortcuts = true, emptyText, s
       {pending.length >= 2 && (
         <div className="batch-bar" role="group" aria-label="Answer all waiting requests" data-testid="batch-bar">
           <span className="batch-count">{pending.length} waiting</span>
-          <button type="button" className="btn" data-testid="allow-all-once" disabled={anyBusy} onClick={() => void decideAll(pending.filter((a) => !isElicitation(a)), "allow_once")}>
+          <button type="button" className="btn" data-testid="allow-all-once" disabled={anyBusy} onClick={() => void decideAll(pending.filter((a) => !isElicitation(a) && a.kind !== "unconfined"), "allow_once")}>
             Allow all once
           </button>
           <button type="button" className="btn" data-testid="deny-all" disabled={anyBusy} onClick={() => void decideAll(pending, "deny")}>
