@@ -58,6 +58,8 @@ def approval_text(approval: Approval, *, title: str | None = None) -> str:
         "workflow_step": "Start the next workflow step",
         "elicitation": "A server asks you something",
         "sampling": "A server asks to run the model",
+        "network": "A command wants to connect to a host off the sandbox's allowlist",
+        "unconfined": "A command asks to run OUTSIDE the sandbox (allowed once at a time)",
     }[approval.kind]
     lines = [f"Approval needed{f' in {title!r}' if title else ''}", what]
     if approval.kind == "elicitation":

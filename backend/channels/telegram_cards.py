@@ -36,9 +36,9 @@ REASON_PROMPT = "Why deny it? Your next message here is the reason the agent rea
 
 
 def keyboard(approval: Approval) -> InlineKeyboardMarkup:
-    """Allow once / for the session (tool calls only) / Deny / Deny with a reason."""
+    """Allow once / for the session (tool calls and network hosts) / Deny / Deny with a reason."""
     allow = [InlineKeyboardButton("Allow once", callback_data=f"o:{approval.id}")]
-    if approval.kind == "tool":
+    if approval.kind in ("tool", "network"):
         allow.append(InlineKeyboardButton("Allow for session", callback_data=f"s:{approval.id}"))
     deny = [
         InlineKeyboardButton("Deny", callback_data=f"d:{approval.id}"),
