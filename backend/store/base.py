@@ -1,4 +1,4 @@
-"""The persistence interface. SQLite implements it today; Postgres is meant to be a small change."""
+"""The persistence interface, implemented by SQLite (`sqlite.py`) and Postgres (`postgres.py`)."""
 
 from __future__ import annotations
 
@@ -22,7 +22,19 @@ from backend.domain.schedules import Schedule
 from backend.domain.workflows import WorkflowRun
 from backend.store.queries import AuditQuery
 
-__all__ = ["NotFound", "SessionDecision", "Store", "Written", "apply_decision"]  # NotFound lives in backend.domain.errors; re-exported
+# NotFound lives in backend.domain.errors; re-exported.
+__all__ = ["NotFound", "SchemaTooNew", "SessionDecision", "Store", "Written", "apply_decision", "check_schema"]
+
+
+class SchemaTooNew(RuntimeError):
+    """The database was written by a newer Overseer."""
+
+
+def check_schema(where: str, found: int, known: int) -> None:
+    """Refuse a database whose schema is newer than this Overseer's: rather than write rows that
+    version may not read, or migrate steps already taken, the store does not open."""
+    if found > known:
+        raise SchemaTooNew(f"{where} has schema {found}; this Overseer knows up to {known}")
 
 
 @dataclass(kw_only=True)

@@ -1,26 +1,27 @@
 """PostgreSQL implementation of the Store (psycopg 3, async, a connection pool).
 
-Selected by `OVERSEER_DATABASE_URL=postgresql://...`; SQLite stays the embedded default. Any number
-of processes may share the database, so, as in SQLite, nothing the database numbers is cached
-here: a message's idx and an event's seq are read inside the write transaction, after taking a
-per-session advisory lock that serialises the writers of that session across processes (READ
-COMMITTED alone would let two transactions read the same MAX and one fail on the key).
+Selected by `OVERSEER_DATABASE_URL=postgresql://...`; SQLite stays the embedded default. The
+methods' SQL is shared with SQLite (`sql_store` and its mixins); this module is the seam they run
+on, and what only Postgres has: advisory locks, row locks and the notices other hosts hear.
+
+Any number of processes may share the database, so, as in SQLite, nothing the database numbers
+is cached here: a message's idx and an event's seq are read inside the write transaction, after
+taking a per-session advisory lock that serialises the writers of that session across processes
+(READ COMMITTED alone would let two transactions read the same MAX and one fail on the key).
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import Any, ClassVar
 
 from psycopg import AsyncConnection
 from psycopg_pool import AsyncConnectionPool
 
-from backend.domain.models import Event, Message, Session, ToolCallRecord
-from backend.store.base import NotFound, SessionDecision, Written, apply_decision
-from backend.store.postgres_approvals import PostgresApprovalStore
-from backend.store.postgres_notify import EVENTS_CHANNEL, event_notice
-from backend.store.postgres_schedules import PostgresScheduleStore
+from backend.domain.models import Approval, Event, Message, Session
+from backend.store.base import NotFound, SchemaTooNew, SessionDecision, Written, apply_decision, check_schema
+from backend.store.postgres_notify import APPROVALS_CHANNEL, EVENTS_CHANNEL, event_notice
 from backend.store.postgres_schema import (
     BOOTSTRAP,
     LOCK_CLASS,
@@ -29,18 +30,29 @@ from backend.store.postgres_schema import (
     SCHEMA_VERSION,
     SESSION_LOCK_CLASS,
 )
-from backend.store.postgres_workflows import PostgresWorkflowStore
-from backend.store.queries import POSTGRES, session_where
+from backend.store.sql_seam import Statement
+from backend.store.sql_store import SqlStore
+from backend.store.statements import POSTGRES_SQL, Statements
 
-Statement = tuple[str, tuple[Any, ...]]
+__all__ = ["PostgresStore", "SchemaTooNew"]
+
+_BUMP = "UPDATE approval_version SET version = version + 1"
+"""Every approval write bumps the one-row `approval_version` in its own transaction: what
+`data_version` reads, so another host's approval watch sees the number change no earlier than
+the answer itself is visible."""
+
+# The other hosts hear of these writes at their commit (backend/store/postgres_notify.py).
+_INSERT_EVENT_AND_NOTIFY = (
+    f"WITH written AS ({POSTGRES_SQL.insert_event} RETURNING 1) SELECT pg_notify(%s, %s) FROM written"
+)
+_BUMP_AND_NOTIFY = f"WITH bumped AS ({_BUMP} RETURNING 1) SELECT pg_notify(%s, %s) FROM bumped"
 
 
-class SchemaTooNew(RuntimeError):
-    """The database was written by a newer Overseer."""
-
-
-class PostgresStore(PostgresApprovalStore, PostgresScheduleStore, PostgresWorkflowStore):
+class PostgresStore(SqlStore):
     """The shared store: one PostgreSQL database for every host that names it."""
+
+    sql: ClassVar[Statements] = POSTGRES_SQL
+    approval_written: ClassVar[tuple[Statement, ...]] = ((_BUMP, ()),)
 
     def __init__(self, url: str, *, max_connections: int = 10) -> None:
         self.url = url
@@ -90,8 +102,7 @@ class PostgresStore(PostgresApprovalStore, PostgresScheduleStore, PostgresWorkfl
             await conn.execute("SELECT pg_advisory_xact_lock(%s, %s)", (LOCK_CLASS, MIGRATION_LOCK))
             await conn.execute(BOOTSTRAP)
             version = await self._version(conn)
-            if version > SCHEMA_VERSION:
-                raise SchemaTooNew(f"the database has schema {version}; this Overseer knows up to {SCHEMA_VERSION}")
+            check_schema("the database", version, SCHEMA_VERSION)
             for step in range(version, SCHEMA_VERSION):
                 await conn.execute(MIGRATIONS[step])  # type: ignore[arg-type]  # our own literal DDL
                 await conn.execute("UPDATE overseer_schema SET version = %s", (step + 1,))
@@ -111,95 +122,30 @@ class PostgresStore(PostgresApprovalStore, PostgresScheduleStore, PostgresWorkfl
         async with self.pool.connection() as conn, conn.transaction():
             yield conn
 
+    # the seam of the shared methods
+
     async def _execute(self, sql: str, params: tuple[Any, ...] = ()) -> int:
         """One statement in its own transaction; the number of rows it touched."""
         async with self.pool.connection() as conn:
             cursor = await conn.execute(sql, params)  # type: ignore[arg-type]
             return cursor.rowcount
 
+    async def _execute_all(self, statements: list[Statement]) -> list[int]:
+        async with self._transaction() as conn:
+            cursors = [await conn.execute(sql, params) for sql, params in statements]  # type: ignore[arg-type]
+            return [cursor.rowcount for cursor in cursors]
+
     async def _fetch_all(self, sql: str, params: tuple[Any, ...] = ()) -> list[Any]:
         async with self.pool.connection() as conn:
             cursor = await conn.execute(sql, params)  # type: ignore[arg-type]
             return await cursor.fetchall()
 
-    # sessions
-
-    async def create_session(self, session: Session) -> Session:
-        await self._execute(
-            "INSERT INTO sessions (id, status, parent_id, created_at, data) VALUES (%s, %s, %s, %s, %s)",
-            (session.id, session.status, session.parent_id, session.created_at, session.model_dump_json()),
-        )
-        return session
-
-    async def get_session(self, session_id: str) -> Session:
-        rows = await self._fetch_all("SELECT data FROM sessions WHERE id = %s", (session_id,))
-        if not rows:
-            raise NotFound(f"no session {session_id!r}")
-        return Session.model_validate_json(rows[0][0])
-
-    async def save_session(self, session: Session) -> Session:
-        changed = await self._execute(
-            "UPDATE sessions SET status = %s, data = %s WHERE id = %s",
-            (session.status, session.model_dump_json(), session.id),
-        )
-        if changed == 0:
-            raise NotFound(f"no session {session.id!r}")
-        return session
-
-    async def change_session(self, session_id: str, decide: SessionDecision) -> tuple[Session, Session | None]:
-        async with self._transaction() as conn:
-            # FOR UPDATE: another host's change of this row waits for this one's commit, then reads it.
-            cursor = await conn.execute("SELECT data FROM sessions WHERE id = %s FOR UPDATE", (session_id,))
-            row = await cursor.fetchone()
-            if row is None:
-                raise NotFound(f"no session {session_id!r}")
-            before = Session.model_validate_json(row[0])
-            after = apply_decision(before, decide)
-            if after is not None:
-                await conn.execute(
-                    "UPDATE sessions SET status = %s, data = %s WHERE id = %s",
-                    (after.status, after.model_dump_json(), session_id),
-                )
-        return before, after
-
-    async def list_sessions(
-        self,
-        *,
-        statuses: Iterable[str] | None = None,
-        limit: int = 200,
-        archived: bool | None = None,
-        text: str | None = None,
-    ) -> list[Session]:
-        where, params = session_where(
-            POSTGRES, statuses=None if statuses is None else list(statuses), archived=archived, text=text
-        )
-        rows = await self._fetch_all(
-            f"SELECT data FROM sessions {where} ORDER BY created_at DESC, ord DESC LIMIT %s", (*params, limit)
-        )
-        return [Session.model_validate_json(r[0]) for r in rows]
-
-    async def list_children(self, parent_id: str, *, statuses: Iterable[str] | None = None) -> list[Session]:
-        where, params = "parent_id = %s", [parent_id]
-        if statuses is not None:
-            where += " AND status = ANY(%s)"
-            params.append(list(statuses))  # type: ignore[arg-type]
-        rows = await self._fetch_all(
-            f"SELECT data FROM sessions WHERE {where} ORDER BY created_at, ord", tuple(params)
-        )
-        return [Session.model_validate_json(r[0]) for r in rows]
-
-    async def delete_session(self, session_id: str) -> None:
-        async with self._transaction() as conn:
-            for table in ("messages", "tool_calls", "approvals", "events"):
-                await conn.execute(f"DELETE FROM {table} WHERE session_id = %s", (session_id,))  # type: ignore[arg-type]
-            cursor = await conn.execute("DELETE FROM sessions WHERE id = %s", (session_id,))
-            if cursor.rowcount == 0:
-                raise NotFound(f"no session {session_id!r}")
-
-    # messages, tool calls and events: numbered inside the write
-
     async def _unit(
-        self, statements: list[Statement] | None = None, *, message: Message | None = None, event: Event | None = None
+        self,
+        statements: list[Statement] | None = None,
+        *,
+        message: Message | None = None,
+        event: Event | None = None,
     ) -> Written:
         """Write statements plus an optional message and event as one transaction.
 
@@ -215,81 +161,66 @@ class PostgresStore(PostgresApprovalStore, PostgresScheduleStore, PostgresWorkfl
             # Lock every session numbered here, in one order, so two units never wait on each other.
             # (Two sessions whose ids hash alike share a lock: they only queue, never collide.)
             for session_id in sorted({x.session_id for x in (message, event) if x is not None}):
-                await conn.execute("SELECT pg_advisory_xact_lock(%s, hashtext(%s))", (SESSION_LOCK_CLASS, session_id))
+                await conn.execute(
+                    "SELECT pg_advisory_xact_lock(%s, hashtext(%s))", (SESSION_LOCK_CLASS, session_id)
+                )
             stored_message = stored_event = None
             if message is not None or event is not None:
                 # Both numbers in one round trip, after the locks (a statement sees what committed
                 # before it began, so the read may not share a statement with taking the lock).
-                cursor = await conn.execute(
-                    "SELECT (SELECT COALESCE(MAX(idx), -1) + 1 FROM messages WHERE session_id = %s),"
-                    " (SELECT COALESCE(MAX(seq), 0) + 1 FROM events WHERE session_id = %s)",
-                    (None if message is None else message.session_id, None if event is None else event.session_id),
-                )
+                numbered = (None if x is None else x.session_id for x in (message, event))
+                cursor = await conn.execute(self.sql.next_numbers, tuple(numbered))  # type: ignore[arg-type]
                 (idx, seq) = await cursor.fetchone()  # type: ignore[misc]
             if message is not None:
                 stored_message = message.model_copy(update={"idx": idx})
                 await conn.execute(
-                    "INSERT INTO messages (session_id, idx, data) VALUES (%s, %s, %s)",
+                    self.sql.insert_message,  # type: ignore[arg-type]
                     (stored_message.session_id, idx, stored_message.model_dump_json()),
                 )
             if event is not None:
                 stored_event = event.model_copy(update={"seq": seq})
-                # The other hosts hear of it at this commit (backend/store/postgres_notify.py).
-                await conn.execute(
-                    "WITH written AS (INSERT INTO events (session_id, seq, type, data) VALUES (%s, %s, %s, %s)"
-                    " RETURNING 1) SELECT pg_notify(%s, %s) FROM written",
-                    (
-                        stored_event.session_id,
-                        seq,
-                        stored_event.type,
-                        stored_event.model_dump_json(),
-                        EVENTS_CHANNEL,
-                        event_notice(stored_event.session_id, seq),
-                    ),
-                )
+                row = (stored_event.session_id, seq, stored_event.type, stored_event.model_dump_json())
+                notice = (EVENTS_CHANNEL, event_notice(stored_event.session_id, seq))
+                await conn.execute(_INSERT_EVENT_AND_NOTIFY, (*row, *notice))  # type: ignore[arg-type]
             return Written(message=stored_message, event=stored_event, row_id=row_id)
 
-    async def add_message(self, message: Message) -> Message:
-        written = await self._unit(message=message)
-        assert written.message is not None
-        return written.message
+    # what Postgres does its own way
 
-    async def list_messages(self, session_id: str) -> list[Message]:
-        rows = await self._fetch_all("SELECT data FROM messages WHERE session_id = %s ORDER BY idx", (session_id,))
-        return [Message.model_validate_json(r[0]) for r in rows]
+    async def change_session(self, session_id: str, decide: SessionDecision) -> tuple[Session, Session | None]:
+        async with self._transaction() as conn:
+            # FOR UPDATE (`lock_session`): another host's change of this row waits for this one's
+            # commit, then reads it.
+            cursor = await conn.execute(self.sql.lock_session, (session_id,))  # type: ignore[arg-type]
+            row = await cursor.fetchone()
+            if row is None:
+                raise NotFound(f"no session {session_id!r}")
+            before = Session.model_validate_json(row[0])
+            after = apply_decision(before, decide)
+            if after is not None:
+                await conn.execute(
+                    self.sql.update_session,  # type: ignore[arg-type]
+                    (after.status, after.model_dump_json(), session_id),
+                )
+        return before, after
 
-    _UPSERT_CALL = (
-        "INSERT INTO tool_calls (session_id, id, status, created_at, data) VALUES (%s, %s, %s, %s, %s) "
-        "ON CONFLICT (session_id, id) DO UPDATE SET status = excluded.status, data = excluded.data"
-    )
+    async def close_approval(self, approval: Approval) -> bool:
+        """Write an answered approval only while it is still pending; True when this write closed it.
 
-    def _call_params(self, record: ToolCallRecord) -> tuple[Any, ...]:
-        return (record.session_id, record.id, record.status, record.created_at, record.model_dump_json())
+        A compare-and-set: under READ COMMITTED a second UPDATE waits for the first's row lock, then
+        re-checks `status = 'pending'` against the committed row and matches nothing.
+        """
+        async with self._transaction() as conn:
+            cursor = await conn.execute(
+                self.sql.close_approval,  # type: ignore[arg-type]
+                (approval.status, approval.model_dump_json(), approval.id),
+            )
+            if cursor.rowcount != 1:
+                return False
+            # A host whose run waits on it hears so at this commit.
+            await conn.execute(_BUMP_AND_NOTIFY, (APPROVALS_CHANNEL, approval.id))
+            return True
 
-    async def save_tool_call(self, record: ToolCallRecord) -> None:
-        await self._execute(self._UPSERT_CALL, self._call_params(record))
-
-    async def finish_tool_call(self, record: ToolCallRecord, result: Message, *, event: Event | None = None) -> Written:
-        return await self._unit([(self._UPSERT_CALL, self._call_params(record))], message=result, event=event)
-
-    async def list_tool_calls(self, session_id: str) -> list[ToolCallRecord]:
-        rows = await self._fetch_all(
-            "SELECT data FROM tool_calls WHERE session_id = %s ORDER BY created_at, ord", (session_id,)
-        )
-        return [ToolCallRecord.model_validate_json(r[0]) for r in rows]
-
-    async def last_seq(self, session_id: str) -> int:
-        rows = await self._fetch_all("SELECT COALESCE(MAX(seq), 0) FROM events WHERE session_id = %s", (session_id,))
+    async def data_version(self) -> int:
+        """Changes whenever any process commits an approval write (this one's included: a hint)."""
+        rows = await self._fetch_all("SELECT version FROM approval_version")
         return int(rows[0][0])
-
-    async def append_event(self, event: Event) -> Event:
-        written = await self._unit(event=event)
-        assert written.event is not None
-        return written.event
-
-    async def list_events(self, session_id: str, *, since: int = 0, limit: int = 10_000) -> list[Event]:
-        rows = await self._fetch_all(
-            "SELECT data FROM events WHERE session_id = %s AND seq > %s ORDER BY seq LIMIT %s",
-            (session_id, since, limit),
-        )
-        return [Event.model_validate_json(r[0]) for r in rows]

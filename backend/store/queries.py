@@ -1,18 +1,19 @@
 """The filters of session search and the audit log, as SQL both stores share.
 
 Rows keep their model as JSON in `data`; a filter reads fields out of it with the dialect's
-own JSON accessor (`Dialect`), so a new filter needs no migration. A person's search text is
-matched literally: `%`, `_` and `\\` are escaped, never wildcards.
+own JSON accessor (`backend.store.dialect`), so a new filter needs no migration. A person's
+search text is matched literally: `%`, `_` and `\\` are escaped, never wildcards.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any, Literal
 
 from backend.domain.models import DecidedBy
+from backend.store.dialect import Dialect
 
 LIKE_ESCAPE = "\\"
 
@@ -28,20 +29,17 @@ def like_prefix(text: str) -> str:
     return like_contains(text)[1:]
 
 
-@dataclass(kw_only=True, frozen=True)
-class Dialect:
-    """How one database spells what the filters need."""
+def where(clauses: list[str]) -> str:
+    """The WHERE clause of all `clauses` together, or "" for none."""
+    return f"WHERE {' AND '.join(clauses)}" if clauses else ""
 
-    mark: str
-    """The parameter placeholder (`?`, `%s`)."""
-    field: Callable[[str, str], str]
-    """The SQL text of a JSON field: (column, dotted path) -> expression giving text."""
-    like: str
-    """The case-insensitive LIKE (SQLite's LIKE is, for ASCII; Postgres needs ILIKE)."""
-    time: Callable[[datetime], Any]
-    """A timestamp as the `created_at` column compares it."""
-    true: str
-    """What a JSON `true` reads as through `field` (SQLite gives 1, Postgres the text 'true')."""
+
+def one_of(column: str, values: Iterable[str], d: Dialect) -> tuple[str, list[Any]]:
+    """`column` is one of `values`: the condition and its parameters (none at all matches nothing)."""
+    wanted = list(values)
+    if not wanted:
+        return "FALSE", []  # `IN ()` is an error in Postgres
+    return f"{column} IN ({', '.join([d.mark] * len(wanted))})", wanted
 
 
 @dataclass(kw_only=True, frozen=True)
@@ -81,7 +79,7 @@ def audit_where(query: AuditQuery, d: Dialect) -> tuple[str, list[Any]]:
     if query.until is not None:
         clauses.append(f"created_at < {d.mark}")
         params.append(d.time(query.until))
-    return (f"WHERE {' AND '.join(clauses)}" if clauses else ""), params
+    return where(clauses), params
 
 
 def session_where(
@@ -92,8 +90,9 @@ def session_where(
     clauses: list[str] = []
     params: list[Any] = []
     if statuses is not None:
-        clauses.append(f"status IN ({', '.join([d.mark] * len(statuses))})" if statuses else "FALSE")
-        params += statuses
+        clause, wanted = one_of("status", statuses, d)
+        clauses.append(clause)
+        params += wanted
     if archived is not None:
         flag = d.field("data", "archived")
         clauses.append(f"COALESCE({flag} = {d.true}, FALSE) = {'TRUE' if archived else 'FALSE'}")
@@ -106,20 +105,4 @@ def session_where(
         )
         clauses.append(f"({d.field('data', 'title')} {d.like} {d.mark} ESCAPE '{LIKE_ESCAPE}' OR EXISTS ({said}))")
         params += [pattern, pattern]
-    return (f"WHERE {' AND '.join(clauses)}" if clauses else ""), params
-
-
-def _sqlite_field(column: str, path: str) -> str:
-    return f"json_extract({column}, '$.{path}')"
-
-
-def _postgres_field(column: str, path: str) -> str:
-    return f"({column}::jsonb #>> '{{{','.join(path.split('.'))}}}')"
-
-
-def _utc(moment: datetime) -> datetime:
-    return moment.astimezone(UTC) if moment.tzinfo else moment.replace(tzinfo=UTC)
-
-
-SQLITE = Dialect(mark="?", field=_sqlite_field, like="LIKE", time=lambda t: _utc(t).isoformat(), true="1")
-POSTGRES = Dialect(mark="%s", field=_postgres_field, like="ILIKE", time=_utc, true="'true'")
+    return where(clauses), params
