@@ -1,8 +1,10 @@
-"""A Postgres database of a test's own on the machine's server, made fresh and dropped after.
+"""A Postgres database of a test's own, made fresh and dropped after.
 
-The server is 127.0.0.1:5432 with trust auth; `OVERSEER_TEST_POSTGRES_URL` names another
-maintenance database to create databases through. Used by the store tests and by the
-multi-host cluster harness (`backend.testing.cluster`).
+Databases are created through the maintenance database `OVERSEER_TEST_POSTGRES_URL` names
+(default: the machine's server, 127.0.0.1:5432, trust auth). `make test` runs the suite through
+`scripts/with_postgres.py`, which sets it to a private server for the run when nothing answers
+there. Used by the store tests, the multi-host cluster harness (`backend.testing.cluster`) and the
+Postgres benches; the one variable is the only place a test's server is named.
 """
 
 from __future__ import annotations
@@ -13,13 +15,21 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from urllib.parse import urlsplit, urlunsplit
 
-MAINTENANCE_URL = os.environ.get("OVERSEER_TEST_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/postgres")
+URL_VARIABLE = "OVERSEER_TEST_POSTGRES_URL"
+MAINTENANCE_URL = os.environ.get(URL_VARIABLE) or "postgresql://postgres@127.0.0.1:5432/postgres"
 
 
 def _connect(url: str):  # type: ignore[no-untyped-def]
     import psycopg
 
-    return psycopg.connect(url, autocommit=True, connect_timeout=5)
+    try:
+        return psycopg.connect(url, autocommit=True, connect_timeout=5)
+    except psycopg.OperationalError as error:
+        error.add_note(
+            f"The tests need PostgreSQL at {URL_VARIABLE} (now {MAINTENANCE_URL}): `make test` starts"
+            " one for the run; run pytest through `scripts/with_postgres.py` to get one too."
+        )
+        raise
 
 
 @contextmanager
