@@ -11,7 +11,8 @@ export CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC := 1
 
 .PHONY: install web chromium run run-cli test bench soak clean
 
-# Python deps only: `make run` works for any user. The tests also need Debian's Chromium (apt, root).
+# Python deps only: `make run` works for any user. The tests also need Debian's Chromium and, without a
+# server at 127.0.0.1:5432, Debian's postgresql (apt, root).
 install: $(STAMP)
 
 $(STAMP): pyproject.toml
@@ -41,10 +42,13 @@ run-cli: install
 # out in collection order, which keeps the browser tests last in each worker (see tests/conftest.py).
 PYTEST_WORKERS ?= 2
 
-# The import contracts (pyproject.toml) first: a layering violation fails in seconds.
+# The import contracts (pyproject.toml) first: a layering violation fails in seconds. The tests need
+# PostgreSQL: the one at $OVERSEER_TEST_POSTGRES_URL (default 127.0.0.1:5432), else a private server
+# for the run (scripts/with_postgres.py: Debian's postgresql, apt as root if missing; initdb in a
+# temporary folder, stopped and removed when the run ends).
 test: install chromium web
 	$(BIN)/lint-imports --no-cache --no-logo
-	$(BIN)/python -m pytest -q -n $(PYTEST_WORKERS) --dist loadfile --no-loadscope-reorder
+	$(BIN)/python scripts/with_postgres.py $(BIN)/python -m pytest -q -n $(PYTEST_WORKERS) --dist loadfile --no-loadscope-reorder
 
 bench: install chromium web
 	$(BIN)/python bench/tool_call_overhead.py
@@ -56,8 +60,8 @@ bench: install chromium web
 	$(BIN)/python bench/remote_tool_call.py
 	$(BIN)/python bench/tool_selection.py
 	$(BIN)/python bench/tool_selection_embeddings.py
-	$(BIN)/python bench/event_bridge.py
-	$(BIN)/python bench/multihost.py
+	$(BIN)/python scripts/with_postgres.py $(BIN)/python bench/event_bridge.py
+	$(BIN)/python scripts/with_postgres.py $(BIN)/python bench/multihost.py
 	$(BIN)/python bench/sandbox.py
 	$(BIN)/python bench/sandbox_questions.py
 
@@ -66,4 +70,4 @@ clean:
 
 # The stateful property test of the approval core, longer: OVERSEER_SOAK_EXAMPLES=20000 make soak
 soak: install
-	OVERSEER_SOAK_EXAMPLES=$${OVERSEER_SOAK_EXAMPLES:-5000} $(BIN)/python -m pytest -q -p no:cacheprovider tests/permissions/test_core_properties.py
+	OVERSEER_SOAK_EXAMPLES=$${OVERSEER_SOAK_EXAMPLES:-5000} $(BIN)/python -m pytest -q -p no:cacheprovider tests/approvals/test_core_properties.py

@@ -24,8 +24,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from backend.sandbox.config import AgentSandbox
 from backend.config import ConfigError, PermissionsConfig, Settings
 from backend.domain.errors import NotFound
-from backend.permissions.agent_fence import DEFAULT_FOLDER
-from backend.permissions.rules import RuleError, RuleSet
+from backend.rules.agent_fence import DEFAULT_FOLDER
+from backend.rules.grammar import RuleError, RuleSet
 from backend.routing import MAIN, Route
 
 AGENTS_FOLDER = "agents"

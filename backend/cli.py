@@ -140,7 +140,7 @@ def _warn_if_unconfined(summary: str, confined: bool) -> None:
 
 async def _run(args: argparse.Namespace) -> int:
     from backend.api.local import host_with_local_api
-    from backend.engine.chat import ChatInput
+    from backend.app.chat import ChatInput
     from backend.terminal import DEMO_TASK, TerminalUI
 
     # Scheduled jobs belong to `overseer serve`, where someone can see and answer their approvals.
@@ -418,8 +418,8 @@ def _api_key(args: argparse.Namespace) -> int:
 
 
 def _rules_check(args: argparse.Namespace) -> int:
-    from backend.permissions.policy import DEFAULT_POLICIES, PolicyEngine, ToolCallView
-    from backend.permissions.rules import RuleSet
+    from backend.rules.policy_engine import DEFAULT_POLICIES, PolicyEngine, ToolCallView
+    from backend.rules.grammar import RuleSet
 
     try:
         arguments = json.loads(args.arguments)

@@ -192,7 +192,7 @@ class ToolSelectionConfig(BaseModel):
 
 
 class ThinkingConfig(BaseModel):
-    """Extended thinking, for models that support it (`backend.engine.thinking` says how each
+    """Extended thinking, for models that support it (`backend.engine.models.thinking` says how each
     path asks for it). What the model reasons is shown to the person and never sent back."""
 
     model_config = ConfigDict(extra="forbid")
@@ -235,7 +235,7 @@ class Settings(BaseSettings):
     max_runs_per_host: int = Field(default=200, ge=1)
     """With `database_url`: how many session runs one host executes at once (a run waiting for an
     approval counts). Runs are DBOS workflows on a queue that every host takes from; give every host
-    the same value, the queue keeps one (backend/engine/dbos_runs.py)."""
+    the same value, the queue keeps one (backend/cluster/dbos_runs.py)."""
     workspace: Path | None = None
     max_iterations: int = Field(default=40, ge=1)
     tool_concurrency: int = Field(default=8, ge=1)
@@ -264,7 +264,7 @@ class Settings(BaseSettings):
     """The workspace's instruction files (AGENTS.md, SOUL.md, USER.md, TOOLS.md, MEMORY.md,
     memory/MEMORY.md, HEARTBEAT.md) change only with a person's approval that says so, each time:
     `--approve all`, session allows and allow rules do not cover them. `false` lifts this; a list of
-    workspace-relative paths protects exactly those (backend/permissions/bootstrap_guard.py).
+    workspace-relative paths protects exactly those (backend/rules/bootstrap_guard.py).
     The workspace's own `overseer.yaml`, `.mcp.json` and `.overseer/skills/` count as instruction
     files too; `false` lifts the question for them, never the trust check that keeps a changed
     workspace config or skill out until a person trusts it again."""

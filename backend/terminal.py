@@ -10,11 +10,11 @@ from typing import Any, Literal, TextIO
 from backend.auth import local_principal
 from backend.domain.errors import DomainError
 from backend.domain.models import Approval, Decision, Event
-from backend.engine.chat import ChatInput
+from backend.app.chat import ChatInput
 from backend.app.host import Host
-from backend.permissions.approvals import ApprovalError
-from backend.permissions.bootstrap_guard import is_instruction_change
-from backend.permissions.sampling import prompt_text as sampling_prompt_text
+from backend.approvals.broker import ApprovalError
+from backend.rules.bootstrap_guard import is_instruction_change
+from backend.approvals.sampling_desk import prompt_text as sampling_prompt_text
 
 ApproveMode = Literal["ask", "all", "none"]
 

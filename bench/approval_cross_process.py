@@ -23,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from _common import percentiles  # noqa: E402
 
 from backend.engine.events import EventBus  # noqa: E402
-from backend.permissions.approvals import ApprovalBroker  # noqa: E402
+from backend.approvals.broker import ApprovalBroker  # noqa: E402
 from backend.store import SqliteStore  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
@@ -32,7 +32,7 @@ ANSWERER = """
 import asyncio, sys, time
 from backend.domain.models import Decision
 from backend.engine.events import EventBus
-from backend.permissions.approvals import ApprovalBroker
+from backend.approvals.broker import ApprovalBroker
 from backend.store import SqliteStore
 
 async def main(path):

@@ -22,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench._common import percentiles  # noqa: E402
 from backend.domain.models import Session  # noqa: E402
-from backend.engine.event_bridge import EventBridge  # noqa: E402
+from backend.cluster.event_bridge import EventBridge  # noqa: E402
 from backend.engine.events import EventBus  # noqa: E402
 from backend.store.postgres import PostgresStore  # noqa: E402
 from backend.store.postgres_notify import EVENTS_CHANNEL, PostgresListener  # noqa: E402

@@ -21,7 +21,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from backend.engine.loop import tool_schemas  # noqa: E402
-from backend.engine.model import LiteLLMClient  # noqa: E402
+from backend.engine.models.client import LiteLLMClient  # noqa: E402
 from backend.domain.tools import ToolInfo  # noqa: E402
 
 MESSAGES = [{"role": "system", "content": "You are Overseer."}, {"role": "user", "content": "hi"}]

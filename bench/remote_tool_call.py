@@ -27,7 +27,7 @@ from mcp import Client  # noqa: E402
 from backend.app.host import Host  # noqa: E402
 from backend.config import Settings  # noqa: E402
 from backend.mcp.config import McpServerConfig  # noqa: E402
-from backend.permissions.gate import GateCall, GateSession  # noqa: E402
+from backend.approvals.gate import GateCall, GateSession  # noqa: E402
 from backend.testing.harness import only_servers  # noqa: E402
 
 SERVER = ROOT / "tests" / "mcp" / "fixtures" / "remote_server.py"

@@ -24,9 +24,9 @@ from _common import percentiles  # noqa: E402
 
 from backend.mcp.config import builtin_servers  # noqa: E402
 from backend.mcp.pool import McpPool  # noqa: E402
-from backend.permissions.confinement import Confinement  # noqa: E402
-from backend.permissions.policy import PolicyEngine  # noqa: E402
-from backend.permissions.rules import RuleSet  # noqa: E402
+from backend.approvals.confinement import Confinement  # noqa: E402
+from backend.rules.policy_engine import PolicyEngine  # noqa: E402
+from backend.rules.grammar import RuleSet  # noqa: E402
 from backend.sandbox.launcher import Sandbox, SandboxStatus, detect  # noqa: E402
 
 COMMANDS = {"true": "true", "typical": "git status --short && grep -rn needle src | wc -l"}

@@ -17,10 +17,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from backend.permissions.bootstrap_guard import BootstrapGuard  # noqa: E402
-from backend.permissions.confinement import Confinement  # noqa: E402
-from backend.permissions.policy import DEFAULT_POLICIES, PolicyEngine, ToolCallView  # noqa: E402
-from backend.permissions.rules import RuleSet  # noqa: E402
+from backend.rules.bootstrap_guard import BootstrapGuard  # noqa: E402
+from backend.approvals.confinement import Confinement  # noqa: E402
+from backend.rules.policy_engine import DEFAULT_POLICIES, PolicyEngine, ToolCallView  # noqa: E402
+from backend.rules.grammar import RuleSet  # noqa: E402
 from backend.sandbox.launcher import Sandbox, detect  # noqa: E402
 
 EXEC = "mcp__shell__exec"

@@ -22,7 +22,7 @@ from mcp import Client, StdioServerParameters  # noqa: E402
 
 from backend.config import Settings  # noqa: E402
 from backend.app.host import Host  # noqa: E402
-from backend.permissions.gate import GateCall, GateSession  # noqa: E402
+from backend.approvals.gate import GateCall, GateSession  # noqa: E402
 
 
 async def paired_calls(root: Path, workspace: Path, n: int, warmup: int) -> tuple[list[float], list[float]]:

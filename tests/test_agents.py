@@ -9,7 +9,7 @@ import pytest
 
 from backend.agents import Agents, UnknownAgent
 from backend.config import ConfigError, Settings
-from backend.permissions.rules import RuleSet
+from backend.rules.grammar import RuleSet
 
 SERVERS = ["file", "shell", "tracker"]
 MODES = ["agent", "plan", "review"]

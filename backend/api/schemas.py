@@ -8,7 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from backend.config import PolicyValue
 from backend.domain.models import Decision, DecisionKind, EngineName, Message, Session, ToolCallRecord
-from backend.engine.chat import ChatInput, ImageInput
+from backend.app.chat import ChatInput, ImageInput
 from backend.mcp.config import ServerType
 
 

@@ -27,7 +27,7 @@ from backend.api.schemas import AnswerApproval
 from backend.app.servers import ServerWatch
 from backend.domain.errors import DomainError
 from backend.engine.events import Subscription
-from backend.permissions.approvals import ApprovalError
+from backend.approvals.broker import ApprovalError
 
 log = logging.getLogger(__name__)
 router = APIRouter()

@@ -7,7 +7,7 @@ answer here, as a principal. The door checks, before anything closes:
   must parse, and a non-admin may write only the narrow rules suggested for the call (the call
   as allowed, edits included): anything broader is an admin's power, refused with the rule named;
 - that an automatic answer (the auto-approve switch) is not given to a question only a person may
-  answer: the agent changing its own instruction files (backend/permissions/bootstrap_guard.py);
+  answer: the agent changing its own instruction files (backend/rules/bootstrap_guard.py);
 - then the approval is closed once, in the store, with the principal and its door recorded on
   the approval (and by the gate, on the audit row).
 """
@@ -19,13 +19,13 @@ from pathlib import Path
 from backend.auth import Principal
 from backend.domain.errors import Forbidden, Invalid
 from backend.domain.models import Approval, Decision, Door
-from backend.permissions.approvals import ApprovalBroker, ApprovalClosed, ApprovalNotFound
-from backend.permissions.bootstrap_guard import is_instruction_change
-from backend.permissions.elicitation import checked_content
-from backend.permissions.narrow import narrow_rules_for
-from backend.permissions.policy import ToolCallView
-from backend.permissions.rules import RuleError, RuleSet
-from backend.permissions.sampling import checked_edit
+from backend.approvals.broker import ApprovalBroker, ApprovalClosed, ApprovalNotFound
+from backend.rules.bootstrap_guard import is_instruction_change
+from backend.approvals.elicitation_desk import checked_content
+from backend.rules.narrow import narrow_rules_for
+from backend.rules.policy_engine import ToolCallView
+from backend.rules.grammar import RuleError, RuleSet
+from backend.approvals.sampling_desk import checked_edit
 from backend.store.base import NotFound, Store
 
 

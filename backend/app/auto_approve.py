@@ -19,7 +19,7 @@ from backend.auth import Principal
 from backend.domain.errors import DomainError
 from backend.domain.models import Approval, Decision, Session
 from backend.engine.events import EventBus, Subscription
-from backend.permissions.approvals import ApprovalBroker, ApprovalError
+from backend.approvals.broker import ApprovalBroker, ApprovalError
 from backend.store.base import NotFound, Store
 
 log = logging.getLogger(__name__)

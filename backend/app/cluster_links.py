@@ -4,7 +4,7 @@ Started by the Host when its store is Postgres (on SQLite there is one host and 
 runs). One dedicated connection listens (backend/store/postgres_notify.py) for:
 
 - `overseer_events`: another host stored an event; the event bridge delivers it to this host's
-  WebSocket subscribers from the store (backend/engine/event_bridge.py);
+  WebSocket subscribers from the store (backend/cluster/event_bridge.py);
 - `overseer_approvals`: an approval closed; its waiter here wakes at once (and reads the answer
   from the store), so an answer given on any host wakes the run waiting here;
 - `overseer_control`: "stop <session id>": a person stopped, on another host, a session whose
@@ -17,10 +17,10 @@ import asyncio
 import logging
 from typing import Any
 
-from backend.engine.event_bridge import EventBridge
+from backend.cluster.event_bridge import EventBridge
 from backend.engine.events import EventBus
 from backend.engine.runner import SessionRunner
-from backend.permissions.approvals import ApprovalBroker
+from backend.approvals.broker import ApprovalBroker
 from backend.store.postgres import PostgresStore
 from backend.store.postgres_notify import (
     APPROVALS_CHANNEL,

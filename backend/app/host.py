@@ -33,30 +33,30 @@ from backend.host_identity import remember_host_id
 from backend.domain.models import Session
 from backend.domain.tools import ToolInfo
 from backend.engine.budget import BudgetGuard, BudgetLimits
-from backend.engine.chat import Chat
+from backend.app.chat import Chat
 from backend.engine.claude_sdk import ClaudeSdkEngine, SdkTarget, sdk_base_url, sdk_model
 from backend.engine.events import EventBus
 from backend.engine.loop import LoopLimits
-from backend.engine.model import LiteLLMClient
-from backend.engine.openai_direct import close_shared_client
+from backend.engine.models.client import LiteLLMClient
+from backend.engine.models.openai_direct import close_shared_client
 from backend.engine.runner import SessionRunner
-from backend.engine.sampling import Sampler, SamplingLimits
+from backend.engine.models.sampling import Sampler, SamplingLimits
 from backend.mcp.config import HostApi, McpServerConfig, builtin_servers
 from backend.mcp.errors import McpPoolError
 from backend.mcp.pool import McpPool
 from backend.modes.registry import ModeRegistry
 from backend.paths import BUILTIN_MODES_DIR, BUILTIN_SKILLS_DIR
 from backend.paths import private_dir
-from backend.permissions.approvals import ApprovalBroker
-from backend.permissions.bootstrap_guard import BootstrapGuard
-from backend.permissions.confinement import Confinement
-from backend.permissions.network_desk import NetworkDesk
+from backend.approvals.broker import ApprovalBroker
+from backend.rules.bootstrap_guard import BootstrapGuard
+from backend.approvals.confinement import Confinement
+from backend.approvals.network_desk import NetworkDesk
 from backend.sandbox.launcher import Sandbox, detect
 from backend.sandbox.proxy import EgressProxy
-from backend.permissions.elicitation import ElicitationDesk
-from backend.permissions.sampling import SamplingDesk
-from backend.permissions.gate import ToolGate
-from backend.permissions.hooks import HookChain
+from backend.approvals.elicitation_desk import ElicitationDesk
+from backend.approvals.sampling_desk import SamplingDesk
+from backend.approvals.gate import ToolGate
+from backend.approvals.tool_hooks import HookChain
 from backend.scheduler import Scheduler
 from backend.skills.catalog import SkillCatalog
 from backend.store.media import MediaStore
@@ -227,9 +227,9 @@ class Host:
             budget=self.budget,
         )
         self.runs: Any = None
-        """With a shared Postgres: the DBOS placement of runs on hosts (backend/engine/dbos_runs.py)."""
+        """With a shared Postgres: the DBOS placement of runs on hosts (backend/cluster/dbos_runs.py)."""
         if settings.database_url is not None:
-            from backend.engine.dbos_runs import DbosPlacement  # dbos is imported only where it is used
+            from backend.cluster.dbos_runs import DbosPlacement  # dbos is imported only where it is used
 
             self.runs = DbosPlacement(
                 runner=self.runner,

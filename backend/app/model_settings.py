@@ -22,7 +22,7 @@ from pydantic import BaseModel, SecretStr
 
 from backend.config import Settings, ThinkingConfig
 from backend.domain.redact import redact
-from backend.engine.model import LiteLLMClient
+from backend.engine.models.client import LiteLLMClient
 from backend.paths import private_dir, private_opener
 
 log = logging.getLogger(__name__)

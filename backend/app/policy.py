@@ -13,8 +13,8 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from backend.config import PermissionsConfig, PolicyValue, Settings, append_allow_rules, update_config_file
-from backend.permissions.policy import DEFAULT_POLICIES, PolicyEngine
-from backend.permissions.rules import RuleSet
+from backend.rules.policy_engine import DEFAULT_POLICIES, PolicyEngine
+from backend.rules.grammar import RuleSet
 
 log = logging.getLogger(__name__)
 

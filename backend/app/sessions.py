@@ -14,10 +14,10 @@ from pathlib import Path
 
 from backend.domain.errors import BadRequest
 from backend.domain.models import ACTIVE_STATUSES, Decider, EngineName, Session, SessionOrigin
-from backend.engine.chat import Chat, ChatInput, ChatResult
+from backend.app.chat import Chat, ChatInput, ChatResult
 from backend.engine.runner import SessionBusy, SessionRunner
 from backend.modes.model import UnknownMode
-from backend.permissions.approvals import ApprovalBroker
+from backend.approvals.broker import ApprovalBroker
 from backend.store.base import Store
 
 DELETED = "The session it was asked in was deleted."

@@ -16,7 +16,7 @@ from pydantic import BaseModel
 from backend.domain.models import Session
 from backend.domain.tools import ToolInfo
 from backend.modes.model import Mode
-from backend.permissions.policy import PolicyEngine, ToolCallView, is_read_only
+from backend.rules.policy_engine import PolicyEngine, ToolCallView, is_read_only
 
 
 class StandingRule(BaseModel):

@@ -24,7 +24,7 @@ from backend.channels.approval_text import approval_text, outcome_text, trimmed
 from backend.channels.telegram_state import Card, TelegramState
 from backend.domain.errors import Forbidden, Invalid
 from backend.domain.models import Approval, Decision
-from backend.permissions.approvals import ApprovalClosed, ApprovalNotFound
+from backend.approvals.broker import ApprovalClosed, ApprovalNotFound
 from backend.store.base import NotFound, Store
 
 log = logging.getLogger(__name__)

@@ -27,7 +27,7 @@ from backend.channels.telegram_cards import ApprovalCards
 from backend.channels.telegram_replies import ReplyStreams
 from backend.channels.telegram_state import TelegramState
 from backend.domain.errors import BadRequest, DomainError
-from backend.engine.chat import ChatInput, ImageInput
+from backend.app.chat import ChatInput, ImageInput
 from backend.modes.registry import ModeRegistry
 from backend.routing import route
 from backend.skills.catalog import SkillCatalog

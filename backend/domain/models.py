@@ -213,7 +213,7 @@ class Message(BaseModel):
     thinking: str = ""
     """An assistant message's reasoning, whole, for the person: never sent back to the model."""
     thinking_blocks: list[SignedThinking] = Field(default_factory=list)
-    """Its signed Anthropic blocks, echoed only within their own tool loop (`backend.engine.thinking`)."""
+    """Its signed Anthropic blocks, echoed only within their own tool loop (`backend.engine.models.thinking`)."""
     created_at: datetime = Field(default_factory=utcnow)
 
 

@@ -12,10 +12,10 @@ from typing import Protocol
 from backend.domain.models import Session, Usage
 from backend.engine.events import EventBus
 from backend.engine.loop import LoopLimits, LoopResult, run_agent_loop
-from backend.engine.model import ModelClient
-from backend.engine.tool_media import tool_image_style
-from backend.engine.turn import Turn
-from backend.permissions.gate import ToolGate
+from backend.engine.models.client import ModelClient
+from backend.engine.models.tool_media import tool_image_style
+from backend.engine.turns.turn import Turn
+from backend.approvals.gate import ToolGate
 from backend.store.base import Store
 
 

@@ -22,8 +22,8 @@ from typing import Any, Literal
 
 from backend.domain.models import Session, Usage, utcnow
 from backend.engine.events import EventBus
-from backend.engine.model import ModelClient
-from backend.engine.model_types import ModelError, ModelTurn, OnDelta, OnRetry
+from backend.engine.models.client import ModelClient
+from backend.engine.models.model_types import ModelError, ModelTurn, OnDelta, OnRetry
 from backend.store.base import Store
 
 Limit = Literal["session", "daily"]

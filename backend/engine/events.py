@@ -237,7 +237,7 @@ class EventBus:
     async def deliver_stored(self, session_id: str, seq: int) -> None:
         """Deliver what another host stored for a session, up to at least `seq`, read from the store.
 
-        Called for each event another host notified (backend/engine/event_bridge.py): events
+        Called for each event another host notified (backend/cluster/event_bridge.py): events
         this host published itself, or delivered already, are skipped without a read; each
         subscriber gets each event once, in seq order, with no gap from where it started.
         """

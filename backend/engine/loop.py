@@ -16,14 +16,14 @@ from typing import Any, Literal
 
 from backend.domain.models import Message, StopReason, ToolCallRequest, Usage
 from backend.domain.tools import ToolInfo
-from backend.engine.context import user_content
+from backend.engine.turns.context import user_content
 from backend.engine.events import EventBus
-from backend.engine.model import ModelClient, ModelError
+from backend.engine.models.client import ModelClient, ModelError
 from backend.engine.settle import settle_open_calls
-from backend.engine.thinking import SIGNED, open_turn_from
-from backend.engine.tool_media import ReadMedia, ToolImageStyle, images_message, images_to_send, tool_message
-from backend.engine.tool_selection import SEARCH_TOOLS, ToolSelection
-from backend.permissions.gate import GateCall, GateSession, ToolGate
+from backend.engine.models.thinking import SIGNED, open_turn_from
+from backend.engine.models.tool_media import ReadMedia, ToolImageStyle, images_message, images_to_send, tool_message
+from backend.engine.turns.tool_selection import SEARCH_TOOLS, ToolSelection
+from backend.approvals.gate import GateCall, GateSession, ToolGate
 from backend.store.base import Store
 
 Outcome = Literal["completed", "error", "stopped"]
@@ -77,9 +77,9 @@ def to_wire(
 
     Results are stored in completion order and user messages may arrive while tools run, so the
     stored order is not always a valid request order. Images of tool results are read with
-    `read_media` and placed as `tool_images` says (see `backend.engine.tool_media`). Reads files:
+    `read_media` and placed as `tool_images` says (see `backend.engine.models.tool_media`). Reads files:
     call it from a worker thread when the history holds media. Reasoning is left out, but for the
-    signed blocks of the turn still open (see `backend.engine.thinking`).
+    signed blocks of the turn still open (see `backend.engine.models.thinking`).
     """
     results = {m.tool_call_id: m for m in history if m.role == "tool" and m.tool_call_id}
     open_from = open_turn_from(history)
@@ -132,9 +132,9 @@ async def run_agent_loop(
     """Drive one session until the model answers with text, a limit, or an error.
 
     The model is sent only messages with idx >= `history_from`: older ones live on in the
-    workspace memory (see `backend.engine.memory`). Tool results' images are read with
+    workspace memory (see `backend.engine.turns.memory`). Tool results' images are read with
     `read_media` and sent as `tool_images` says. With a `selection`, each model call is shown
-    the tools it picks (see `backend.engine.tool_selection`), and the gate refuses all others.
+    the tools it picks (see `backend.engine.turns.tool_selection`), and the gate refuses all others.
     """
     sid = session.session_id
     schemas = tool_schemas(tools)

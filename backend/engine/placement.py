@@ -1,7 +1,7 @@
 """Where a session's run executes: in this process at once, or on whichever host a queue picks.
 
 With SQLite (one host) a run is an asyncio task of this process, as it always was:
-`LocalPlacement`. With a shared Postgres, `backend.engine.dbos_runs.DbosPlacement` enqueues a DBOS
+`LocalPlacement`. With a shared Postgres, `backend.cluster.dbos_runs.DbosPlacement` enqueues a DBOS
 workflow that any host with room takes; its body drives that host's runner. The runner sees
 only this seam: place a run, ask whether to recover a session at start, wait for a run that
 may execute elsewhere.

@@ -34,15 +34,15 @@ from backend.engine.base import Engine, LiteLlmEngine
 from backend.engine.budget import BudgetGuard
 from backend.paths import existing_directory
 from backend.engine.loop import LoopLimits, LoopResult
-from backend.engine.memory import consolidate
-from backend.engine.mode_switch import offers_switch, open_switch, pending_switch, switch_call_id, switch_outcome
+from backend.engine.turns.memory import consolidate
+from backend.engine.turns.mode_switch import offers_switch, open_switch, pending_switch, switch_call_id, switch_outcome
 from backend.engine.placement import LocalPlacement, Placement
 from backend.engine.session_rows import SessionRows
-from backend.engine.model import ModelClient
-from backend.engine.turn import Turn, prepare_turn
+from backend.engine.models.client import ModelClient
+from backend.engine.turns.turn import Turn, prepare_turn
 from backend.modes.registry import ModeRegistry
-from backend.permissions.agent_fence import AgentFence
-from backend.permissions.gate import ToolGate
+from backend.rules.agent_fence import AgentFence
+from backend.approvals.gate import ToolGate
 from backend.skills.catalog import SkillCatalog
 from backend.store.base import NotFound, Store
 

@@ -12,7 +12,7 @@ import asyncio
 from dataclasses import dataclass
 
 from backend.domain.models import Message, ToolCallRequest
-from backend.permissions.gate import INTERRUPTED, GateCall, GateSession, ToolGate
+from backend.approvals.gate import INTERRUPTED, GateCall, GateSession, ToolGate
 from backend.store.base import Store
 
 

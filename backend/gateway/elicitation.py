@@ -30,8 +30,8 @@ from backend.app.approvals import ApprovalService
 from backend.auth import Principal
 from backend.domain.errors import DomainError
 from backend.domain.models import Approval, Decision
-from backend.permissions.approvals import ApprovalError
-from backend.permissions.sampling import prompt_text as sampling_prompt_text
+from backend.approvals.broker import ApprovalError
+from backend.approvals.sampling_desk import prompt_text as sampling_prompt_text
 
 log = logging.getLogger(__name__)
 

@@ -22,7 +22,7 @@ from backend.auth import Principal
 from backend.domain.models import Message, ToolCallRequest
 from backend.domain.tools import ToolInfo, ToolResult, split_tool_name
 from backend.app.host import Host
-from backend.permissions.gate import GateCall, GateSession
+from backend.approvals.gate import GateCall, GateSession
 
 log = logging.getLogger(__name__)
 

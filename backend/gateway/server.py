@@ -43,7 +43,7 @@ from backend.gateway.views import (
     SessionList,
     SessionView,
 )
-from backend.permissions.approvals import ApprovalNotFound
+from backend.approvals.broker import ApprovalNotFound
 from backend.store.base import NotFound
 
 log = logging.getLogger(__name__)

@@ -14,7 +14,7 @@ import contextlib
 
 from backend.api.local import host_with_local_api
 from backend.config import Settings
-from backend.engine.model import litellm
+from backend.engine.models.client import litellm
 from backend.gateway.server import Gateway, build_server
 
 

@@ -25,8 +25,8 @@ from pydantic import BaseModel, ConfigDict, ValidationError, field_validator, mo
 from backend.domain.errors import BadRequest, NotFound
 from backend.domain.tools import ToolInfo
 from backend.frontmatter import parse_front_matter, render_front_matter
-from backend.permissions.policy import Policy, PolicyEngine, ToolCallView, is_read_only
-from backend.permissions.rules import RuleError, RuleSet, ToolSelector
+from backend.rules.policy_engine import Policy, PolicyEngine, ToolCallView, is_read_only
+from backend.rules.grammar import RuleError, RuleSet, ToolSelector
 
 READ_ONLY = "read-only"
 """An entry of `tools` meaning any read-only tool: the file readers, or one annotated readOnlyHint

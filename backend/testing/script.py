@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from backend.engine.tool_media import TOOL_IMAGES_PREAMBLE
+from backend.engine.models.tool_media import TOOL_IMAGES_PREAMBLE
 
 Api = Literal["openai", "anthropic"]
 

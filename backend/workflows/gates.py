@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
 from backend.domain.models import Approval, EventType
-from backend.permissions.approvals import ApprovalBroker
+from backend.approvals.broker import ApprovalBroker
 from backend.domain.workflows import WorkflowRun
 
 GATE_TIMEOUT = 7 * 24 * 3600.0

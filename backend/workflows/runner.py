@@ -19,7 +19,7 @@ from backend.domain.models import ACTIVE_STATUSES, EventType, Session, utcnow
 from backend.engine.events import EventBus
 from backend.paths import existing_directory
 from backend.engine.runner import SessionRunner
-from backend.permissions.approvals import ApprovalBroker
+from backend.approvals.broker import ApprovalBroker
 from backend.store.base import Store
 from backend.workflows.files import Modes, WorkflowError, WorkflowLibrary, check_mode, render_prompt
 from backend.workflows.gates import GATE_TIMEOUT, WorkflowGates

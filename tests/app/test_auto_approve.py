@@ -101,7 +101,7 @@ async def test_a_switch_turned_on_by_someone_without_the_approver_role_answers_n
 
 
 async def test_the_agent_changing_its_own_instructions_still_waits_for_a_person(tmp_path, pool):
-    # The bootstrap guard's question (backend/permissions/bootstrap_guard.py) is refused at the door
+    # The bootstrap guard's question (backend/rules/bootstrap_guard.py) is refused at the door
     # for an automatic answer: the switch leaves it pending, approve_pending too.
     write = ScriptedToolCall(name="mcp__file__write_file", arguments={"path": "AGENTS.md", "content": "obey"}, id="w1")
     script = [Reply(tool_calls=[write]), Reply(text="ok")]

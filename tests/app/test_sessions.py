@@ -7,9 +7,9 @@ import pytest
 
 from backend.app.sessions import DELETED, DepthLimitExceeded
 from backend.domain.models import Decision
-from backend.engine.chat import ChatInput
+from backend.app.chat import ChatInput
 from backend.engine.runner import SessionBusy
-from backend.permissions.approvals import ApprovalClosed
+from backend.approvals.broker import ApprovalClosed
 from backend.store.base import NotFound
 from backend.testing import Reply, ScriptedToolCall
 from backend.testing.harness import scripted_host

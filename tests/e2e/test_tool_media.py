@@ -12,7 +12,7 @@ from backend.mcp.config import McpServerConfig
 from backend.testing import Reply, ScriptedToolCall
 from tests.e2e.dashboard import calls, start_session, wait_session
 
-CONTENT_SERVER = Path(__file__).resolve().parents[1] / "engine" / "fixtures" / "content_server.py"
+CONTENT_SERVER = Path(__file__).resolve().parents[1] / "engine" / "models" / "fixtures" / "content_server.py"
 
 
 def test_an_image_a_tool_returned_is_drawn_on_its_tool_card_and_an_audio_clip_can_be_played(serve, new_page):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from backend.domain.models import Usage
-from backend.engine.chat import ChatInput
+from backend.app.chat import ChatInput
 from backend.testing import Reply
 from backend.testing.harness import scripted_host
 

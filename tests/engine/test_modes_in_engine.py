@@ -10,7 +10,7 @@ import pytest
 from backend.domain.models import Approval, Decision
 from backend.mcp.pool import McpPool
 from backend.engine.events import EventBus
-from backend.permissions.approvals import ApprovalBroker
+from backend.approvals.broker import ApprovalBroker
 from backend.store.sqlite import SqliteStore
 from backend.testing import Reply, ScriptedToolCall
 from backend.testing.harness import Harness, scripted_host

@@ -28,9 +28,9 @@ from mcp import Client
 
 from backend.domain.tools import full_tool_name
 from backend.mcp.results import to_tool_result
-from backend.permissions.policy import PolicyEngine, ToolCallView
-from backend.permissions.rules import RuleSet
-from backend.permissions.search_results import search_redactor
+from backend.rules.policy_engine import PolicyEngine, ToolCallView
+from backend.rules.grammar import RuleSet
+from backend.rules.search_results import search_redactor
 from mcp_servers.file.server import create_server
 
 KEY = "KEY-IN-THE-DENIED-FOLDER"

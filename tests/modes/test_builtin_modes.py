@@ -9,8 +9,8 @@ import pytest
 from backend.domain.tools import ToolAnnotations, ToolInfo
 from backend.modes.registry import BUILTIN_ORDER, ModeRegistry
 from backend.paths import BUILTIN_MODES_DIR
-from backend.permissions.policy import PolicyEngine, ToolCallView
-from backend.permissions.rules import RuleSet
+from backend.rules.policy_engine import PolicyEngine, ToolCallView
+from backend.rules.grammar import RuleSet
 
 READS = ToolAnnotations(readOnlyHint=True, destructiveHint=False)
 ACTS = ToolAnnotations(readOnlyHint=False, destructiveHint=False)

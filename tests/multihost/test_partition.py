@@ -12,7 +12,7 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from backend.engine.host_watch import APPLICATION_NAME
+from backend.cluster.host_watch import APPLICATION_NAME
 from backend.testing import ModelRequest, Reply, ScriptedToolCall
 from backend.testing.cluster import Cluster, start_cluster
 from tests.multihost.test_approvals_across_hosts import count_once, is_status

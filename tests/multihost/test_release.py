@@ -11,7 +11,7 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from backend.engine.dbos_runs import APP_VERSION_ENV
+from backend.cluster.dbos_runs import APP_VERSION_ENV
 from backend.testing.cluster import Cluster, start_cluster
 from tests.multihost.test_approvals_across_hosts import count_once, is_status
 

@@ -44,11 +44,11 @@ from backend.domain.tools import ToolResult
 from backend.mcp.config import builtin_servers
 from backend.mcp.pool import McpPool
 from backend.mcp.results import DEFAULT_SPILL_LIMIT, cap_result
-from backend.permissions.agent_fence import AgentFence
-from backend.permissions.bootstrap_guard import BootstrapGuard
-from backend.permissions.confinement import WORKSPACE_CONFIG, CommandPlan, Confinement
-from backend.permissions.policy import PolicyEngine
-from backend.permissions.rules import RuleSet
+from backend.rules.agent_fence import AgentFence
+from backend.rules.bootstrap_guard import BootstrapGuard
+from backend.approvals.confinement import WORKSPACE_CONFIG, CommandPlan, Confinement
+from backend.rules.policy_engine import PolicyEngine
+from backend.rules.grammar import RuleSet
 from backend.sandbox.launcher import Sandbox, detect
 
 from .escape_cases import CASES, CODE, LEFT_OUT, README, SKILL, SYSTEM_PATH, Case

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from backend.domain.models import Session
-from backend.engine.turn import prepare_turn
+from backend.engine.turns.turn import prepare_turn
 from backend.modes.registry import ModeRegistry
 from backend.paths import BUILTIN_MODES_DIR
 from backend.skills.catalog import SkillCatalog

@@ -76,7 +76,7 @@ async def test_an_answer_from_another_store_changes_the_data_version(store_facto
 
 
 async def test_a_call_waiting_in_one_store_hears_an_answer_given_in_another(store_factory):
-    from backend.permissions.approval_watch import ApprovalWatch
+    from backend.approvals.watch import ApprovalWatch
 
     async with store_factory() as here, store_factory() as there:
         await here.save_approval(pending())

@@ -22,7 +22,7 @@ from backend.channels.approval_text import DECISION_WORDS, approval_text, outcom
 from backend.channels.principals import principal_named
 from backend.domain.errors import Forbidden, Invalid
 from backend.domain.models import Decision
-from backend.permissions.approvals import ApprovalClosed
+from backend.approvals.broker import ApprovalClosed
 from backend.store.base import NotFound
 
 router = APIRouter(tags=["answer links"], include_in_schema=False)

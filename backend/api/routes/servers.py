@@ -18,7 +18,7 @@ from backend.app.host import Host
 from backend.app.servers_admin import ManagedServer
 from backend.config import PolicyValue
 from backend.domain.tools import ToolInfo
-from backend.permissions.policy import PolicyEngine
+from backend.rules.policy_engine import PolicyEngine
 from backend.sandbox.launcher import SandboxStatus
 from backend.sandbox.servers import confinement_text
 

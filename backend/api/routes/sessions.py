@@ -12,7 +12,7 @@ from backend.api.schemas import CreateSession, EditSession, SendMessage, Session
 from backend.app.session_edits import SessionEdit
 from backend.domain.media import AUDIO_TYPES, IMAGE_TYPES, media_type_of
 from backend.domain.models import Event, Session, SessionStatus
-from backend.engine.chat import ChatResult
+from backend.app.chat import ChatResult
 from backend.routing import route
 
 router = APIRouter(prefix="/api/sessions", tags=["sessions"])

@@ -20,7 +20,7 @@ from claude_agent_sdk.types import PermissionResult, ToolPermissionContext
 
 from backend.domain.models import ToolCallRequest
 from backend.domain.tools import ToolResult
-from backend.permissions.gate import GateCall, GateDecision, GateSession, ToolGate
+from backend.approvals.gate import GateCall, GateDecision, GateSession, ToolGate
 
 log = logging.getLogger(__name__)
 

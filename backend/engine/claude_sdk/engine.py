@@ -49,8 +49,8 @@ from backend.engine.claude_sdk.transcript import (
 )
 from backend.engine.events import EventBus
 from backend.engine.loop import LoopLimits, LoopResult
-from backend.engine.turn import Turn
-from backend.permissions.gate import ToolGate
+from backend.engine.turns.turn import Turn
+from backend.approvals.gate import ToolGate
 from backend.store.base import NotFound, Store
 
 log = logging.getLogger(__name__)

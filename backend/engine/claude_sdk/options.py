@@ -18,7 +18,7 @@ from typing import Any, Literal
 from claude_agent_sdk import ClaudeAgentOptions
 
 from backend.domain.tools import ToolInfo
-from backend.permissions.policy import PolicyEngine
+from backend.rules.policy_engine import PolicyEngine
 
 SettingSource = Literal["user", "project", "local"]
 OFFLINE_API_KEY = "overseer-offline"

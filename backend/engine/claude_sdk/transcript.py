@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from backend.domain.models import Message, ToolCallRequest
-from backend.engine.context import user_content
+from backend.engine.turns.context import user_content
 
 _DATA_URL = re.compile(r"^data:([^;,]+);base64,(.*)$", re.DOTALL)
 MAX_CONTEXT_CHARS = 20_000

@@ -28,8 +28,8 @@ from backend.engine.claude_sdk.proxy import TOOL_USE_ID_META, proxy_servers
 from backend.engine.claude_sdk.transcript import earlier_context, prompt_blocks, unsent_user_messages
 from backend.app.host import Host
 from backend.domain.media import MediaFile
-from backend.permissions.policy import DEFAULT_POLICIES, PolicyEngine
-from backend.permissions.rules import RuleSet
+from backend.rules.policy_engine import DEFAULT_POLICIES, PolicyEngine
+from backend.rules.grammar import RuleSet
 
 READ = ToolInfo(name="mcp__file__read_file", server="file", tool="read_file", annotations=ToolAnnotations(readOnlyHint=True))
 WRITE = ToolInfo(name="mcp__file__write_file", server="file", tool="write_file")

@@ -1,0 +1,205 @@
+"""Which of many tools the model is shown in a turn, and `search_tools` to find the others.
+
+A host with hundreds of tools would send every schema on every turn: many tokens, and a model
+that chooses worse among many. Past `tool_selection.max_tools` the model is shown the mode's core
+tools, the tools most relevant to the conversation (BM25 over names, titles and descriptions, or with
+`tool_selection.method: hybrid` a small embedding model too: backend.engine.turns.tool_embeddings),
+the session's most-used tools, the tools it found before, and `search_tools`. Selection changes
+what is offered, never what is allowed: the gate still refuses a tool the model was not shown.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from collections.abc import Awaitable, Callable, Collection, Iterable
+from dataclasses import dataclass, field
+from fnmatch import fnmatchcase
+from typing import Any, Protocol
+
+from backend.config import ToolSelectionConfig
+from backend.domain.models import Message, ToolCallRecord
+from backend.domain.tools import TOOL_PREFIX, ToolInfo, ToolResult
+
+SEARCH_TOOLS = "search_tools"
+
+_STOP_WORDS = frozenset(
+    "a an and are as at be by can do for from how i in into is it me my of on or our please "
+    "that the this to us we what when which with you your".split()
+)
+_CAMEL = re.compile(r"([a-z0-9])([A-Z])")
+_WORD = re.compile(r"[a-z0-9]+")
+
+
+def _stem(word: str) -> str:
+    # A crude suffix stripper: applied alike to tools and queries, so "issues" meets "issue" and
+    # "creating" meets "create", which is most of what a full stemmer would win here.
+    w = word
+    if len(w) <= 3:
+        return w
+    if w.endswith("ies") and len(w) > 4:
+        w = w[:-3] + "y"
+    elif w.endswith(("sses", "shes", "ches", "xes", "zes")):
+        w = w[:-2]
+    elif w.endswith("s") and not w.endswith(("ss", "us", "is")):
+        w = w[:-1]
+    if w.endswith("ing") and len(w) > 5:
+        w = w[:-3]
+    elif w.endswith("ed") and len(w) > 4:
+        w = w[:-2]
+    if len(w) > 3 and w[-1] == w[-2] and w[-1] not in "lsz":
+        w = w[:-1]  # running -> runn -> run
+    if len(w) > 3 and w.endswith("e"):
+        w = w[:-1]
+    return w
+
+
+def tokenize(text: str) -> list[str]:
+    """Lowercase stemmed words of `text`; `create_issue`, `createIssue` and "create issues" agree."""
+    words = _WORD.findall(_CAMEL.sub(r"\1 \2", text).lower())
+    return [_stem(w) for w in words if w not in _STOP_WORDS]
+
+
+def _document(tool: ToolInfo) -> list[str]:
+    # The name and title say what a tool is in a few words: counted twice against a long description.
+    name = tool.name[len(TOOL_PREFIX) :] if tool.name.startswith(TOOL_PREFIX) else tool.name
+    short = tokenize(name.replace("__", " ")) + tokenize(tool.annotations.title or "")
+    return short + short + tokenize(tool.description)
+
+
+@dataclass(kw_only=True)
+class Bm25Index:
+    """Okapi BM25 over the tools' names, titles and descriptions (offline, no model to load)."""
+
+    tools: list[ToolInfo]
+    k1: float = 1.5
+    b: float = 0.75
+    _postings: dict[str, list[tuple[int, int]]] = field(default_factory=dict)
+    _lengths: list[int] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        for i, tool in enumerate(self.tools):
+            terms = Counter(_document(tool))
+            self._lengths.append(sum(terms.values()))
+            for term, count in terms.items():
+                self._postings.setdefault(term, []).append((i, count))
+        self._average = (sum(self._lengths) / len(self._lengths)) if self._lengths else 1.0
+
+    def scores(self, query: str) -> dict[int, float]:
+        """Each matching tool's score (by position in `tools`); tools sharing no word are left out."""
+        n = len(self.tools)
+        scores: dict[int, float] = {}
+        for term in set(tokenize(query)):
+            postings = self._postings.get(term, [])
+            idf = math.log(1 + (n - len(postings) + 0.5) / (len(postings) + 0.5))
+            for i, tf in postings:
+                norm = tf + self.k1 * (1 - self.b + self.b * self._lengths[i] / self._average)
+                scores[i] = scores.get(i, 0.0) + idf * tf * (self.k1 + 1) / norm
+        return scores
+
+    def rank(self, query: str, *, limit: int, exclude: Collection[str] = ()) -> list[ToolInfo]:
+        """The `limit` best-scoring tools for `query`, best first, none of `exclude`."""
+        scored = sorted(self.scores(query).items(), key=lambda item: (-item[1], item[0]))
+        found = [self.tools[i] for i, _ in scored if self.tools[i].name not in exclude]
+        return found[:limit]
+
+
+class ToolIndex(Protocol):
+    """Ranks tools for a text: `Bm25Index`, or `tool_embeddings.HybridIndex` when configured."""
+
+    def rank(self, query: str, *, limit: int, exclude: Collection[str] = ()) -> list[ToolInfo]: ...
+
+
+def search_tools_info(hidden: int) -> ToolInfo:
+    """The `search_tools` tool as the model sees it; `hidden`: how many tools it can find."""
+    return ToolInfo(
+        name=SEARCH_TOOLS,
+        server="overseer",
+        tool=SEARCH_TOOLS,
+        description=(
+            f"Find tools by what they do. {hidden} more tools exist than you are shown now "
+            "(issue trackers, databases, cloud, messaging, ...). The tools found are listed and "
+            "can be called from your next step on, for the rest of this session."
+        ),
+        input_schema={
+            "type": "object",
+            "properties": {"query": {"type": "string", "description": "Words saying what the tool should do."}},
+            "required": ["query"],
+        },
+    )
+
+
+def conversation_query(history: Iterable[Message], *, last: int = 3) -> str:
+    """What the conversation is about, for ranking: the person's last few messages."""
+    said = [m.content for m in history if m.role == "user" and m.content]
+    return "\n".join(said[-last:])
+
+
+def most_used(records: Iterable[ToolCallRecord], *, limit: int) -> list[str]:
+    """Names of the tools that ran most often (ties by name), from the session's tool-call records."""
+    counts = Counter(r.name for r in records if r.status == "done" and r.name != SEARCH_TOOLS)
+    ranked = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+    return [name for name, _ in ranked[:limit]]
+
+
+@dataclass(kw_only=True)
+class ToolSelection:
+    """One run's selection: the tools the mode offers, their index, and what `search_tools` added."""
+
+    config: ToolSelectionConfig
+    pool: list[ToolInfo]
+    """Every tool the mode offers, in catalog order (kept: a stable order helps prompt caching)."""
+    found: list[str]
+    """Tools `search_tools` added this session (the session row keeps them across restarts)."""
+    remember: Callable[[list[str]], Awaitable[object]]
+    """Persists newly found names on the session."""
+    index: ToolIndex = field(init=False)
+
+    def __post_init__(self) -> None:
+        if self.config.method == "hybrid":
+            # Imported here: tool_embeddings builds on Bm25Index, and most hosts never load it.
+            from backend.engine.turns.tool_embeddings import hybrid_index  # noqa: PLC0415
+
+            self.index = hybrid_index(self.pool)
+        else:
+            self.index = Bm25Index(tools=self.pool)
+        self._names = {t.name for t in self.pool}
+        self._core = {t.name for t in self.pool if any(fnmatchcase(t.name, p) for p in self.config.core_tools)}
+
+    def offer(self, history: Iterable[Message], records: Iterable[ToolCallRecord]) -> list[ToolInfo]:
+        """The tools shown in this turn: core, found, most used and most relevant, then `search_tools`."""
+        fixed = self._core | {n for n in self.found if n in self._names}
+        fixed |= {n for n in most_used(records, limit=self.config.most_used) if n in self._names}
+        relevant = self.index.rank(conversation_query(history), limit=self.config.relevant, exclude=fixed)
+        shown = fixed | {t.name for t in relevant}
+        tools = [t for t in self.pool if t.name in shown]
+        return [*tools, search_tools_info(len(self.pool) - len(tools))]
+
+    async def search(self, arguments: dict[str, Any]) -> ToolResult:
+        """Run one `search_tools` call: find tools for its query and add them for the session."""
+        query = arguments.get("query")
+        if not isinstance(query, str) or not query.strip():
+            return ToolResult.error("search_tools needs a `query`: words saying what the tool should do.")
+        matches = self.index.rank(query, limit=self.config.search_results)
+        if not matches:
+            return ToolResult(text=f"No tool matches {query!r}. Try other words.")
+        new = [t.name for t in matches if t.name not in self.found]
+        if new:
+            self.found.extend(new)
+            await self.remember(new)
+        lines = [f"- {t.name}: {' '.join(t.description.split())[:200]}" for t in matches]
+        return ToolResult(text="Found these tools; you can call them from your next step on:\n" + "\n".join(lines))
+
+
+def select_tools(
+    pool: list[ToolInfo],
+    config: ToolSelectionConfig,
+    *,
+    found: Iterable[str],
+    remember: Callable[[list[str]], Awaitable[object]],
+) -> ToolSelection | None:
+    """A selection for a run whose mode offers more than `max_tools` tools; None shows them all."""
+    if len(pool) <= config.max_tools:
+        return None
+    return ToolSelection(config=config, pool=pool, found=list(found), remember=remember)

@@ -1,0 +1,106 @@
+"""The narrow rules an "always allow" decision writes."""
+
+from __future__ import annotations
+
+import pytest
+
+from backend.rules.narrow import narrow_rules_for
+from backend.rules.policy_engine import PolicyEngine
+from backend.rules.grammar import RuleSet
+
+from .support import READ, WRITE, call, rules, shell
+
+
+@pytest.mark.parametrize(
+    ("command", "expected"),
+    [
+        ("npm test", ["mcp__shell__exec(npm test *)"]),
+        ("npm test --watch", ["mcp__shell__exec(npm test *)"]),
+        ("npm run build", ["mcp__shell__exec(npm run build *)"]),
+        ("git commit -m 'fix: x'", ["mcp__shell__exec(git commit *)"]),
+        ("timeout 30 npm test", ["mcp__shell__exec(npm test *)"]),
+        ("NODE_ENV=test npm test", ["mcp__shell__exec(npm test *)"]),
+        ("rm -rf build", ["mcp__shell__exec(rm -rf build)"]),
+        ("ls", ["mcp__shell__exec(ls)"]),
+        ("git status && npm test", ["mcp__shell__exec(git status *)", "mcp__shell__exec(npm test *)"]),
+        ("cargo test | tee log", ["mcp__shell__exec(cargo test *)", "mcp__shell__exec(tee log)"]),
+        ("ls *.py", ["mcp__shell__exec(ls \\*.py)"]),
+    ],
+)
+def test_shell_command_gives_one_space_form_rule_per_part(command, expected):
+    assert narrow_rules_for(shell(command)) == expected
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "python -c 'import os'",
+        "python3 -c 'print(1)'",
+        "bash -c 'make'",
+        "sh -c 'ls'",
+        "node -e 'x'",
+        "perl -e 'x'",
+        "sudo python3 -c 'x'",
+        "make && timeout 5 python -c 'x'",
+        "eval ls",
+    ],
+)
+def test_interpreter_with_inline_code_is_refused(command):
+    assert narrow_rules_for(shell(command)) == []
+
+
+@pytest.mark.parametrize("command", ['echo "unterminated', "echo hi\u200b", "echo " + "a" * 10_001, None])
+def test_command_no_allow_rule_could_match_is_refused(command):
+    assert narrow_rules_for(shell(command)) == []
+
+
+def test_other_tools_get_their_single_tool_name():
+    assert narrow_rules_for(call(WRITE, path="a", content="")) == ["mcp__file__write_file"]
+    assert narrow_rules_for(call("mcp__github__create_issue", repo="a/b")) == ["mcp__github__create_issue"]
+
+
+def test_parts_already_allowed_are_left_out():
+    existing = rules(allow=["Bash(git status)"])
+    assert narrow_rules_for(shell("git status && npm test"), rules=existing) == [
+        "mcp__shell__exec(npm test *)"
+    ]
+
+
+def test_nested_commands_get_rules_too():
+    assert narrow_rules_for(shell('echo "$(date)"')) == [
+        'mcp__shell__exec(echo "$(date)")',
+        "mcp__shell__exec(date)",
+    ]
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "npm test",
+        "git push origin main",
+        "rm -rf build",
+        "ls *.py && echo 'a  b'",
+        "find . -name \\*.py",
+        "timeout 5 make check",
+        'echo "$(date)" | grep x',
+    ],
+)
+def test_written_rules_allow_the_call_they_were_written_for(command):
+    written = RuleSet.from_config({"allow": narrow_rules_for(shell(command))}, source="session")
+    assert PolicyEngine(RuleSet()).evaluate(shell(command), session_rules=written).verdict == "allow"
+
+
+def test_exact_rule_does_not_widen_to_other_arguments():
+    written = RuleSet.from_config({"allow": narrow_rules_for(shell("rm -rf *"))}, source="session")
+    engine = PolicyEngine(RuleSet())
+    assert engine.evaluate(shell("rm -rf *"), session_rules=written).verdict == "allow"
+    assert engine.evaluate(shell("rm -rf /"), session_rules=written).verdict == "ask"
+
+
+def test_file_tool_rule_round_trips():
+    written = RuleSet.from_config(
+        {"allow": narrow_rules_for(call(WRITE, path="a", content=""))}, source="user"
+    )
+    engine = PolicyEngine(RuleSet())
+    assert engine.evaluate(call(WRITE, path="b", content=""), session_rules=written).verdict == "allow"
+    assert engine.evaluate(call(READ, path="b"), session_rules=written).verdict == "allow"
