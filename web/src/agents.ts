@@ -3,35 +3,15 @@
 
 import { useEffect, useSyncExternalStore } from "react";
 import { request } from "./api";
+import type { Schemas, Sent } from "./types";
 
-export interface AgentRules {
-  allow: string[];
-  ask: string[];
-  deny: string[];
-}
+export type AgentRules = Sent<Schemas["PermissionsConfig"]>;
 
 /** GET /api/agents: an agent's settings and the workspace they resolve to. */
-export interface Agent {
-  id: string;
-  name: string;
-  workspace: string;
-  model: string | null;
-  mode: string | null;
-  servers: string[] | null;
-  permissions: AgentRules;
-  configured_workspace: string | null;
-}
+export type Agent = Sent<Schemas["AgentView"]>;
 
 /** POST/PUT /api/agents: what an admin writes to `agents:` in the config file. */
-export interface AgentWrite {
-  id: string;
-  name?: string;
-  workspace?: string;
-  model?: string;
-  mode?: string;
-  servers?: string[];
-  permissions?: AgentRules;
-}
+export type AgentWrite = Schemas["AgentConfig"];
 
 export const agentsApi = {
   list: () => request<Agent[]>("GET", "/api/agents"),

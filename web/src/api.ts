@@ -6,6 +6,7 @@ import type {
   Approval,
   AuditPage,
   ChatResult,
+  CreateSessionBody,
   LiveEvent,
   MessageExtras,
   Mode,
@@ -17,11 +18,14 @@ import type {
   DecisionBody,
   Me,
   Permissions,
+  Policies,
   Policy,
   Schedule,
   ScheduleCreateBody,
   ServerEntry,
+  ServerEntryView,
   ServerInfo,
+  ServerLog,
   Session,
   SessionDetail,
   SessionEdit,
@@ -36,6 +40,11 @@ export class ApiError extends Error {
   ) {
     super(message);
   }
+}
+
+/** An error a request (or anything) threw, in words for the page. */
+export function errorText(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
 }
 
 type Listener = () => void;
@@ -95,18 +104,7 @@ export const api = {
 
   sessions: () => request<Session[]>("GET", "/api/sessions"),
   session: (id: string) => request<SessionDetail>("GET", `/api/sessions/${encodeURIComponent(id)}`),
-  createSession: (
-    body: {
-      prompt?: string;
-      mode?: string;
-      model?: string;
-      engine?: "litellm" | "claude-sdk";
-      workspace?: string;
-      agent?: string;
-      title?: string;
-      instructions?: string;
-    } & MessageExtras,
-  ) => request<Session>("POST", "/api/sessions", body),
+  createSession: (body: CreateSessionBody) => request<Session>("POST", "/api/sessions", body),
   deleteSession: (id: string) => request<void>("DELETE", `/api/sessions/${encodeURIComponent(id)}`),
   sendMessage: (id: string, content: string, extras: MessageExtras = {}) =>
     request<ChatResult>("POST", `/api/sessions/${encodeURIComponent(id)}/messages`, { content, ...extras }),
@@ -130,9 +128,9 @@ export const api = {
 
   servers: () => request<ServerInfo[]>("GET", "/api/servers"),
   serverLog: (name: string, lines = 100) =>
-    request<{ name: string; lines: string[] }>("GET", `/api/servers/${encodeURIComponent(name)}/log?lines=${lines}`),
+    request<ServerLog>("GET", `/api/servers/${encodeURIComponent(name)}/log?lines=${lines}`),
   serverEntry: (name: string) =>
-    request<{ name: string; entry: ServerEntry }>("GET", `/api/servers/${encodeURIComponent(name)}/config`),
+    request<ServerEntryView>("GET", `/api/servers/${encodeURIComponent(name)}/config`),
   addServer: (name: string, entry: ServerEntry) => request<ServerInfo>("POST", "/api/servers", { name, entry }),
   updateServer: (name: string, entry: ServerEntry) =>
     request<ServerInfo>("PUT", `/api/servers/${encodeURIComponent(name)}`, { entry }),
@@ -141,7 +139,7 @@ export const api = {
   restartServer: (name: string) => request<ServerInfo>("POST", `/api/servers/${encodeURIComponent(name)}/restart`),
   removeServer: (name: string) => request<void>("DELETE", `/api/servers/${encodeURIComponent(name)}`),
   setPolicies: (policies: Record<string, Policy>) =>
-    request<{ policies: Record<string, Policy> }>("PUT", "/api/policies", { policies }),
+    request<Policies>("PUT", "/api/policies", { policies }),
   permissions: () => request<Permissions>("GET", "/api/permissions"),
   setPermissions: (permissions: Permissions) => request<Permissions>("PUT", "/api/permissions", permissions),
   audit: (limit: number, offset: number) => request<AuditPage>("GET", `/api/audit?limit=${limit}&offset=${offset}`),

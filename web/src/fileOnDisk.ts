@@ -2,15 +2,10 @@
 
 import { useEffect, useState } from "react";
 import { api } from "./api";
-import type { Approval } from "./types";
+import type { Approval, Schemas, Sent } from "./types";
 
 /** `content` is null when there is nothing to compare: no such file, binary, or too large (`note`). */
-export interface FileOnDisk {
-  path: string;
-  exists: boolean;
-  content: string | null;
-  note: string | null;
-}
+export type FileOnDisk = Sent<Schemas["FileOnDiskOut"]>;
 
 const PREVIEWED = new Set(["mcp__file__write_file", "mcp__file__edit_file"]);
 

@@ -1,4 +1,15 @@
-import { useEffect, useRef, useState } from "react";
+import {
+  useCallback,
+  useEffect,
+  useRef,
+  useState,
+  type DependencyList,
+  type Dispatch,
+  type KeyboardEvent as ReactKeyboardEvent,
+  type RefObject,
+  type SetStateAction,
+} from "react";
+import { errorText } from "./api";
 
 /** The current time, re-read every `intervalMs` while `active`. */
 export function useNow(active = true, intervalMs = 1000): number {
@@ -10,6 +21,54 @@ export function useNow(active = true, intervalMs = 1000): number {
     return () => window.clearInterval(timer);
   }, [active, intervalMs]);
   return now;
+}
+
+/** What useLoad gives a page: what it loaded, the error, and a way to load again. */
+export interface Loaded<T> {
+  /** null until the first load answers. */
+  data: T | null;
+  /** The last load's error (what was shown stays); a load that succeeds clears it. */
+  error: string | null;
+  /** Load again: a Refresh button, a timer, after a change. */
+  reload: () => void;
+  /** Change what is shown without asking the server (a saved row, a live message). */
+  setData: Dispatch<SetStateAction<T | null>>;
+  /** For a page whose actions report in the same place as its load. */
+  setError: Dispatch<SetStateAction<string | null>>;
+}
+
+/**
+ * Load something from the API when the page opens and whenever `deps` change, keeping the error
+ * in words. `load` answers the data, or a function of what is shown (to keep it when a live
+ * message came first). An answer to a load made for older `deps` is dropped.
+ */
+export function useLoad<T>(load: () => Promise<SetStateAction<T | null>>, deps: DependencyList = []): Loaded<T> {
+  const [data, setData] = useState<T | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const latest = useRef(load);
+  latest.current = load;
+  const generation = useRef(0);
+  const reload = useCallback(() => {
+    const asked = generation.current;
+    latest.current().then(
+      (next) => {
+        if (generation.current !== asked) return;
+        setData(next);
+        setError(null);
+      },
+      (e: unknown) => {
+        if (generation.current === asked) setError(errorText(e));
+      },
+    );
+  }, []);
+  useEffect(() => {
+    reload();
+    return () => {
+      generation.current += 1;
+    };
+    // `load` is read through `latest`: its new closure on each render is no reason to load again.
+  }, deps);
+  return { data, error, reload, setData, setError };
 }
 
 /** True while focus is somewhere a key press is text, not a command. */
@@ -43,7 +102,7 @@ export interface CardKeys {
  * A closing key (Esc) only ever closes: it is handled before, and apart from, the shortcuts, so
  * no card can map it to a decision.
  */
-export function useCardKeys(active: boolean, keys: CardKeys): void {
+function useCardKeys(active: boolean, keys: CardKeys): void {
   const latest = useRef(keys);
   latest.current = keys;
   useEffect(() => {
@@ -68,4 +127,48 @@ export function useCardKeys(active: boolean, keys: CardKeys): void {
     window.addEventListener("keydown", onKey);
     return () => window.removeEventListener("keydown", onKey);
   }, [active]);
+}
+
+const NO_KEYS: CardKeys = { close: () => false, shortcut: () => null, busy: false };
+
+/** How an approval card uses the keyboard. A form card (a server's question or prompt) gives nothing. */
+export interface CardFocusOptions {
+  /** The shortcuts of a card with decision buttons, live while `active` (the focused card of the queue on screen). */
+  keys?: CardKeys & { active: boolean };
+  /** The open panel; "buttons" (the default) when none is. */
+  panel?: string;
+  /** Back to the buttons: what Esc in a panel's text field does. */
+  closePanel?: () => void;
+}
+
+/** What useCardFocus gives the card. */
+export interface CardFocus {
+  /** The card's own element (`tabIndex={-1}`), which takes the keyboard focus. */
+  ref: RefObject<HTMLElement | null>;
+  /** onKeyDown of a panel's text field: Esc closes the panel, Enter submits (Ctrl/Cmd+Enter when
+   * `needsModifier`, so that Enter breaks lines), Shift+Enter stays a line break. */
+  fieldKeys: (event: ReactKeyboardEvent, submit: () => void, needsModifier?: boolean) => void;
+}
+
+/**
+ * The focus and keys every approval card shares (tool, gate, question, prompt). A card takes the
+ * keyboard focus when it becomes the focused card and when its panel closes, unless the person is
+ * typing somewhere: then its shortcuts work at once, and a reply being written keeps its focus.
+ */
+export function useCardFocus(id: string, { keys, panel = "buttons", closePanel }: CardFocusOptions = {}): CardFocus {
+  const ref = useRef<HTMLElement>(null);
+  useCardKeys(keys?.active ?? false, keys ?? NO_KEYS);
+  useEffect(() => {
+    if (panel === "buttons" && !isTypingTarget(document.activeElement)) ref.current?.focus({ preventScroll: true });
+  }, [id, panel]);
+  const fieldKeys = (event: ReactKeyboardEvent, submit: () => void, needsModifier = false) => {
+    if (event.key === "Escape") {
+      event.preventDefault();
+      closePanel?.();
+    } else if (event.key === "Enter" && !event.shiftKey && (!needsModifier || event.ctrlKey || event.metaKey)) {
+      event.preventDefault();
+      submit();
+    }
+  };
+  return { ref, fieldKeys };
 }

@@ -1,38 +1,20 @@
 // The model settings as the API sends and takes them, and the providers the form offers.
 
+import type { Schemas, Sent } from "./types";
+
 /** Extended thinking for models that support it; the budget is in tokens (1024 at least). */
-export interface ThinkingSettings {
-  enabled: boolean;
-  budget_tokens: number;
-}
+export type ThinkingSettings = Sent<Schemas["ThinkingConfig"]>;
 
 export const MIN_THINKING_BUDGET = 1024;
 
 /** What is in use; the key itself never comes back, only whether one is set. */
-export interface ModelSettings {
-  model: string | null;
-  api_base: string | null;
-  api_key_set: boolean;
-  demo: boolean;
-  source: "dashboard" | "config" | "demo";
-  thinking: ThinkingSettings;
-}
+export type ModelSettings = Sent<Schemas["ModelSettingsOut"]>;
 
-/** A choice to save or test. An empty model is the offline demo; an empty key keeps the one set. */
-export interface ModelSettingsBody {
-  model: string | null;
-  api_base: string | null;
-  api_key?: string | null;
-  clear_api_key?: boolean;
-  /** Omitted: keep the thinking setting in use. */
-  thinking?: ThinkingSettings;
-}
+/** A choice to save or test. An empty model is the offline demo; an empty key keeps the one set;
+ * no thinking keeps the thinking setting in use. */
+export type ModelSettingsBody = Schemas["ModelSettingsIn"];
 
-export interface ModelTest {
-  ok: boolean;
-  message: string;
-  latency_ms: number;
-}
+export type ModelTest = Sent<Schemas["ConnectionTestOut"]>;
 
 /** LiteLLM's provider prefixes the form offers; "other" takes a full `provider/model` name. */
 export const PROVIDERS = [

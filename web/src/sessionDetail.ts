@@ -191,6 +191,9 @@ function apply(state: DetailState, event: LiveEvent): DetailState {
         decision: (data.decision as string | null) ?? previous?.decision ?? null,
         result: null,
         is_error: false,
+        media: previous?.media ?? [],
+        session_id: event.session_id,
+        created_at: previous?.created_at ?? event.created_at,
         started_at: event.created_at,
         finished_at: null,
       };
@@ -219,6 +222,8 @@ function apply(state: DetailState, event: LiveEvent): DetailState {
         result: typeof data.text === "string" ? data.text : (previous?.result ?? null),
         is_error: Boolean(data.is_error),
         media: Array.isArray(data.media) ? (data.media as MediaFile[]) : (previous?.media ?? []),
+        session_id: event.session_id,
+        created_at: previous?.created_at ?? event.created_at,
         started_at: previous?.started_at ?? null,
         finished_at: event.created_at,
       };
@@ -237,6 +242,9 @@ function apply(state: DetailState, event: LiveEvent): DetailState {
         decision: null,
         result: null,
         is_error: false,
+        media: previous?.media ?? [],
+        session_id: event.session_id,
+        created_at: previous?.created_at ?? event.created_at,
         started_at: null,
         finished_at: null,
       };

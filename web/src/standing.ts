@@ -4,14 +4,9 @@
 import { useEffect, useState } from "react";
 import { request } from "./api";
 import { live } from "./live";
-import type { ServerInfo } from "./types";
+import type { Schemas, Sent, ServerInfo } from "./types";
 
-export interface StandingRules {
-  mode: string;
-  allow_rules: { rule: string; source: string }[];
-  tools: string[];
-  no_writes: boolean;
-}
+export type StandingRules = Sent<Schemas["StandingRules"]>;
 
 export const standingApi = {
   get: (id: string) => request<StandingRules>("GET", `/api/sessions/${encodeURIComponent(id)}/standing-rules`),

@@ -1,229 +1,110 @@
-// The API's wire shapes (backend/domain/models.py and backend/api/), as the dashboard reads them.
+// The API's wire shapes, named. Each comes from the OpenAPI document (api.gen.ts, generated from
+// the FastAPI app: `npm run types`; `make test` fails while it is stale) wherever the document has
+// the shape. Hand-written below, each saying why: what the document cannot describe (WebSocket
+// messages, live-only fields) and the few routes that answer an untyped dict.
 
-export type SessionStatus = "idle" | "running" | "waiting_approval" | "completed" | "stopped" | "error";
+import type { components } from "./api.gen";
+
+/** Every schema of the OpenAPI document, by name. */
+export type Schemas = components["schemas"];
+
+/**
+ * A body as the server sends it. The document marks a field with a default as optional, since a
+ * request may leave it out; a response (or an event) carries every field: pydantic writes them all.
+ */
+export type Sent<T> = T extends readonly (infer Item)[]
+  ? Sent<Item>[]
+  : T extends object
+    ? { [K in keyof T]-?: Sent<Exclude<T[K], undefined>> }
+    : T;
+
+// ---- sessions ----
+
+export type Session = Sent<Schemas["Session"]>;
+export type SessionStatus = Session["status"];
 /** Why the last run ended short of its work (backend `StopReason`). */
-export type StopReason = "denied" | "timed_out" | "budget";
-
-export interface Usage {
-  input_tokens: number;
-  output_tokens: number;
-  cost_usd: number;
-}
-
-export interface Session {
-  id: string;
-  title: string;
-  status: SessionStatus;
-  mode: string;
-  model: string;
-  engine: string;
-  workspace: string;
-  /** The named agent it belongs to (issue 19); "main" when there is only one. */
-  agent_id?: string;
-  parent_id: string | null;
-  origin?: "user" | "api" | "cron" | "agent" | "workflow" | "mcp";
-  workflow_run_id?: string | null;
-  instructions?: string;
-  error: string | null;
-  stop_reason?: StopReason | null;
-  usage: Usage;
-  session_rules: string[];
-  /** Who created it through the API: its owner, who (with admins) may rename, archive and auto-approve it. */
-  created_by?: Decider | null;
-  archived?: boolean;
-  /** Set while auto-approve is on: who turned it on, and since when. */
-  auto_approve?: { by: Decider; since: string } | null;
-  created_at: string;
-  updated_at: string;
-}
-
+export type StopReason = NonNullable<Session["stop_reason"]>;
+export type Usage = Sent<Schemas["Usage"]>;
 /** Who made a decision (or turned a switch on), and through which door. */
-export interface Decider {
-  name: string;
-  kind: string;
-  role?: string | null;
-  via: string;
-}
-
+export type Decider = Sent<Schemas["Decider"]>;
 /** PATCH /api/sessions/{id}: what to change. */
-export interface SessionEdit {
-  title?: string;
-  archived?: boolean;
-  auto_approve?: boolean;
-  approve_pending?: boolean;
-}
+export type SessionEdit = Schemas["EditSession"];
 
-export interface ToolCallRequest {
-  id: string;
-  name: string;
-  arguments: Record<string, unknown>;
-}
-
-export type AttachmentKind = "file" | "directory" | "skill" | "image";
-
+export type ToolCallRequest = Sent<Schemas["ToolCallRequest"]>;
 /** Something given along with a message (a file, a folder listing, a skill, an image). */
-export interface Attachment {
-  kind: AttachmentKind;
-  name: string;
-  text: string;
-  data?: string | null;
-  mime_type?: string | null;
-}
-
+export type Attachment = Sent<Schemas["Attachment"]>;
+export type AttachmentKind = Attachment["kind"];
 /** An image or audio clip a tool returned, kept as a file of the session's media folder. */
-export interface MediaFile {
-  kind: "image" | "audio";
-  name: string;
-  mime_type: string;
-  size: number;
-}
+export type MediaFile = Sent<Schemas["MediaFile"]>;
+export type Message = Sent<Schemas["Message"]>;
 
-export interface Message {
-  idx: number;
-  role: "system" | "user" | "assistant" | "tool";
-  content: string;
-  tool_calls: ToolCallRequest[];
-  tool_call_id: string | null;
-  is_error: boolean;
-  attachments?: Attachment[];
-  media?: MediaFile[];
-  /** An assistant message's reasoning, shown collapsed above it (never sent back to the model). */
-  thinking?: string;
-  created_at: string;
-}
-
-export type ToolCallStatus =
-  | "pending"
-  | "waiting_approval"
-  | "running"
-  | "done"
-  | "error"
-  | "denied"
-  | "interrupted"
-  | "stopped";
-
-export interface ToolCall {
-  id: string;
-  name: string;
-  arguments: Record<string, unknown>;
-  status: ToolCallStatus;
-  decision: string | null;
-  result: string | null;
-  is_error: boolean;
-  media?: MediaFile[];
-  started_at: string | null;
-  finished_at: string | null;
-  /** The running tool's latest progress report (live only: progress events are not stored). */
-  progress?: ToolProgress | null;
-}
-
+/** Live only (from `tool.progress` events, which are not stored): a running tool's latest report. */
 export interface ToolProgress {
   progress: number;
   total: number | null;
   message: string | null;
 }
 
-export interface SessionDetail extends Session {
-  messages: Message[];
-  tool_calls: ToolCall[];
-  last_seq: number;
-}
+export type ToolCall = Sent<Schemas["ToolCallRecord"]> & {
+  /** The running tool's latest progress report (live only: progress events are not stored). */
+  progress?: ToolProgress | null;
+};
+export type ToolCallStatus = ToolCall["status"];
 
-export interface ToolAnnotations {
-  title?: string | null;
-  readOnlyHint?: boolean | null;
-  destructiveHint?: boolean | null;
-  idempotentHint?: boolean | null;
-  openWorldHint?: boolean | null;
-}
+export type SessionDetail = Omit<Sent<Schemas["SessionDetail"]>, "tool_calls"> & { tool_calls: ToolCall[] };
 
-export type DecisionKind = "allow_once" | "allow_session" | "allow_always" | "deny" | "cancel";
-export type DecidedBy = "rule" | "policy" | "user" | "timeout" | "hook" | "stop";
-export type ApprovalStatus = "pending" | "allowed" | "denied" | "expired" | "cancelled";
+/** Extras a message (or a new session's first prompt) may carry. */
+export type MessageExtras = Omit<Schemas["SendMessage"], "content">;
+/** POST /api/sessions. */
+export type CreateSessionBody = Schemas["CreateSession"];
+/** What POST /api/sessions/{id}/messages answers: a sent message (idx) or a command's effect. */
+export type ChatResult = Sent<Schemas["ChatResult"]>;
 
-export interface Decision {
-  kind: DecisionKind;
-  message?: string | null;
-  updated_arguments?: Record<string, unknown> | null;
-  rules?: string[] | null;
-}
+/** One stored event, as GET /api/sessions/{id}/events and the WebSocket deliver it. */
+export type LiveEvent = Sent<Schemas["Event"]>;
 
+// ---- approvals ----
+
+/** The server's hints about a tool (all optional: a parameter accepts any source of them). */
+export type ToolAnnotations = Schemas["ToolAnnotations"];
+export type Decision = Schemas["Decision"];
+export type DecisionKind = Decision["kind"];
+/** `decision` as sent, or as the dashboard writes it down before the server's word arrives (a local
+ * timeout, a 409), with only its kind. */
+export type Approval = Omit<Sent<Schemas["Approval"]>, "decision"> & { decision: Decision | null };
 /** What an approval gates: a tool call, a plan's switch to its next mode, a workflow's next step,
  * a server's question to the person (MCP elicitation), or its request to run the model (MCP sampling). */
-export type ApprovalKind = "tool" | "mode_switch" | "workflow_step" | "elicitation" | "sampling" | "network" | "unconfined";
-
-export interface Approval {
-  id: string;
-  session_id: string;
-  kind?: ApprovalKind;
-  tool_call_id: string;
-  tool_name: string;
-  arguments: Record<string, unknown>;
-  annotations: ToolAnnotations;
-  reason: string;
-  suggested_rules: string[];
-  status: ApprovalStatus;
-  created_at: string;
-  expires_at: string;
-  decision: Decision | DecisionKind | null;
-  decided_by: DecidedBy | null;
-}
-
+export type ApprovalKind = Approval["kind"];
+export type ApprovalStatus = Approval["status"];
+export type DecidedBy = NonNullable<Approval["decided_by"]>;
 /** The body of POST /api/approvals/{id}. */
-export interface DecisionBody {
-  decision: DecisionKind;
-  message?: string;
-  updated_arguments?: Record<string, unknown>;
-  rules?: string[];
-}
+export type DecisionBody = Schemas["AnswerApproval"];
 
-export type Policy = "always_allow" | "ask" | "deny";
+// ---- servers, policies, permissions ----
 
-export interface ServerTool {
-  name: string;
-  description: string;
-  annotations: ToolAnnotations;
-  policy: Policy | null;
-  /** What a call no rule matches gets: the policy set, else the default. */
-  effective_policy?: Policy;
-}
+export type Policy = NonNullable<Schemas["ToolView"]["effective_policy"]>;
 
-export type ServerState = "starting" | "ready" | "error" | "stopped";
+/** A server's tool. The route types `annotations` as a plain object; they are a ToolAnnotations. */
+export type ServerTool = Omit<Sent<Schemas["ToolView"]>, "annotations"> & { annotations: ToolAnnotations };
 
-export interface ServerInfo {
-  name: string;
-  state: ServerState;
-  error: string | null;
-  tools: ServerTool[];
-  restarts: number;
-  last_restart: string | null;
-  type?: "stdio" | "http" | "sse";
-  url?: string | null;
-  last_http_error?: string | null;
-  builtin?: boolean;
-  enabled?: boolean;
-  /** A person's server from the config file: admins may edit, disable and remove it. */
-  editable?: boolean;
-  /** What confines it, in a sentence (the shell's sandbox, a `sandbox:` entry, or nothing). */
-  confinement?: string;
-}
-
+export type ServerInfo = Omit<Sent<Schemas["ServerView"]>, "tools"> & { tools: ServerTool[] };
+export type ServerState = ServerInfo["state"];
 /** A server as an `mcpServers` entry of the config file (literal env/header values hidden). */
-export type ServerEntry = Record<string, unknown>;
+export type ServerEntry = Schemas["ServerEntryView"]["entry"];
+export type ServerEntryView = Sent<Schemas["ServerEntryView"]>;
+export type ServerLog = Sent<Schemas["ServerLogView"]>;
 
-/** What the WebSocket sends to a client that asked for servers: all of them, after any change. */
+/** WebSocket only (the document describes REST): all servers, sent after any change to one. */
 export interface ServersChanged {
   type: "servers.changed";
   changed: string[];
   servers: ServerInfo[];
 }
 
-export interface Permissions {
-  allow: string[];
-  ask: string[];
-  deny: string[];
-}
+export type Permissions = Sent<Schemas["PermissionsConfig"]>;
+export type Policies = Sent<Schemas["PoliciesBody"]>;
 
+/** Hand-written: GET /api/audit declares `items: list[Any]` (backend/api/schemas.py `AuditPage`). */
 export interface AuditItem {
   id: number;
   session_id: string;
@@ -238,6 +119,7 @@ export interface AuditItem {
   created_at: string;
 }
 
+/** Hand-written: GET /api/audit documents its page inline, with rows of any shape (see AuditItem). */
 export interface AuditPage {
   items: AuditItem[];
   limit: number;
@@ -246,170 +128,46 @@ export interface AuditPage {
   sessions?: Record<string, string>;
 }
 
-export type ScheduleKind = "cron" | "every" | "once";
-export type ScheduleStatus = "active" | "paused" | "done";
-export type ScheduleRunStatus = "running" | "completed" | "stopped" | "error" | "skipped" | "missed";
+// ---- schedules ----
 
 /** A cron job (backend/domain/schedules.py); times are UTC ISO strings. */
-export interface Schedule {
-  id: string;
-  name: string;
-  schedule: string;
-  kind: ScheduleKind;
-  timezone: string;
-  prompt: string;
-  mode: string;
-  session_id: string | null;
-  workspace: string | null;
-  status: ScheduleStatus;
-  next_run_at: string | null;
-  last_run_at: string | null;
-  last_session_id: string | null;
-  last_status: ScheduleRunStatus | null;
-  last_result: string | null;
-  run_count: number;
-  created_by_session: string | null;
-  created_at: string;
-  updated_at: string;
-}
-
+export type Schedule = Sent<Schemas["Schedule"]>;
+export type ScheduleKind = Schedule["kind"];
+export type ScheduleStatus = Schedule["status"];
+export type ScheduleRunStatus = NonNullable<Schedule["last_status"]>;
 /** The body of POST /api/schedules. */
-export interface ScheduleCreateBody {
-  schedule: string;
-  prompt: string;
-  name?: string;
-  mode?: string;
-  timezone?: string;
-  session_id?: string;
-}
+export type ScheduleCreateBody = Schemas["ScheduleCreate"];
 
+// ---- the person, the host ----
+
+/** Hand-written: GET /api/me answers an untyped `dict[str, str]`. */
 export interface Me {
   name: string;
   role: string;
   kind: string;
 }
 
-/** One event as the WebSocket delivers it. */
-export interface LiveEvent {
-  session_id: string;
-  seq: number;
-  part: number;
-  ephemeral: boolean;
-  type: string;
-  data: Record<string, unknown>;
-  created_at: string;
-}
-
-// ---- modes, skills, workflows (backend/modes, backend/skills, backend/workflows) ----
-
-export interface Mode {
-  name: string;
-  description: string;
-  /** "all", or patterns: a tool, a server, a glob, or the keyword "read-only". */
-  tools: "all" | string[];
-  policies: Record<string, Policy>;
-  default_folder: string | null;
-  next_mode: string | null;
-  icon: string | null;
-  prompt: string;
-  source: "builtin" | "user";
-  overrides_builtin: boolean;
-}
-
-/** The body of PUT /api/modes/{name}. */
-export type ModeWrite = Omit<Mode, "name" | "source" | "overrides_builtin">;
-
-export interface ModeRemoved {
-  removed: "user" | "override";
-  mode: Mode | null;
-}
-
-export type SkillSource = "workspace" | "user" | "builtin";
-
-export interface Skill {
-  name: string;
-  description: string;
-  always: boolean;
-  requires: { bins: string[]; env: string[] };
-  source: SkillSource;
-  path: string;
-  folder: string;
-  body: string;
-  content?: string;
-  available: boolean;
-  missing: string[];
-  error: string | null;
-  shadows: SkillSource[];
-  status?: string;
-}
-
-export interface WorkflowStep {
-  mode: string;
-  prompt: string;
-  approve: boolean;
-}
-
-export interface Workflow {
-  name: string;
-  description: string;
-  steps: WorkflowStep[];
-  source: "builtin" | "user";
-  path?: string;
-}
-
-export type WorkflowRunStatus = "running" | "waiting_approval" | "completed" | "failed" | "denied" | "stopped";
-export type StepRunStatus = "pending" | "running" | "completed" | "error" | "stopped" | "denied";
-
-export interface StepRun {
-  index: number;
-  mode: string;
-  template: string;
-  approve: boolean;
-  status: StepRunStatus;
-  prompt: string | null;
-  session_id: string | null;
-  output: string | null;
-  error: string | null;
-  approval_id: string | null;
-  prompt_edited: boolean;
-  started_at: string | null;
-  finished_at: string | null;
-}
-
-export interface WorkflowRun {
-  id: string;
-  workflow: string;
-  description: string;
-  input: string;
-  workspace: string | null;
-  status: WorkflowRunStatus;
-  /** Index of the step running or waiting at its gate; the last step once the run ended. */
-  current: number;
-  steps: StepRun[];
-  detail: string | null;
-  created_at: string;
-  updated_at: string;
-  finished_at: string | null;
-}
-
-/** Extras a message (or a new session's first prompt) may carry. */
-export interface MessageExtras {
-  attached_skills?: string[];
-  context_paths?: string[];
-  images?: { name: string; data: string; mime_type: string }[];
-}
-
-/** What POST /api/sessions/{id}/messages answers: a sent message (idx) or a command's effect. */
-export interface ChatResult {
-  idx: number | null;
-  command: string | null;
-  detail: string;
-  attached_skills: string[];
-}
-
-/** `GET /api/health`: what the shell's sandbox is (a `warning` when commands run unconfined). */
+/** Hand-written: GET /api/health answers an untyped dict. What the shell's sandbox is (a `warning`
+ * when commands run unconfined). */
 export interface Health {
   status: string;
   version: string;
   sandbox?: { backend: string; confined: boolean; detail: string; warning: string | null };
 }
+
+// ---- modes, skills, workflows (backend/modes, backend/skills, backend/workflows) ----
+
+export type Mode = Sent<Schemas["Mode"]>;
+/** The body of PUT /api/modes/{name}. */
+export type ModeWrite = Schemas["ModeWrite"];
+export type ModeRemoved = Sent<Schemas["ModeRemoved"]>;
+
+export type Skill = Sent<Schemas["Skill"]>;
+export type SkillSource = Skill["source"];
+
+export type WorkflowStep = Sent<Schemas["WorkflowStep"]>;
+export type Workflow = Sent<Schemas["Workflow"]>;
+export type StepRun = Sent<Schemas["StepRun"]>;
+export type StepRunStatus = StepRun["status"];
+export type WorkflowRun = Sent<Schemas["WorkflowRun"]>;
+export type WorkflowRunStatus = WorkflowRun["status"];

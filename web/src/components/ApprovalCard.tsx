@@ -2,9 +2,9 @@
 // with its shortcut key printed. Shortcuts belong to the focused card and are ignored while the
 // focus is in any text field.
 
-import { useEffect, useRef, useState, type KeyboardEvent as ReactKeyboardEvent } from "react";
+import { useEffect, useRef, useState } from "react";
 import { formatAge, formatClock, reasonInWords, splitToolName, toolTitle } from "../format";
-import { isTypingTarget, useCardKeys, useNow } from "../hooks";
+import { useCardFocus, useNow } from "../hooks";
 import { sessionHref } from "../router";
 import { decide, useAppState } from "../store";
 import { stageDecision } from "../undo";
@@ -128,7 +128,6 @@ export function ApprovalCard({ approval, position, total, shortcuts }: CardProps
   const [rules, setRules] = useState<string[]>(approval.suggested_rules);
   const [reason, setReason] = useState("");
   const [editedArgs, setEditedArgs] = useState<Record<string, unknown> | null>(approval.arguments);
-  const cardRef = useRef<HTMLElement>(null);
   const panelRef = useRef<HTMLDivElement>(null);
   const onDisk = useFileOnDisk(approval);
   const busy = Boolean(submitting[approval.id]);
@@ -183,34 +182,17 @@ export function ApprovalCard({ approval, position, total, shortcuts }: CardProps
     if (key === "e") return () => setMode("edit");
     return null;
   };
-  useCardKeys(shortcuts, { close, shortcut, busy });
+  const backToButtons = () => setMode("buttons");
+  const { ref: cardRef, fieldKeys } = useCardFocus(approval.id, {
+    keys: { active: shortcuts, close, shortcut, busy },
+    panel: mode,
+    closePanel: backToButtons,
+  });
 
-  // A new focused card takes the keyboard focus unless the person is typing somewhere.
+  // An opened panel is brought into view whole, its buttons clear of the composer.
   useEffect(() => {
-    const active = document.activeElement;
-    if (!active || active === document.body || cardRef.current?.closest(".approval-queue")?.contains(active)) {
-      if (!cardRef.current?.contains(active)) cardRef.current?.focus({ preventScroll: true });
-    }
-  }, [approval.id]);
-
-  useEffect(() => {
-    if (mode === "buttons" && cardRef.current && !isTypingTarget(document.activeElement)) {
-      cardRef.current.focus({ preventScroll: true });
-    }
-    // An opened panel is brought into view whole, its buttons clear of the composer.
     if (mode !== "buttons" && panelRef.current) reveal(panelRef.current);
   }, [mode]);
-
-  const backToButtons = () => setMode("buttons");
-  const escapeTo = (event: ReactKeyboardEvent, onEnter: () => void, enterNeedsModifier = false) => {
-    if (event.key === "Escape") {
-      event.preventDefault();
-      backToButtons();
-    } else if (event.key === "Enter" && !event.shiftKey && (!enterNeedsModifier || event.ctrlKey || event.metaKey)) {
-      event.preventDefault();
-      onEnter();
-    }
-  };
 
   return (
     <article
@@ -290,7 +272,7 @@ export function ApprovalCard({ approval, position, total, shortcuts }: CardProps
               autoFocus={i === 0}
               spellCheck={false}
               onChange={(e) => setRules(rules.map((r, j) => (j === i ? e.target.value : r)))}
-              onKeyDown={(e) => escapeTo(e, confirmAlways)}
+              onKeyDown={(e) => fieldKeys(e, confirmAlways)}
             />
           ))}
           <p className="scope" data-testid="always-scope">
@@ -319,7 +301,7 @@ export function ApprovalCard({ approval, position, total, shortcuts }: CardProps
             value={reason}
             placeholder="e.g. use the staging database instead"
             onChange={(e) => setReason(e.target.value)}
-            onKeyDown={(e) => escapeTo(e, sendDeny)}
+            onKeyDown={(e) => fieldKeys(e, sendDeny)}
           />
           <div className="actions">
             <button type="button" className="btn danger" data-testid="deny-reason-send" disabled={busy} onClick={sendDeny}>
@@ -339,7 +321,7 @@ export function ApprovalCard({ approval, position, total, shortcuts }: CardProps
             id={approval.id}
             args={approval.arguments}
             onChange={({ args }) => setEditedArgs(args)}
-            onKeyDown={(e) => escapeTo(e, sendEdited, true)}
+            onKeyDown={(e) => fieldKeys(e, sendEdited, true)}
           />
           {editedArgs && FILE_TOOLS.has(approval.tool_name) && (
             // Closed at first, so the panel and its buttons fit above the composer.

@@ -1,9 +1,10 @@
 // The audit log: every permission decision, filtered by tool, decision, who decided, session and
 // time, with session titles and human durations, and exported (CSV or JSON) as filtered.
 
-import { useEffect, useMemo, useState } from "react";
+import { useMemo, useState } from "react";
 import { api } from "../api";
 import { formatDuration, formatTime, truncate } from "../format";
+import { useLoad } from "../hooks";
 import { useAppState } from "../store";
 import type { AuditPage, DecidedBy } from "../types";
 import "../housekeeping.css";
@@ -46,21 +47,8 @@ export function AuditLog() {
   const [draft, setDraft] = useState<AuditFilters>(NO_FILTERS);
   const [filters, setFilters] = useState<AuditFilters>(NO_FILTERS);
   const [offset, setOffset] = useState(0);
-  const [page, setPage] = useState<AuditPage | null>(null);
-  const [error, setError] = useState<string | null>(null);
   const query = useMemo(() => auditQuery(filters, { limit: String(PAGE), offset: String(offset) }), [filters, offset]);
-
-  useEffect(() => {
-    let cancelled = false;
-    setError(null);
-    api
-      .auditPage(query)
-      .then((p) => !cancelled && setPage(p))
-      .catch((e: unknown) => !cancelled && setError(e instanceof Error ? e.message : String(e)));
-    return () => {
-      cancelled = true;
-    };
-  }, [query]);
+  const { data: page, error } = useLoad<AuditPage>(() => api.auditPage(query), [query]);
 
   const set = (change: Partial<AuditFilters>) => setDraft({ ...draft, ...change });
   const apply = (next: AuditFilters) => {

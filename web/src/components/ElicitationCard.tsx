@@ -3,8 +3,8 @@
 // booleans). Accept sends the content (the host checks it against the schema; a bad value comes
 // back as an error naming the field), Decline refuses, Cancel dismisses without a decision.
 
-import { useEffect, useRef, useState, type FormEvent } from "react";
-import { isTypingTarget, useNow } from "../hooks";
+import { useState, type FormEvent } from "react";
+import { useCardFocus, useNow } from "../hooks";
 import { decide, useAppState } from "../store";
 import type { Approval } from "../types";
 import { CardMeta } from "./ApprovalCard";
@@ -73,13 +73,9 @@ export function ElicitationCard({ approval, position, total }: CardProps) {
   const message = String(approval.arguments.message ?? approval.reason ?? "");
   const required = new Set(schema.required ?? []);
   const [values, setValues] = useState<Values>(() => initialValues(schema));
-  const cardRef = useRef<HTMLElement>(null);
   const busy = Boolean(submitting[approval.id]);
   const now = useNow(true, 15_000);
-
-  useEffect(() => {
-    if (!isTypingTarget(document.activeElement)) cardRef.current?.focus({ preventScroll: true });
-  }, [approval.id]);
+  const { ref: cardRef } = useCardFocus(approval.id);
 
   const set = (name: string, value: string | boolean) => setValues((v) => ({ ...v, [name]: value }));
   const accept = (event: FormEvent) => {

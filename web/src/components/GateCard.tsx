@@ -4,9 +4,9 @@
 // (for a plan, the reason goes back to the agent, which revises it). No session or always
 // options: those only make sense for tools.
 
-import { useEffect, useRef, useState, type KeyboardEvent as ReactKeyboardEvent } from "react";
+import { useState } from "react";
 import { approvalTitle } from "../format";
-import { isTypingTarget, useCardKeys, useNow } from "../hooks";
+import { useCardFocus, useNow } from "../hooks";
 import { decide, useAppState } from "../store";
 import type { Approval } from "../types";
 import { CardMeta } from "./ApprovalCard";
@@ -30,7 +30,6 @@ export function GateCard({ approval, position, total, shortcuts }: GateCardProps
   const [panel, setPanel] = useState<Panel>("buttons");
   const [edited, setEdited] = useState(original);
   const [reason, setReason] = useState("");
-  const cardRef = useRef<HTMLElement>(null);
   const busy = Boolean(submitting[approval.id]);
   const now = useNow(true, 15_000);
   const title = approvalTitle(approval);
@@ -59,30 +58,11 @@ export function GateCard({ approval, position, total, shortcuts }: GateCardProps
     if (key === "e") return () => setPanel("edit");
     return null;
   };
-  useCardKeys(shortcuts, { close, shortcut, busy });
-
-  // Same focus rules as a tool card: a new focused card takes the focus unless the person is typing.
-  useEffect(() => {
-    const active = document.activeElement;
-    if (!active || active === document.body || cardRef.current?.closest(".approval-queue")?.contains(active)) {
-      if (!cardRef.current?.contains(active)) cardRef.current?.focus({ preventScroll: true });
-    }
-  }, [approval.id]);
-  useEffect(() => {
-    if (panel === "buttons" && cardRef.current && !isTypingTarget(document.activeElement)) {
-      cardRef.current.focus({ preventScroll: true });
-    }
-  }, [panel]);
-
-  const keys = (event: ReactKeyboardEvent, onSubmit: () => void, needsModifier: boolean) => {
-    if (event.key === "Escape") {
-      event.preventDefault();
-      setPanel("buttons");
-    } else if (event.key === "Enter" && !event.shiftKey && (!needsModifier || event.ctrlKey || event.metaKey)) {
-      event.preventDefault();
-      onSubmit();
-    }
-  };
+  const { ref: cardRef, fieldKeys } = useCardFocus(approval.id, {
+    keys: { active: shortcuts, close, shortcut, busy },
+    panel,
+    closePanel: () => setPanel("buttons"),
+  });
 
   return (
     <article
@@ -128,7 +108,7 @@ export function GateCard({ approval, position, total, shortcuts }: GateCardProps
             autoFocus
             value={edited}
             onChange={(e) => setEdited(e.target.value)}
-            onKeyDown={(e) => keys(e, sendEdited, true)}
+            onKeyDown={(e) => fieldKeys(e, sendEdited, true)}
           />
           <div className="actions">
             <button type="button" className="btn primary" data-testid="gate-edit-allow" disabled={busy || !edited.trim()} onClick={sendEdited}>
@@ -157,7 +137,7 @@ export function GateCard({ approval, position, total, shortcuts }: GateCardProps
             autoFocus
             value={reason}
             onChange={(e) => setReason(e.target.value)}
-            onKeyDown={(e) => keys(e, sendReason, false)}
+            onKeyDown={(e) => fieldKeys(e, sendReason)}
           />
           <div className="actions">
             <button type="button" className="btn danger" data-testid="gate-reason-send" disabled={busy} onClick={sendReason}>

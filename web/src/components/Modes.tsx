@@ -2,15 +2,13 @@
 // The list (built-in, yours, overridden), and a form to edit one, create one, delete yours or
 // reset an overridden built-in. The server checks every field; its 400 is shown at the form.
 
-import { useCallback, useEffect, useState, type FormEvent } from "react";
-import { api } from "../api";
+import { useEffect, useState, type FormEvent } from "react";
+import { api, errorText } from "../api";
+import { useLoad } from "../hooks";
 import { setModes } from "../modes";
 import { navigate } from "../router";
 import type { Mode, ModeWrite, Policy } from "../types";
 
-function errorText(e: unknown): string {
-  return e instanceof Error ? e.message : String(e);
-}
 
 function sourceBadge(mode: Mode): { label: string; className: string } {
   if (mode.source === "builtin") return { label: "built-in", className: "" };
@@ -70,6 +68,8 @@ function ModeForm({ mode, modes, onSaved, onRemoved }: FormProps) {
         policies: parsePolicies(policies),
         default_folder: folder.trim() || null,
         next_mode: nextMode || null,
+        // The form has no field for it: an edit keeps the mode's own (else it fell back to "ask").
+        sampling: mode?.sampling,
         prompt,
       };
     } catch (e) {
@@ -206,22 +206,20 @@ function ModeForm({ mode, modes, onSaved, onRemoved }: FormProps) {
 }
 
 export function ModesView({ selected }: { selected: string | null }) {
-  const [modes, setList] = useState<Mode[] | null>(null);
-  const [error, setError] = useState<string | null>(null);
+  const {
+    data: modes,
+    setData: setList,
+    error,
+    reload: load,
+  } = useLoad<Mode[]>(() =>
+    api.modes().then((list) => {
+      setModes(list);
+      return list;
+    }),
+  );
   const [creating, setCreating] = useState(false);
   const [flash, setFlash] = useState<{ name: string; text: string; version: number } | null>(null);
 
-  const load = useCallback(() => {
-    api
-      .modes()
-      .then((list) => {
-        setList(list);
-        setModes(list);
-        setError(null);
-      })
-      .catch((e: unknown) => setError(errorText(e)));
-  }, []);
-  useEffect(load, [load]);
   useEffect(() => setCreating(false), [selected]);
 
   const current = creating ? null : (modes?.find((m) => m.name === selected) ?? null);

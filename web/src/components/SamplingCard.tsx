@@ -3,8 +3,8 @@
 // texts or lower the token limit, then runs it once or denies it with a reason the server receives.
 // Roles, order and images cannot be changed: the host refuses such an edit, naming the field.
 
-import { useEffect, useRef, useState, type FormEvent } from "react";
-import { isTypingTarget, useNow } from "../hooks";
+import { useState, type FormEvent } from "react";
+import { useCardFocus, useNow } from "../hooks";
 import { decide, useAppState } from "../store";
 import type { Approval } from "../types";
 import { CardMeta } from "./ApprovalCard";
@@ -39,13 +39,9 @@ export function SamplingCard({ approval, position, total }: CardProps) {
   const [texts, setTexts] = useState<string[]>(() => asked.map((m) => m.text ?? ""));
   const [maxTokens, setMaxTokens] = useState(String(limit));
   const [reason, setReason] = useState("");
-  const cardRef = useRef<HTMLElement>(null);
   const busy = Boolean(submitting[approval.id]);
   const now = useNow(true, 15_000);
-
-  useEffect(() => {
-    if (!isTypingTarget(document.activeElement)) cardRef.current?.focus({ preventScroll: true });
-  }, [approval.id]);
+  const { ref: cardRef } = useCardFocus(approval.id);
 
   const edits = (): Record<string, unknown> | null => {
     const changed: Record<string, unknown> = {};

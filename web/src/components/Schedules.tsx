@@ -1,9 +1,9 @@
 // Schedules: cron jobs that start agent runs. The list with each job's next run (in this
 // browser's local time) and how its last run went, pause/resume/delete, and a small create form.
 
-import { useCallback, useEffect, useState, type FormEvent } from "react";
-import { api } from "../api";
-import { useNow } from "../hooks";
+import { useEffect, useState, type FormEvent } from "react";
+import { api, errorText } from "../api";
+import { useLoad, useNow } from "../hooks";
 import { useModes } from "../modes";
 import { formatAge, formatTime, truncate } from "../format";
 import { sessionHref } from "../router";
@@ -29,9 +29,6 @@ function browserZone(): string {
   }
 }
 
-function errorText(e: unknown): string {
-  return e instanceof Error ? e.message : String(e);
-}
 
 /** "in 5m" / "5m ago" next to an absolute time. */
 function relative(iso: string, now: number): string {
@@ -249,22 +246,10 @@ function ScheduleRow({ job, now, onChanged, onDeleted }: { job: Schedule; now: n
 }
 
 export function SchedulesView() {
-  const [jobs, setJobs] = useState<Schedule[] | null>(null);
-  const [error, setError] = useState<string | null>(null);
+  const { data: jobs, setData: setJobs, error, reload: load } = useLoad<Schedule[]>(() => api.schedules());
   const now = useNow(true, 30_000);
 
-  const load = useCallback(() => {
-    api
-      .schedules()
-      .then((list) => {
-        setJobs(list);
-        setError(null);
-      })
-      .catch((e: unknown) => setError(errorText(e)));
-  }, []);
-
   useEffect(() => {
-    load();
     const timer = window.setInterval(load, REFRESH_MS);
     return () => window.clearInterval(timer);
   }, [load]);

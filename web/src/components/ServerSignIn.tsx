@@ -5,17 +5,10 @@
 
 import { useCallback, useEffect, useState } from "react";
 import { reportUnauthorized } from "../api";
+import type { Schemas, Sent } from "../types";
 
 /** What GET /api/servers/{name}/sign-in says (backend/api/oauth.py, SignInState). */
-export interface SignInState {
-  server: string;
-  oauth: boolean;
-  signed_in: boolean;
-  needs_sign_in: boolean;
-  pending: boolean;
-  state: string;
-  error: string | null;
-}
+export type SignInState = Sent<Schemas["SignInState"]>;
 
 type Shown = "needs-sign-in" | "waiting" | "signed-in" | "not-signed-in";
 

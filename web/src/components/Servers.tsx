@@ -3,10 +3,11 @@
 // log. It follows the WebSocket's `servers.changed`, so a server that starts, fails or offers new
 // tools shows so without a reload. Admins add, edit, switch off, remove and restart servers here.
 
-import { useCallback, useEffect, useRef, useState } from "react";
-import { api } from "../api";
+import { useEffect, useRef, useState } from "react";
+import { api, errorText } from "../api";
 import { splitToolName, truncate } from "../format";
 import { live } from "../live";
+import { useLoad } from "../hooks";
 import { useAppState } from "../store";
 import type { Policy, ServerInfo } from "../types";
 import { ServerForm } from "./ServerForm";
@@ -17,9 +18,6 @@ const POLICY_TEXT: Record<Policy, string> = { always_allow: "allow", ask: "ask",
 const POLICY_BADGE: Record<Policy, string> = { always_allow: "effect-allow", ask: "effect-ask", deny: "effect-deny" };
 const LOG_LINES = 60;
 
-function errorText(e: unknown): string {
-  return e instanceof Error ? e.message : String(e);
-}
 
 /** The state in words: "failing" for an error, "disabled" for a server switched off. */
 function stateLabel(server: ServerInfo): string {
@@ -205,38 +203,35 @@ function ServerCard({
 export function ServersView() {
   const { me } = useAppState();
   const admin = me?.role === "admin";
-  const [servers, setServers] = useState<ServerInfo[] | null>(null);
-  // Per server, how many changes the live channel reported: an open log re-reads on each.
-  const [versions, setVersions] = useState<Record<string, number>>({});
-  const [error, setError] = useState<string | null>(null);
-  const [form, setForm] = useState<{ editing: ServerInfo | null } | null>(null);
-
   // Live messages received so far: a list fetched while one arrived may be older than it.
   const liveCount = useRef(0);
-
-  const load = useCallback(() => {
+  const {
+    data: servers,
+    setData: setServers,
+    error,
+    reload: load,
+  } = useLoad<ServerInfo[]>(async () => {
     const asked = liveCount.current;
-    api
-      .servers()
-      .then((list) => {
-        if (liveCount.current === asked) setServers(list);
-        setError(null);
-      })
-      .catch((e: unknown) => setError(errorText(e)));
-  }, []);
+    const list = await api.servers();
+    return liveCount.current === asked ? list : (shown) => shown;
+  });
+  // Per server, how many changes the live channel reported: an open log re-reads on each.
+  const [versions, setVersions] = useState<Record<string, number>>({});
+  const [form, setForm] = useState<{ editing: ServerInfo | null } | null>(null);
 
-  useEffect(() => {
-    load();
-    return live.onServers((message) => {
-      liveCount.current += 1;
-      setServers(message.servers);
-      setVersions((current) => {
-        const next = { ...current };
-        for (const name of message.changed) next[name] = (next[name] ?? 0) + 1;
-        return next;
-      });
-    });
-  }, [load]);
+  useEffect(
+    () =>
+      live.onServers((message) => {
+        liveCount.current += 1;
+        setServers(message.servers);
+        setVersions((current) => {
+          const next = { ...current };
+          for (const name of message.changed) next[name] = (next[name] ?? 0) + 1;
+          return next;
+        });
+      }),
+    [setServers],
+  );
 
   // The answer to a save is the server as it was then; the live channel may already have told
   // of what came next (a start that failed at once), so the answer only fills a gap.

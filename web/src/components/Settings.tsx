@@ -1,8 +1,9 @@
 // Settings: the model, MCP servers with per-tool policies, the permission rules, and the audit log.
 
-import { useCallback, useEffect, useState, type FormEvent } from "react";
+import { useState, type FormEvent } from "react";
 import { SpendPanel } from "./SpendPanel";
-import { api } from "../api";
+import { api, errorText } from "../api";
+import { useLoad } from "../hooks";
 import { splitToolName, truncate } from "../format";
 import type { Permissions, Policy, ServerInfo } from "../types";
 import { AuditLog } from "./AuditLog";
@@ -19,18 +20,17 @@ type Effect = keyof Permissions;
 const EFFECTS: Effect[] = ["allow", "ask", "deny"];
 
 function ServersSection() {
-  const [servers, setServers] = useState<ServerInfo[] | null>(null);
-  const [error, setError] = useState<string | null>(null);
+  const {
+    data: servers,
+    setData: setServers,
+    error,
+    setError,
+    reload: load,
+  } = useLoad<ServerInfo[]>(() =>
+    // Servers switched off have no tools to set policies for: the Servers page lists them.
+    api.servers().then((list) => list.filter((s) => s.enabled !== false)),
+  );
   const [saving, setSaving] = useState<string | null>(null);
-
-  const load = useCallback(() => {
-    api
-      .servers()
-      // Servers switched off have no tools to set policies for: the Servers page lists them.
-      .then((list) => setServers(list.filter((s) => s.enabled !== false)))
-      .catch((e: unknown) => setError(e instanceof Error ? e.message : String(e)));
-  }, []);
-  useEffect(load, [load]);
 
   const setPolicies = async (server: string, tools: string[], policy: Policy) => {
     const names = tools.map((tool) => fullName(server, tool));
@@ -44,7 +44,7 @@ function ServersSection() {
         ),
       );
     } catch (e) {
-      setError(e instanceof Error ? e.message : String(e));
+      setError(errorText(e));
     } finally {
       setSaving(null);
     }
@@ -159,15 +159,10 @@ function ServersSection() {
 }
 
 function RulesSection() {
-  const [rules, setRules] = useState<Permissions | null>(null);
+  const { data: rules, setData: setRules, error, setError } = useLoad<Permissions>(() => api.permissions());
   const [effect, setEffect] = useState<Effect>("allow");
   const [draft, setDraft] = useState("");
-  const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
-
-  useEffect(() => {
-    api.permissions().then(setRules).catch((e: unknown) => setError(e instanceof Error ? e.message : String(e)));
-  }, []);
 
   const save = async (next: Permissions) => {
     setBusy(true);
@@ -177,7 +172,7 @@ function RulesSection() {
       return true;
     } catch (e) {
       // The server refused (422 names the bad rule): keep what it has.
-      setError(e instanceof Error ? e.message : String(e));
+      setError(errorText(e));
       return false;
     } finally {
       setBusy(false);

@@ -2,16 +2,14 @@
 // workspace sees them (available or why not, where each comes from, which are always on),
 // one skill's SKILL.md, and an editor for a person's own skills (new ones start from a template).
 
-import { useCallback, useEffect, useState, type FormEvent } from "react";
-import { api } from "../api";
+import { useEffect, useState, type FormEvent } from "react";
+import { api, errorText } from "../api";
+import { useLoad } from "../hooks";
 import { navigate } from "../router";
 import type { Skill, SkillSource } from "../types";
 
 const SOURCE_LABEL: Record<SkillSource, string> = { workspace: "workspace", user: "yours", builtin: "built-in" };
 
-function errorText(e: unknown): string {
-  return e instanceof Error ? e.message : String(e);
-}
 
 function yamlString(text: string): string {
   return /[:#[\]{}&*!|>'"%@`,]|^[-?\s]|\s$/.test(text) || text === "" ? JSON.stringify(text) : text;
@@ -239,20 +237,9 @@ function SkillDetail({ skill, onEdit, onDeleted }: { skill: Skill; onEdit: () =>
 }
 
 export function SkillsView({ selected }: { selected: string | null }) {
-  const [skills, setSkills] = useState<Skill[] | null>(null);
-  const [error, setError] = useState<string | null>(null);
+  const { data: skills, setData: setSkills, error, reload: load } = useLoad<Skill[]>(() => api.skills());
   const [editing, setEditing] = useState<"new" | "current" | null>(null);
 
-  const load = useCallback(() => {
-    api
-      .skills()
-      .then((list) => {
-        setSkills(list);
-        setError(null);
-      })
-      .catch((e: unknown) => setError(errorText(e)));
-  }, []);
-  useEffect(load, [load]);
   useEffect(() => setEditing((e) => (e === "new" ? e : null)), [selected]);
 
   const current = skills?.find((s) => s.name === selected) ?? null;

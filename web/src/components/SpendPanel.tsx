@@ -1,27 +1,15 @@
 // Settings → Spend: what the model calls cost today, this month, in total and by model, and the
 // budgets in force (GET /api/spend).
 
-import { useEffect, useState } from "react";
 import { request } from "../api";
 import { formatCost, formatTokens } from "../format";
+import { useLoad } from "../hooks";
+import type { Schemas, Sent } from "../types";
 
-interface Spend {
-  today_usd: number;
-  month_usd: number;
-  total_usd: number;
-  by_model: { model: string; sessions: number; input_tokens: number; output_tokens: number; cost_usd: number }[];
-  per_session_usd: number | null;
-  daily_usd: number | null;
-}
+type Spend = Sent<Schemas["Spend"]>;
 
 export function SpendPanel() {
-  const [spend, setSpend] = useState<Spend | null>(null);
-  const [error, setError] = useState<string | null>(null);
-  useEffect(() => {
-    request<Spend>("GET", "/api/spend")
-      .then(setSpend)
-      .catch((e: unknown) => setError(e instanceof Error ? e.message : String(e)));
-  }, []);
+  const { data: spend, error } = useLoad(() => request<Spend>("GET", "/api/spend"));
   return (
     <section className="settings-section" aria-labelledby="spend-heading" data-testid="spend-section">
       <h2 id="spend-heading">Spend</h2>

@@ -2,10 +2,10 @@
 // step) and their runs. "Run" starts one with an input; the runs list (newest first) links each
 // step to its session and says when a run waits at a gate. Refreshed while any run is active.
 
-import { useCallback, useEffect, useState, type FormEvent } from "react";
-import { api } from "../api";
+import { useEffect, useState, type FormEvent } from "react";
+import { api, errorText } from "../api";
 import { formatAge, truncate } from "../format";
-import { useNow } from "../hooks";
+import { useLoad, useNow } from "../hooks";
 import { modeLabel, useModes } from "../modes";
 import { sessionHref } from "../router";
 import type { Mode, Workflow, WorkflowRun, WorkflowRunStatus } from "../types";
@@ -30,9 +30,6 @@ const RUN_LABEL: Record<WorkflowRunStatus, string> = {
   stopped: "stopped",
 };
 
-function errorText(e: unknown): string {
-  return e instanceof Error ? e.message : String(e);
-}
 
 function isActive(run: WorkflowRun): boolean {
   return run.status === "running" || run.status === "waiting_approval";
@@ -203,27 +200,11 @@ function RunRow({ run, modes, now, onChanged }: { run: WorkflowRun; modes: Mode[
 
 export function WorkflowsView() {
   const modes = useModes();
-  const [workflows, setWorkflows] = useState<Workflow[] | null>(null);
-  const [runs, setRuns] = useState<WorkflowRun[] | null>(null);
-  const [error, setError] = useState<string | null>(null);
+  const definitions = useLoad<Workflow[]>(() => api.workflows());
+  const workflows = definitions.data;
+  const { data: runs, setData: setRuns, error: runsError, reload: loadRuns } = useLoad<WorkflowRun[]>(() => api.workflowRuns());
+  const error = definitions.error ?? runsError;
   const now = useNow(true, 30_000);
-
-  const loadRuns = useCallback(() => {
-    api
-      .workflowRuns()
-      .then((list) => {
-        setRuns(list);
-        setError(null);
-      })
-      .catch((e: unknown) => setError(errorText(e)));
-  }, []);
-  useEffect(() => {
-    api
-      .workflows()
-      .then(setWorkflows)
-      .catch((e: unknown) => setError(errorText(e)));
-    loadRuns();
-  }, [loadRuns]);
 
   // A run moves on without an event of its own here: look again while any is active.
   const anyActive = runs?.some(isActive) ?? false;
