@@ -68,6 +68,7 @@ bench: install chromium web
 clean:
 	rm -rf $(VENV) build *.egg-info web/dist web/node_modules
 
-# The stateful property test of the approval core, longer: OVERSEER_SOAK_EXAMPLES=20000 make soak
+# The stateful property test of the approval core, longer (OVERSEER_SOAK_EXAMPLES=20000 make soak), and
+# the API's fuzzing with more examples per operation than the suite's.
 soak: install
-	OVERSEER_SOAK_EXAMPLES=$${OVERSEER_SOAK_EXAMPLES:-5000} $(BIN)/python -m pytest -q -p no:cacheprovider tests/approvals/test_core_properties.py
+	OVERSEER_SOAK_EXAMPLES=$${OVERSEER_SOAK_EXAMPLES:-5000} $(BIN)/python -m pytest -q -p no:cacheprovider tests/approvals/test_core_properties.py tests/api/test_schema_fuzz.py

@@ -9,11 +9,15 @@ import json
 import logging
 import os
 import sys
+from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from backend.config import ConfigError, Settings, load_settings, read_yaml
 from backend.trust_cli import add_trust_parser, run_trust
+
+if TYPE_CHECKING:
+    from backend.app.services import AppServices
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
@@ -141,6 +145,7 @@ def _warn_if_unconfined(summary: str, confined: bool) -> None:
 async def _run(args: argparse.Namespace) -> int:
     from backend.api.local import host_with_local_api
     from backend.app.chat import ChatInput
+    from backend.domain.session_options import SessionOptions
     from backend.terminal import DEMO_TASK, TerminalUI
 
     # Scheduled jobs belong to `overseer serve`, where someone can see and answer their approvals.
@@ -168,7 +173,14 @@ async def _run(args: argparse.Namespace) -> int:
         chat = ChatInput(text=prompt, attached_skills=args.skill, context_paths=args.context)
         try:
             return await ui.run_chat(
-                chat, mode=args.mode, instructions=args.instructions, engine=args.engine, agent=args.agent, model=args.model
+                chat,
+                SessionOptions(
+                    mode=args.mode,
+                    instructions=args.instructions,
+                    engine=args.engine,
+                    agent=args.agent,
+                    model=args.model,
+                ),
             )
         except (LookupError, ValueError) as exc:
             print(f"overseer run: {exc.args[0] if exc.args else exc}", file=sys.stderr)
@@ -311,6 +323,7 @@ async def _mcp(args: argparse.Namespace) -> int:
             print(f"overseer mcp: {exc}", file=sys.stderr)
             return 2
         return 0
+    from backend.api.local import host_with_local_api
     from backend.gateway.stdio import serve_embedded
 
     # Scheduled jobs and recovery belong to `overseer serve`, as for `overseer run`.
@@ -325,7 +338,13 @@ async def _mcp(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
-    await serve_embedded(settings, expose_tools=args.expose_tools or settings.expose_tools)
+
+    @contextlib.asynccontextmanager
+    async def embedded() -> AsyncIterator[AppServices]:
+        async with host_with_local_api(settings, recover=False) as host:
+            yield host.app_services
+
+    await serve_embedded(embedded(), expose_tools=args.expose_tools or settings.expose_tools)
     return 0
 
 

@@ -18,12 +18,12 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
-from pathlib import Path
 from typing import Literal, Protocol
 
 from backend.agents import Agents
 from backend.domain.errors import BadRequest, NotFound
-from backend.domain.models import ACTIVE_STATUSES, Message, Session, SessionOrigin, utcnow
+from backend.domain.models import ACTIVE_STATUSES, Message, Session, utcnow
+from backend.domain.session_options import SessionOptions
 from backend.domain.schedules import SKIPPED_STILL_ACTIVE, Schedule, ScheduleCreate, ScheduleUpdate
 from backend.paths import existing_directory
 from backend.routing import route
@@ -46,15 +46,7 @@ class Runs(Protocol):
     """What the scheduler needs of the session runner."""
 
     async def create(
-        self,
-        *,
-        prompt: str | None = None,
-        title: str | None = None,
-        mode: str | None = None,
-        workspace: str | Path | None = None,
-        agent: str | None = None,
-        origin: SessionOrigin = "user",
-        schedule_id: str | None = None,
+        self, *, options: SessionOptions | None = None, prompt: str | None = None
     ) -> Session: ...
     async def send(self, session_id: str, content: str) -> Message: ...
     async def wait(self, session_id: str, timeout: float | None = None) -> Session: ...
@@ -95,6 +87,14 @@ class Scheduler:
         self._watchers: set[asyncio.Task[None]] = set()
 
     # changes made through the API (each wakes the loop, since the next due time may move)
+
+    async def jobs(self) -> list[Schedule]:
+        """Every job, as stored."""
+        return await self.store.list_schedules()
+
+    async def job(self, schedule_id: str) -> Schedule:
+        """One job, as stored (NotFound for no such job)."""
+        return await self.store.get_schedule(schedule_id)
 
     async def create(self, body: ScheduleCreate) -> Schedule:
         """Validate and save a new job (ValueError for a bad schedule, zone, session or workspace)."""
@@ -202,12 +202,16 @@ class Scheduler:
             else:
                 session = await self.runner.create(
                     prompt=job.prompt,
-                    title=job.name,
-                    mode=job.mode,
-                    workspace=job.workspace,
-                    agent=route(self.agents.routes, channel="cron", named=job.agent) if self.agents else job.agent,
-                    origin="cron",
-                    schedule_id=job.id,
+                    options=SessionOptions(
+                        title=job.name,
+                        mode=job.mode,
+                        workspace=job.workspace,
+                        agent=(
+                            route(self.agents.routes, channel="cron", named=job.agent) if self.agents else job.agent
+                        ),
+                        origin="cron",
+                        schedule_id=job.id,
+                    ),
                 )
                 session_id, outcome = session.id, "started"
         except (NotFound, ValueError) as exc:

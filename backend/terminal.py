@@ -8,11 +8,11 @@ import sys
 from typing import Any, Literal, TextIO
 
 from backend.auth import local_principal
-from backend.domain.errors import DomainError
+from backend.domain.errors import ApprovalError, DomainError
 from backend.domain.models import Approval, Decision, Event
+from backend.domain.session_options import SessionOptions
 from backend.app.chat import ChatInput
 from backend.app.host import Host
-from backend.approvals.broker import ApprovalError
 from backend.rules.bootstrap_guard import is_instruction_change
 from backend.approvals.sampling_desk import prompt_text as sampling_prompt_text
 
@@ -51,20 +51,20 @@ class TerminalUI:
             self._mid_line = False
         self.write(text + "\n")
 
-    async def run(self, prompt: str, **session_args: Any) -> int:
+    async def run(self, prompt: str, options: SessionOptions | None = None) -> int:
         """Create a session with the prompt, follow it to the end; exit status 0 iff completed."""
         sub = self.host.bus.subscribe(None)
-        session = await self.host.runner.create(prompt=prompt, **session_args)
+        session = await self.host.runner.create(options=options, prompt=prompt)
         return await self._follow(sub, session.id)
 
-    async def run_chat(self, chat: ChatInput, **session_args: Any) -> int:
+    async def run_chat(self, chat: ChatInput, options: SessionOptions | None = None) -> int:
         """Like `run`, with the prompt read as chat input: `/skill` names, attachments, commands.
 
         A refused input (unknown mode, skill or path) raises before any session is left behind.
         """
         sub = self.host.bus.subscribe(None)
         try:
-            created = await self.host.sessions.create(first=chat, **session_args)
+            created = await self.host.sessions.create(options=options, first=chat)
         except Exception:
             self.host.bus.unsubscribe(sub)
             raise

@@ -27,6 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from _common import child_pids, rss_mb  # noqa: E402
 
+from backend.domain.session_options import SessionOptions
 from backend.config import Settings  # noqa: E402
 from backend.domain.models import Decision  # noqa: E402
 from backend.app.host import Host  # noqa: E402
@@ -102,7 +103,8 @@ async def one_session(host: Host, engine: str, prompt: str, arrivals: Any) -> di
     events = host.bus.subscribe(None)
     created_at = time.time()
     started = time.perf_counter()
-    session = await host.runner.create(prompt=prompt, engine=engine)  # type: ignore[arg-type]
+    options = SessionOptions(engine=engine)  # type: ignore[arg-type]
+    session = await host.runner.create(prompt=prompt, options=options)
     while True:
         event = await events.get(timeout=120)
         if event.type == "approval.requested" and event.session_id == session.id:

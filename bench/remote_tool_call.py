@@ -24,6 +24,7 @@ sys.path.insert(0, str(ROOT))
 from _common import percentiles  # noqa: E402
 from mcp import Client  # noqa: E402
 
+from backend.domain.session_options import SessionOptions
 from backend.app.host import Host  # noqa: E402
 from backend.config import Settings  # noqa: E402
 from backend.mcp.config import McpServerConfig  # noqa: E402
@@ -56,7 +57,7 @@ async def engine_steps(root: Path, url: str, n: int, warmup: int) -> list[float]
     )
     async with Host(settings) as host:
         await host.pool.wait_ready(timeout=60)
-        session = await host.runner.create(title="bench")
+        session = await host.runner.create(options=SessionOptions(title="bench"))
         gate_session = GateSession(session_id=session.id, workspace=workspace)
         samples = []
         for i in range(warmup + n):

@@ -20,6 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from _common import percentiles  # noqa: E402
 from mcp import Client, StdioServerParameters  # noqa: E402
 
+from backend.domain.session_options import SessionOptions
 from backend.config import Settings  # noqa: E402
 from backend.app.host import Host  # noqa: E402
 from backend.approvals.gate import GateCall, GateSession  # noqa: E402
@@ -32,7 +33,7 @@ async def paired_calls(root: Path, workspace: Path, n: int, warmup: int) -> tupl
     settings = Settings(data_dir=root / "data", workspace=workspace, model="openai/unused")
     async with Client(params) as client, Host(settings) as host:
         await host.pool.wait_ready(timeout=60)
-        session = await host.runner.create(title="bench")
+        session = await host.runner.create(options=SessionOptions(title="bench"))
         gate_session = GateSession(session_id=session.id, workspace=workspace)
         raw: list[float] = []
         engine: list[float] = []

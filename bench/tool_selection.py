@@ -27,7 +27,8 @@ from backend.config import ToolSelectionConfig  # noqa: E402
 from backend.domain.models import Message  # noqa: E402
 from backend.domain.tools import ToolAnnotations, ToolInfo  # noqa: E402
 from backend.engine.loop import tool_schemas  # noqa: E402
-from backend.engine.turns.tool_selection import Bm25Index, select_tools  # noqa: E402
+from backend.engine.turns.bm25 import Bm25Index  # noqa: E402
+from backend.engine.turns.tool_selection import select_tools  # noqa: E402
 
 # server: (product, [(entity, plural, [what people call it])])
 DOMAINS: dict[str, tuple[str, list[tuple[str, str, list[str]]]]] = {

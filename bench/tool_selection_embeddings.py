@@ -47,7 +47,7 @@ from tool_selection import catalog_and_requests  # noqa: E402
 
 from backend.domain.tools import ToolInfo  # noqa: E402
 from backend.engine.turns.tool_embeddings import BM25_WEIGHT, MODEL_PACKAGE, HybridIndex, load_model  # noqa: E402
-from backend.engine.turns.tool_selection import Bm25Index  # noqa: E402
+from backend.engine.turns.bm25 import Bm25Index  # noqa: E402
 
 RRF_K = 60
 """Reciprocal-rank fusion's constant (the usual 60): a tool's fused score is sum 1/(60 + rank)."""

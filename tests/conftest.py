@@ -89,15 +89,20 @@ def pytest_configure(config: pytest.Config) -> None:
 async def pool(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[McpPool]:
     """The real file and shell servers, started once per module and shared by its hosts.
 
+    They run in memory (backend/testing/in_process.py): the servers' code and the pool's are the
+    real ones, without two interpreters to start per module. A test of the process itself builds
+    its own pool.
+
     A module that uses it runs its tests on the module-wide event loop (the pool's):
     `pytestmark = pytest.mark.asyncio(loop_scope="module")`.
     """
     # Imported here, so the environment guards above are in place before any backend module loads.
     from backend.mcp.config import builtin_servers
     from backend.mcp.pool import McpPool
+    from backend.testing.in_process import in_process_transport
 
     root = tmp_path_factory.mktemp("pool")
     configs = builtin_servers(root=root, python=sys.executable)
-    async with McpPool({k: configs[k] for k in ("file", "shell")}, log_dir=root / "logs") as started:
+    async with McpPool({k: configs[k] for k in ("file", "shell")}, log_dir=root / "logs", transport_factory=in_process_transport) as started:
         await started.wait_ready(timeout=60)
         yield started

@@ -13,6 +13,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from backend.domain.session_options import SessionOptions
 from backend.agents import UnknownAgent
 from backend.domain.schedules import SKIPPED_STILL_ACTIVE, ScheduleCreate
 from backend.scheduler import Scheduler
@@ -204,7 +205,7 @@ async def test_after_a_restart_the_result_of_a_run_that_ended_meanwhile_is_read_
 
 
 async def test_a_run_that_cannot_start_is_recorded_as_an_error_and_the_job_moves_on(harness, scheduler, clock):
-    target = await harness.host.runner.create(title="soon gone")
+    target = await harness.host.runner.create(options=SessionOptions(title="soon gone"))
     created = await scheduler.create(job("every 1h", session_id=target.id))
     await harness.host.store.delete_session(target.id)
     [fired] = await scheduler.tick(T0 + timedelta(hours=1))
@@ -284,7 +285,9 @@ async def test_a_job_an_agent_schedules_stays_that_agents_and_an_unknown_agent_i
     async with _agents_harness(tmp_path) as h:
         scheduler = Scheduler(h.host.store, h.host.runner, clock=clock, agents=h.host.agents)
         try:
-            creator = await h.host.runner.create(title="the reviewer's session", agent="reviewer")
+            creator = await h.host.runner.create(
+                options=SessionOptions(title="the reviewer's session", agent="reviewer")
+            )
             created = await scheduler.create(job("every 1h", "check again", created_by_session=creator.id))
             assert created.agent == "reviewer"
             with pytest.raises(UnknownAgent, match="no agent 'ghost'"):

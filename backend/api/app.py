@@ -59,21 +59,23 @@ def create_app(
     """
     auth = build_authenticator(settings)
     host = host or Host(settings, host_api=HostApi(url=url, token=auth.token) if url else None)
-    attach_channels(host)  # Telegram, push, heartbeat, as configured: the host starts and stops them
+    services = host.app_services  # from here on, the app knows the services, not the Host
+    attach_channels(services)  # the configured channels: the host starts and stops them
     exposed = settings.expose_tools if expose_tools is None else expose_tools
-    gateway = GatewayHttp(host, auth, bind_host=settings.host, expose_tools=exposed)
+    gateway = GatewayHttp(services, auth, bind_host=settings.host, expose_tools=exposed)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        await host.start()
+        await services.lifecycle.start()
         try:
             async with gateway.run():
                 yield
         finally:
-            await host.aclose()
+            await services.lifecycle.aclose()
 
     app = FastAPI(title="Overseer", version="0.1.0", lifespan=lifespan)
-    app.state.host = host
+    app.state.host = host  # for tests and the CLI's banner; no route reads it
+    app.state.services = services
     app.state.auth = auth
     app.state.login_throttle = LoginThrottle()
     if settings.cors_origins:

@@ -1,4 +1,8 @@
-"""Shared FastAPI dependencies: the host, the caller, and role checks."""
+"""Shared FastAPI dependencies: the app's services, the caller, and role checks.
+
+A route names the service it uses (`sessions: Sessions`); none sees the Host, so the store, the
+pool and the runner are reached only through the app layer (backend/app/services.py).
+"""
 
 from __future__ import annotations
 
@@ -6,8 +10,13 @@ from typing import Annotated
 
 from fastapi import Depends, HTTPException, Request, WebSocket, status
 
+from backend.app.approvals import ApprovalService
+from backend.app.policy import PolicyService
+from backend.app.server_sign_ins import ServerSignIns
+from backend.app.servers_admin import ServerAdmin
+from backend.app.services import AppServices
+from backend.app.sessions import SessionService
 from backend.auth import Authenticator, Principal, Role
-from backend.app.host import Host
 
 COOKIE_NAME = "overseer_session"
 
@@ -16,8 +25,28 @@ MAX_STORED_INT = 2**63 - 1
 client sends (offsets, seq numbers) is bounded by it, or the driver raises OverflowError, a 500."""
 
 
-def get_host(request: Request) -> Host:
-    return request.app.state.host
+def get_services(request: Request) -> AppServices:
+    return request.app.state.services
+
+
+def _sessions(services: Services) -> SessionService:
+    return services.sessions
+
+
+def _approvals(services: Services) -> ApprovalService:
+    return services.approvals
+
+
+def _servers(services: Services) -> ServerAdmin:
+    return services.servers
+
+
+def _policies(services: Services) -> PolicyService:
+    return services.policies
+
+
+def _sign_ins(services: Services) -> ServerSignIns:
+    return services.sign_ins
 
 
 def get_auth(request: Request) -> Authenticator:
@@ -55,7 +84,12 @@ def require(role: Role):  # noqa: ANN201 - returns a dependency
     return check
 
 
-HostDep = Annotated[Host, Depends(get_host)]
+Services = Annotated[AppServices, Depends(get_services)]
+Sessions = Annotated[SessionService, Depends(_sessions)]
+Approvals = Annotated[ApprovalService, Depends(_approvals)]
+Servers = Annotated[ServerAdmin, Depends(_servers)]
+Policies = Annotated[PolicyService, Depends(_policies)]
+SignInsDep = Annotated[ServerSignIns, Depends(_sign_ins)]
 AuthDep = Annotated[Authenticator, Depends(get_auth)]
 Viewer = Annotated[Principal, Depends(require("viewer"))]
 Approver = Annotated[Principal, Depends(require("approver"))]

@@ -7,9 +7,10 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from backend.config import PolicyValue
-from backend.domain.models import Decision, DecisionKind, EngineName, Message, Session, ToolCallRecord
+from backend.domain.models import Decider, Decision, DecisionKind, EngineName, Message, Session, ToolCallRecord
+from backend.domain.session_options import SessionOptions
+from backend.domain.tools import ServerType
 from backend.app.chat import ChatInput, ImageInput
-from backend.mcp.config import ServerType
 
 
 class Strict(BaseModel):
@@ -58,6 +59,20 @@ class CreateSession(MessageExtras):
     workspace: str | None = Field(default=None, max_length=4096)
     title: str | None = Field(default=None, max_length=200)
     instructions: str = Field(default="", max_length=50_000)
+
+    def options(self, *, agent: str, created_by: Decider) -> SessionOptions:
+        """The new session's options: `agent` is the one the request is routed to (it names one, or
+        a route's, or main), `created_by` who asked."""
+        return SessionOptions(
+            title=self.title,
+            mode=self.mode,
+            model=self.model,
+            engine=self.engine,
+            workspace=self.workspace,
+            agent=agent,
+            instructions=self.instructions,
+            created_by=created_by,
+        )
 
 
 class SendMessage(MessageExtras):
@@ -115,6 +130,17 @@ class InvokeRequest(Strict):
     engine: EngineName | None = None
     parent_session_id: str | None = None
     fork: bool = False
+
+    def options(self, *, agent: str | None) -> SessionOptions:
+        """The new session's options: `agent` is the one the request is routed to (None: its parent's)."""
+        return SessionOptions(
+            mode=self.mode,
+            model=self.model,
+            engine=self.engine,
+            agent=agent,
+            parent_id=self.parent_session_id,
+            fork=self.fork,
+        )
 
 
 class InvokeResponse(BaseModel):

@@ -48,9 +48,9 @@ class OverseerServer(uvicorn.Server):
         await super().shutdown(sockets)
 
     def _begin_host_shutdown(self) -> None:
-        host = getattr(getattr(self.config.app, "state", None), "host", None)
-        if host is not None:
-            host.begin_shutdown()
+        services = getattr(getattr(self.config.app, "state", None), "services", None)
+        if services is not None:
+            services.lifecycle.begin_shutdown()
 
 
 class RedactingFilter(logging.Filter):

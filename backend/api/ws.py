@@ -25,9 +25,8 @@ from backend.api.deps import MAX_STORED_INT, credential_of
 from backend.api.routes.servers import server_views
 from backend.api.schemas import AnswerApproval
 from backend.app.servers import ServerWatch
-from backend.domain.errors import DomainError
-from backend.engine.events import Subscription
-from backend.approvals.broker import ApprovalError
+from backend.app.services import AppServices, Subscription
+from backend.domain.errors import ApprovalError, DomainError
 
 log = logging.getLogger(__name__)
 router = APIRouter()
@@ -54,17 +53,17 @@ async def events_socket(websocket: WebSocket) -> None:
     if principal is None:
         await websocket.close(code=CLOSE_UNAUTHORIZED, reason="authentication required")
         return
-    if not origin_allowed(websocket, app.state.host.settings.cors_origins):
+    if not origin_allowed(websocket, app.state.services.settings.cors_origins):
         await websocket.close(code=CLOSE_FORBIDDEN, reason="origin not allowed")
         return
-    connection = _Connection(websocket, app.state.host, principal)
+    connection = _Connection(websocket, app.state.services, principal)
     await connection.serve()
 
 
 class _Connection:
-    def __init__(self, websocket: WebSocket, host: Any, principal: Any) -> None:
+    def __init__(self, websocket: WebSocket, services: AppServices, principal: Any) -> None:
         self.websocket = websocket
-        self.host = host
+        self.services = services
         self.principal = principal
         self.sub: Subscription | None = None
         self.pump: asyncio.Task[None] | None = None
@@ -109,7 +108,7 @@ class _Connection:
 
     async def subscribe(self, session_id: Any, since: Any) -> None:
         self.unsubscribe()
-        bus = self.host.bus
+        bus = self.services.events
         if session_id is None:
             if since is not None and not (
                 isinstance(since, dict) and all(_is_seq(v) for v in since.values())
@@ -142,7 +141,7 @@ class _Connection:
 
     def unsubscribe(self) -> None:
         if self.sub is not None:
-            self.host.bus.unsubscribe(self.sub)
+            self.services.events.unsubscribe(self.sub)
             self.sub = None
         if self.pump is not None:
             self.pump.cancel()
@@ -151,12 +150,12 @@ class _Connection:
     async def watch_servers(self) -> None:
         """Send every server now and whenever one changes (again at once if already watching)."""
         if self.server_watch is None:
-            self.server_watch = self.host.servers.feed.watch()
+            self.server_watch = self.services.servers.feed.watch()
             self.server_pump = asyncio.create_task(self._pump_servers(self.server_watch))
         await self.send_servers(set())
 
     async def send_servers(self, changed: set[str]) -> None:
-        servers = [view.model_dump(mode="json") for view in server_views(self.host)]
+        servers = [view.model_dump(mode="json") for view in server_views(self.services)]
         await self.send({"type": "servers.changed", "changed": sorted(changed), "servers": servers})
 
     async def _pump_servers(self, watch: ServerWatch) -> None:
@@ -168,7 +167,7 @@ class _Connection:
 
     def unwatch_servers(self) -> None:
         if self.server_watch is not None:
-            self.host.servers.feed.unwatch(self.server_watch)
+            self.services.servers.feed.unwatch(self.server_watch)
             self.server_watch = None
         if self.server_pump is not None:
             self.server_pump.cancel()
@@ -178,7 +177,7 @@ class _Connection:
         approval_id = message.get("id")
         try:
             body = AnswerApproval.model_validate({k: v for k, v in message.items() if k not in ("type", "id")})
-            await self.host.approvals.answer(
+            await self.services.approvals.answer(
                 str(approval_id), body.to_decision(), by=self.principal, via="websocket"
             )
         except ValidationError as exc:

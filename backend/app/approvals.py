@@ -16,10 +16,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from backend.app.file_preview import FileOnDisk, file_on_disk
 from backend.auth import Principal
-from backend.domain.errors import Forbidden, Invalid
-from backend.domain.models import Approval, Decision, Door
-from backend.approvals.broker import ApprovalBroker, ApprovalClosed, ApprovalNotFound
+from backend.domain.errors import ApprovalClosed, ApprovalNotFound, Forbidden, Invalid
+from backend.domain.models import Approval, ApprovalStatus, Decision, Door
+from backend.approvals.broker import ApprovalBroker
 from backend.rules.bootstrap_guard import is_instruction_change
 from backend.approvals.elicitation_desk import checked_content
 from backend.rules.narrow import narrow_rules_for
@@ -91,10 +92,7 @@ class ApprovalService:
         """
         if not by.can("approver"):
             raise ApproverRequired(f"answering approvals needs the approver role; {by.name} is {by.role}")
-        try:
-            approval = await self._store.get_approval(approval_id)
-        except NotFound as exc:
-            raise ApprovalNotFound(f"no approval {approval_id!r}") from exc
+        approval = await self.get(approval_id)
         if approval.status != "pending":
             raise ApprovalClosed(f"approval {approval_id} is already {approval.status}")
         if via == "auto" and is_instruction_change(approval):
@@ -105,6 +103,25 @@ class ApprovalService:
             raise PersonRequired("a command outside the sandbox needs a person's answer; auto-approve does not give it")
         checked = await self._checked(approval, decision, by)
         return await self._broker.answer(approval_id, checked, by="user", decider=by.decider(via))
+
+    async def get(self, approval_id: str) -> Approval:
+        """One approval, pending or closed (ApprovalNotFound for no such approval)."""
+        try:
+            return await self._store.get_approval(approval_id)
+        except NotFound as exc:
+            raise ApprovalNotFound(f"no approval {approval_id!r}") from exc
+
+    async def find(self, *, status: ApprovalStatus | None = None, session_id: str | None = None) -> list[Approval]:
+        """Approvals, newest first, of one status and one session when given."""
+        return await self._store.list_approvals(status=status, session_id=session_id)
+
+    async def pending(self, *, session_id: str | None = None) -> list[Approval]:
+        """What waits for an answer now (in one session when given), those from before a restart included."""
+        return await self._broker.pending(session_id=session_id)
+
+    async def file_on_disk(self, approval_id: str) -> FileOnDisk:
+        """The file a pending write or edit would change, as it is now (for the card's diff)."""
+        return await file_on_disk(self._store, approval_id)
 
     async def _checked(self, approval: Approval, decision: Decision, by: Principal) -> Decision:
         """The decision as it will be applied: a standing decision's rules resolved and vetted."""

@@ -16,10 +16,10 @@ import logging
 
 from backend.app.approvals import ApprovalService
 from backend.auth import Principal
-from backend.domain.errors import DomainError
+from backend.domain.errors import ApprovalError, DomainError
 from backend.domain.models import Approval, Decision, Session
 from backend.engine.events import EventBus, Subscription
-from backend.approvals.broker import ApprovalBroker, ApprovalError
+from backend.approvals.broker import ApprovalBroker
 from backend.store.base import NotFound, Store
 
 log = logging.getLogger(__name__)

@@ -9,6 +9,8 @@ runs). One dedicated connection listens (backend/store/postgres_notify.py) for:
   from the store), so an answer given on any host wakes the run waiting here;
 - `overseer_control`: "stop <session id>": a person stopped, on another host, a session whose
   run executes here; it is stopped here as if asked here.
+
+See docs/architecture.md (the life of an approval).
 """
 
 from __future__ import annotations

@@ -15,19 +15,27 @@ import shutil
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from backend.agents import Agents
+from backend.app.agent_routes import AgentRoutes
 from backend.app.agents_admin import AgentAdmin
 from backend.app.approvals import ApprovalService
+from backend.app.heartbeat_runs import HeartbeatRuns
+from backend.app.audit import AuditLog
 from backend.app.cluster_links import ClusterLinks
+from backend.app.direct_tools import DirectTools
 from backend.app.auto_approve import AutoApprover
 from backend.app.model_settings import ModelSettings
 from backend.app.policy import PolicyService
 from backend.app.servers import ServerFailures
+from backend.app.server_sign_ins import ServerSignIns
 from backend.app.servers_admin import ServerAdmin
 from backend.app.session_edits import SessionEditor
+from backend.app.services import AppServices, Attached
 from backend.app.sessions import SessionService
+from backend.app.spend import SpendReport
+from backend.app.standing import Standing
 from backend.config import Settings
 from backend.host_identity import remember_host_id
 from backend.domain.models import Session
@@ -43,7 +51,9 @@ from backend.engine.runner import SessionRunner
 from backend.engine.models.sampling import Sampler, SamplingLimits
 from backend.mcp.config import HostApi, McpServerConfig, builtin_servers
 from backend.mcp.errors import McpPoolError
+from backend.mcp.connection import TransportFactory
 from backend.mcp.pool import McpPool
+from backend.mcp.remote import open_transport
 from backend.modes.registry import ModeRegistry
 from backend.paths import BUILTIN_MODES_DIR, BUILTIN_SKILLS_DIR
 from backend.paths import private_dir
@@ -67,13 +77,6 @@ from backend.workflows.files import WorkflowLibrary
 from backend.workflows.runner import WorkflowRunner
 
 log = logging.getLogger(__name__)
-
-
-class HostService(Protocol):
-    """A long-lived part above the app layer (a channel) that the host starts and stops with itself."""
-
-    async def start(self) -> None: ...
-    async def aclose(self) -> None: ...
 
 
 DEMO_MODEL = "openai/overseer-demo"
@@ -120,8 +123,11 @@ class Host:
         hooks: HookChain | None = None,
         pool: McpPool | None = None,
         host_api: HostApi | None = None,
+        transport_factory: TransportFactory = open_transport,
     ) -> None:
-        """`host_api`: where this host's HTTP API listens, for built-in servers that call it back."""
+        """`host_api`: where this host's HTTP API listens, for built-in servers that call it back.
+        `transport_factory`: how the pool it makes reaches each server (the test harness runs
+        Overseer's own servers in memory, backend/testing/in_process.py)."""
         self.settings = settings
         self.host_api = host_api
         self.data_dir = settings.data_dir.expanduser()
@@ -138,7 +144,9 @@ class Host:
         self.bus = EventBus(self.store)
         # A pool may be shared (tests, benchmarks); then it is started and closed by its owner.
         self._owns_pool = pool is None
-        self.pool = pool or McpPool(server_configs(settings, host_api), log_dir=self.data_dir / "logs")
+        self.pool = pool or McpPool(
+            server_configs(settings, host_api), log_dir=self.data_dir / "logs", transport_factory=transport_factory
+        )
         self.broker = ApprovalBroker(self.store, self.bus, timeout=settings.approval_timeout)
         self.approvals = ApprovalService(store=self.store, broker=self.broker)
         # A server's questions (`elicitation/create`) are asked as approvals in the calling session.
@@ -257,7 +265,7 @@ class Host:
             pool=self.pool, bus=self.bus, store=self.store, is_running=self.runner.is_running
         )
         self._watching_servers: asyncio.Task[None] | None = None
-        self.servers = ServerAdmin(settings=settings, pool=self.pool)
+        self.servers = ServerAdmin(settings=settings, pool=self.pool, sandbox=self.sandbox.status)
         """The servers as the dashboard shows and changes them, with their live feed."""
         self.sessions = SessionService(
             store=self.store,
@@ -275,7 +283,7 @@ class Host:
         """Answers the asks of sessions whose auto-approve switch is on, in the name of who turned it on."""
         self.session_edits = SessionEditor(store=self.store, runner=self.runner, auto=self.auto_approver)
         self.scheduler = Scheduler(self.store, self.runner, catch_up=settings.cron_catch_up, agents=self.agents)
-        self.services: list[HostService] = []
+        self.attached: list[Attached] = []
         """Channels (Telegram, push, heartbeat), added by `backend.channels.attach`: started last, stopped first."""
         self.workflows = WorkflowRunner(
             store=self.store,
@@ -285,6 +293,44 @@ class Host:
             library=WorkflowLibrary(user_dir=self.data_dir / "workflows"),
             modes=self.modes,
         )
+        self.sign_ins = ServerSignIns(self.pool)
+        """Sign-ins to remote servers begun from the dashboard, abandoned when the host stops."""
+        self.app_services = AppServices(
+            settings=settings,
+            data_dir=self.data_dir,
+            lifecycle=self,
+            sessions=self.sessions,
+            session_edits=self.session_edits,
+            approvals=self.approvals,
+            servers=self.servers,
+            policies=self.policies,
+            model_settings=self.model_settings,
+            agents=self.agents,
+            agent_admin=self.agent_admin,
+            modes=self.modes,
+            skills=self.skills,
+            standing=Standing(store=self.store, modes=self.modes, policies=self.policies, tools=self.pool.tools),
+            audit=AuditLog(self.store),
+            spend=SpendReport(self.store, self.budget),
+            schedules=self.scheduler,
+            workflows=self.workflows,
+            sign_ins=self.sign_ins,
+            sandbox=self.sandbox.status,
+            events=self.bus,
+            agent_routes=AgentRoutes(self.agents),
+            heartbeat_runs=HeartbeatRuns(store=self.store, sessions=self.sessions),
+            direct_tools=DirectTools(
+                settings=settings,
+                pool=self.pool,
+                store=self.store,
+                bus=self.bus,
+                gate=self.gate,
+                runner=self.runner,
+                modes=self.modes,
+                sessions=self.sessions,
+            ),
+        )
+        """What the transports get: the app's services, never the Host (backend/app/services.py)."""
 
     @property
     def is_demo(self) -> bool:
@@ -315,7 +361,7 @@ class Host:
             # After recovery, so a job's interrupted run is found running, not fired again.
             if self.settings.scheduler_enabled:
                 await self.scheduler.start()
-        for service in self.services:  # after recovery, so they see the approvals still waiting
+        for service in self.attached:  # after recovery, so they see the approvals still waiting
             await service.start()
 
     async def _withdraw_server_requests(self) -> None:
@@ -345,8 +391,9 @@ class Host:
 
     async def aclose(self) -> None:
         self.begin_shutdown()
-        for service in reversed(self.services):
+        for service in reversed(self.attached):
             await service.aclose()
+        await self.sign_ins.aclose()
         await self.scheduler.aclose()
         await self.workflows.aclose()
         await self.auto_approver.aclose()

@@ -10,6 +10,7 @@ whether one is set.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import os
@@ -23,6 +24,7 @@ from pydantic import BaseModel, SecretStr
 from backend.config import Settings, ThinkingConfig
 from backend.domain.redact import redact
 from backend.engine.models.client import LiteLLMClient
+from backend.engine.models.model_map import litellm
 from backend.paths import private_dir, private_opener
 
 log = logging.getLogger(__name__)
@@ -184,6 +186,11 @@ class ModelSettings:
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(temp, self._path)
+
+
+async def warm_up() -> None:
+    """Import the model library (LiteLLM: seconds) off the event loop, so a first run does not wait for it."""
+    await asyncio.to_thread(litellm)
 
 
 async def _ignore(_: Any) -> None:

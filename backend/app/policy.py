@@ -12,6 +12,7 @@ import threading
 from collections.abc import Mapping
 from pathlib import Path
 
+from backend.domain.tools import ToolInfo
 from backend.config import PermissionsConfig, PolicyValue, Settings, append_allow_rules, update_config_file
 from backend.rules.policy_engine import DEFAULT_POLICIES, PolicyEngine
 from backend.rules.grammar import RuleSet
@@ -51,6 +52,14 @@ class PolicyService:
     @property
     def policies(self) -> dict[str, PolicyValue]:
         return dict(self._policies)
+
+    def policy_for(self, tool_name: str) -> PolicyValue | None:
+        """The policy set for a tool (by name or pattern), or None."""
+        return self.engine.policy_for(tool_name)
+
+    def effective_policy(self, tool: ToolInfo) -> PolicyValue:
+        """What a call of `tool` that no rule matches gets: its policy, read-only auto-allow, or ask."""
+        return self.engine.effective_policy(tool.name, tool.annotations)
 
     def set_permissions(self, permissions: PermissionsConfig) -> PermissionsConfig:
         """Replace the rule lists: validated first (RuleError names the rule), then saved and applied."""

@@ -26,6 +26,8 @@ from backend.domain.errors import BadRequest, Conflict, Invalid, NotFound
 from backend.domain.redact import redact
 from backend.mcp.config import BUILTIN_SERVERS, McpServerConfig, check_not_builtin, check_server_name
 from backend.mcp.pool import McpPool, ServerStatus
+from backend.sandbox.launcher import SandboxStatus
+from backend.sandbox.servers import confinement_text
 
 log = logging.getLogger(__name__)
 
@@ -51,8 +53,10 @@ class ManagedServer:
 class ServerAdmin:
     """Lists every server with its status and changes the person's servers at run time."""
 
-    def __init__(self, *, settings: Settings, pool: McpPool) -> None:
+    def __init__(self, *, settings: Settings, pool: McpPool, sandbox: SandboxStatus) -> None:
+        """`sandbox`: what confines commands here, for each server's confinement sentence."""
         self._pool = pool
+        self._sandbox = sandbox
         self._config_file: Path = settings.writable_config_file
         self._trust = settings.trust_store  # a trusted workspace config stays trusted through our writes
         self._configs: dict[str, McpServerConfig] = dict(settings.mcp_servers)
@@ -72,6 +76,15 @@ class ServerAdmin:
                 )
                 found.append(self._managed(off))
         return found
+
+    def states(self) -> dict[str, str]:
+        """Each running server's state by name (starting, ready, failed, ...), for the health check."""
+        return {status.name: status.state for status in self._pool.statuses()}
+
+    def confinement(self, server: ManagedServer) -> str:
+        """What confines the server, in a sentence for the Servers page."""
+        entry = server.config.sandbox if server.config is not None else None
+        return confinement_text(server.status.name, entry, self._sandbox, builtin=server.builtin)
 
     def server(self, name: str) -> ManagedServer:
         for server in self.servers():

@@ -9,16 +9,29 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from backend.domain.errors import BadRequest
-from backend.domain.models import ACTIVE_STATUSES, Decider, EngineName, Session, SessionOrigin
+from backend.domain.models import (
+    ACTIVE_STATUSES,
+    EngineName,
+    Event,
+    Message,
+    Session,
+    SessionOrigin,
+    SessionStatus,
+    StopReason,
+    ToolCallRecord,
+)
+from backend.domain.session_options import SessionOptions
 from backend.app.chat import Chat, ChatInput, ChatResult
+from backend.app.retry import refused_calls, retry_step
 from backend.engine.runner import SessionBusy, SessionRunner
 from backend.modes.model import UnknownMode
 from backend.approvals.broker import ApprovalBroker
 from backend.store.base import Store
+from backend.store.media import MediaNotFound
 
 DELETED = "The session it was asked in was deleted."
 """What whoever waits on an approval of a deleted session is told."""
@@ -48,6 +61,16 @@ class InvokeResult:
     output_tokens: int
 
 
+@dataclass(kw_only=True)
+class Transcript:
+    """A session as stored with everything said and done in it, and the seq of its last event."""
+
+    session: Session
+    messages: list[Message]
+    tool_calls: list[ToolCallRecord]
+    last_seq: int
+
+
 def title_of(text: str | None) -> str | None:
     """A session's title from its first message: the first line, at most 80 characters."""
     lines = (text or "").strip().splitlines()
@@ -69,36 +92,18 @@ class SessionService:
         """On a shared database: tells the other hosts to stop these sessions' runs (backend/app/cluster_links.py)."""
 
     async def create(
-        self,
-        *,
-        first: ChatInput | None = None,
-        title: str | None = None,
-        mode: str | None = None,
-        model: str | None = None,
-        engine: EngineName | None = None,
-        workspace: str | Path | None = None,
-        agent: str | None = None,
-        instructions: str = "",
-        origin: SessionOrigin = "user",
-        created_by: Decider | None = None,
+        self, *, options: SessionOptions | None = None, first: ChatInput | None = None
     ) -> Created:
-        """Create a session; with `first` (chat input: commands and `/skill` work) it starts at once.
-        `created_by` (who asked, through which door) owns it. It belongs to `agent` (default main),
-        whose workspace, model and mode it takes unless told otherwise.
+        """Create a session made with `options`; with `first` (chat input: commands and `/skill`
+        work) it starts at once. Its `created_by` (who asked, through which door) owns it. It
+        belongs to its `agent` (default main), whose workspace, model and mode it takes unless
+        told otherwise; one nested under a parent is made as `start` makes it.
 
         A refused first message (unknown skill, unreadable context path, ...) raises, and leaves
         no empty session behind.
         """
-        session = await self.runner.create(
-            title=title or (title_of(first.text) if first else None),
-            mode=mode,
-            model=model,
-            engine=engine,
-            workspace=workspace,
-            agent=agent,
-            instructions=instructions,
-            origin=origin,
-            created_by=created_by,
+        session = await self._open(
+            options or SessionOptions(), title=title_of(first.text) if first else None, origin="user"
         )
         if first is None:
             return Created(session=session)
@@ -113,50 +118,52 @@ class SessionService:
         """Send a message (with skills, context paths, images) or run a chat command."""
         return await self.chat.submit(session_id, chat_input)
 
-    async def start(
-        self,
-        *,
-        prompt: str,
-        mode: str | None = None,
-        model: str | None = None,
-        engine: EngineName | None = None,
-        parent_session_id: str | None = None,
-        fork: bool = False,
-        workspace: str | None = None,
-        agent: str | None = None,
-        origin: SessionOrigin | None = None,
-    ) -> Session:
-        """Create a session working on `prompt` (optionally a fork of its parent's history); do not wait.
+    async def start(self, *, prompt: str, options: SessionOptions | None = None) -> Session:
+        """Create a session made with `options` working on `prompt`; do not wait.
 
-        A child of `parent_session_id` is nested under it, works in its workspace with its model
+        A child of `options.parent_id` is nested under it, works in its workspace with its model
         and engine unless told otherwise, and may not nest deeper than `max_agent_depth`. Given a
         named `agent` (another than the parent's), the child works in that agent's workspace with
         its model and under its rules instead; else it belongs to its parent's agent.
-        A fork of a claude-sdk parent also forks the parent's SDK session.
+        A `fork` starts from a copy of the parent's history; a fork of a claude-sdk parent also
+        forks the parent's SDK session.
         """
-        if fork and not parent_session_id:
+        session = await self._open(
+            options or SessionOptions(), title=title_of(prompt) or "invoke", origin="api"
+        )
+        await self.runner.send(session.id, prompt)
+        return session
+
+    async def _open(self, options: SessionOptions, *, title: str | None, origin: SessionOrigin) -> Session:
+        """Make the session: a child's options derived from its parent's, a fork's history copied.
+
+        `title` and `origin` are the defaults for options that name none (a child's origin is `agent`).
+        """
+        if options.fork and not options.parent_id:
             raise BadRequest("fork needs parent_session_id")
-        parent = await self.store.get_session(parent_session_id) if parent_session_id else None
+        parent = await self.store.get_session(options.parent_id) if options.parent_id else None
         if parent is not None:
             await self._check_depth(parent)
         # A child of its parent's own agent inherits its room; another agent's child gets that agent's.
-        inherits = parent is not None and agent in (None, parent.agent_id)
+        inherits = parent is not None and options.agent in (None, parent.agent_id)
         session = await self.runner.create(
-            title=title_of(prompt) or "invoke",
-            mode=mode,
-            model=model or (parent.model if parent and inherits else None),
-            engine=engine or (parent.engine if parent else None),
-            workspace=workspace or (parent.workspace if parent and inherits else None),
-            agent=agent or (parent.agent_id if parent else None),
-            parent_id=parent_session_id,
-            origin=origin or ("agent" if parent else "api"),
-            sdk_session_id=(
-                parent.sdk_session_id
-                if fork and parent and (engine or parent.engine) == "claude-sdk"
-                else None
-            ),
+            options=replace(
+                options,
+                title=options.title or title,
+                model=options.model or (parent.model if parent and inherits else None),
+                engine=options.engine or (parent.engine if parent else None),
+                workspace=options.workspace or (parent.workspace if parent and inherits else None),
+                agent=options.agent or (parent.agent_id if parent else None),
+                origin=options.origin or ("agent" if parent else origin),
+                sdk_session_id=options.sdk_session_id
+                or (
+                    parent.sdk_session_id
+                    if options.fork and parent and (options.engine or parent.engine) == "claude-sdk"
+                    else None
+                ),
+            )
         )
-        if fork and parent is not None:
+        if options.fork and parent is not None:
             # The child starts from a copy of the parent's finished turns; a half-done tool round
             # (a call without its result) would be an invalid transcript, so it is left out.
             history = await self.store.list_messages(parent.id)
@@ -165,7 +172,6 @@ class SessionService:
                 if message.role == "assistant" and any(c.id not in answered for c in message.tool_calls):
                     break
                 await self.store.add_message(message.model_copy(update={"session_id": session.id}))
-        await self.runner.send(session.id, prompt)
         return session
 
     async def follow_up(
@@ -190,31 +196,10 @@ class SessionService:
         return session
 
     async def invoke(
-        self,
-        *,
-        prompt: str,
-        mode: str | None = None,
-        model: str | None = None,
-        engine: EngineName | None = None,
-        parent_session_id: str | None = None,
-        fork: bool = False,
-        workspace: str | None = None,
-        agent: str | None = None,
-        timeout: float | None = None,
-        origin: SessionOrigin | None = None,
+        self, *, prompt: str, options: SessionOptions | None = None, timeout: float | None = None
     ) -> InvokeResult:
         """Create a session (see `start`), run it to its end (bounded by `timeout`), return its answer."""
-        session = await self.start(
-            prompt=prompt,
-            mode=mode,
-            model=model,
-            engine=engine,
-            parent_session_id=parent_session_id,
-            fork=fork,
-            workspace=workspace,
-            agent=agent,
-            origin=origin,
-        )
+        session = await self.start(prompt=prompt, options=options)
         done = await self.runner.wait(session.id, timeout=timeout)
         return InvokeResult(
             session_id=done.id,
@@ -246,6 +231,57 @@ class SessionService:
         await self.store.delete_session(session_id)
         if self.runner.gate.media is not None:  # its tool results' images and audio go too
             await asyncio.to_thread(self.runner.gate.media.remove_session, session_id)
+
+    async def find(
+        self,
+        *,
+        statuses: list[SessionStatus] | None = None,
+        limit: int = 200,
+        archived: bool | None = None,
+        text: str | None = None,
+    ) -> list[Session]:
+        """Sessions, newest first; `text` is searched in titles and messages (case-insensitive, literally)."""
+        return await self.store.list_sessions(statuses=statuses, limit=limit, archived=archived, text=text)
+
+    async def get(self, session_id: str) -> Session:
+        """The session as stored (NotFound for no such session)."""
+        return await self.store.get_session(session_id)
+
+    async def transcript(self, session_id: str) -> Transcript:
+        return Transcript(
+            session=await self.store.get_session(session_id),
+            messages=await self.store.list_messages(session_id),
+            tool_calls=await self.store.list_tool_calls(session_id),
+            last_seq=await self.store.last_seq(session_id),
+        )
+
+    async def messages(self, session_id: str) -> list[Message]:
+        return await self.store.list_messages(session_id)
+
+    async def events(self, session_id: str, since: int = 0) -> list[Event]:
+        """The session's events after seq `since`, as stored (NotFound for no such session)."""
+        await self.store.get_session(session_id)
+        return await self.runner.bus.replay(session_id, since)
+
+    async def media_path(self, session_id: str, name: str) -> Path:
+        """The file of an image or audio clip of one of the session's tool results (NotFound else)."""
+        await self.store.get_session(session_id)
+        media = self.runner.gate.media
+        if media is None:
+            raise MediaNotFound(f"no media {name!r} in session {session_id!r}")
+        return await asyncio.to_thread(media.path, session_id, name)
+
+    async def wait(self, session_id: str, *, timeout: float | None = None) -> Session:
+        """Wait (bounded) for the session's current run to end; the session as stored then."""
+        return await self.runner.wait(session_id, timeout=timeout)
+
+    async def refused_calls(self, session_id: str) -> dict[str, StopReason]:
+        """The session's tool calls a person denied or let time out: the ones a retry may ask again."""
+        return await refused_calls(self.store, session_id)
+
+    async def retry_call(self, session_id: str, call_id: str) -> Session:
+        """Propose a refused call again: it asks again (Conflict while the session runs)."""
+        return await retry_step(store=self.store, runner=self.runner, session_id=session_id, call_id=call_id)
 
     async def last_answer(self, session_id: str) -> str:
         """The session's last assistant text ("" when the agent has not answered in words)."""

@@ -50,3 +50,14 @@ async def spend(store: Store, guard: BudgetGuard) -> Spend:
         per_session_usd=guard.limits.per_session_usd,
         daily_usd=guard.limits.daily_usd,
     )
+
+
+class SpendReport:
+    """What the model calls cost, for GET /api/spend."""
+
+    def __init__(self, store: Store, guard: BudgetGuard) -> None:
+        self._store = store
+        self._guard = guard
+
+    async def now(self) -> Spend:
+        return await spend(self._store, self._guard)

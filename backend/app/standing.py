@@ -9,14 +9,18 @@ unless a deny or ask rule catches the call; an allow rule runs the calls it matc
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from pydantic import BaseModel
 
 from backend.domain.models import Session
 from backend.domain.tools import ToolInfo
+from backend.app.policy import PolicyService
 from backend.modes.model import Mode
+from backend.modes.registry import ModeRegistry
 from backend.rules.policy_engine import PolicyEngine, ToolCallView, is_read_only
+from backend.store.base import Store
 
 
 class StandingRule(BaseModel):
@@ -56,3 +60,19 @@ def standing_rules(session: Session, mode: Mode, engine: PolicyEngine, tools: li
                 continue
             unasked.append(tool.name)
     return StandingRules(mode=mode.name, allow_rules=rules, tools=unasked, no_writes=plan)
+
+
+class Standing:
+    """A session's standing rules, read from its mode, the policies and the tools there are now."""
+
+    def __init__(
+        self, *, store: Store, modes: ModeRegistry, policies: PolicyService, tools: Callable[[], list[ToolInfo]]
+    ) -> None:
+        self._store = store
+        self._modes = modes
+        self._policies = policies
+        self._tools = tools
+
+    async def of(self, session_id: str) -> StandingRules:
+        session = await self._store.get_session(session_id)
+        return standing_rules(session, self._modes.get(session.mode), self._policies.engine, self._tools())

@@ -23,7 +23,7 @@ from backend.paths import WORKSPACE_SKILLS_DIR
 from backend.workspace_trust import Trustable, TrustEntry, TrustKind, TrustStore, folder
 
 if TYPE_CHECKING:
-    from backend.app.host import Host
+    from backend.app.services import AppServices
 
 
 class TrustItem(BaseModel):
@@ -156,12 +156,12 @@ class WorkspaceTrust:
         )
 
 
-def host_trust(host: Host) -> WorkspaceTrust:
+def host_trust(host: AppServices) -> WorkspaceTrust:
     """The trust of a running host (its data dir's store)."""
     return WorkspaceTrust.in_data_dir(host.data_dir)
 
 
-def host_folders(host: Host, extra: Path | None = None) -> list[Path]:
+def host_folders(host: AppServices, extra: Path | None = None) -> list[Path]:
     """Where a host reads workspace configuration: the folder it started in (its `overseer.yaml`),
     its workspace and every agent's, and `extra` (a workspace a person names)."""
     folders = [Path.cwd(), host.settings.resolved_workspace, *(agent.workspace for agent in host.agents.list())]

@@ -4,6 +4,8 @@ The store is the truth; futures are only how a waiting tool call learns of an an
 (an answer another process writes to the store reaches them through the `ApprovalWatch`).
 That is why approvals survive a restart: after one, waiting again on a stored approval picks up
 either the answer already given or a fresh future.
+
+See docs/architecture.md (the life of an approval).
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from collections.abc import Awaitable, Callable
 from datetime import datetime, timedelta
 from typing import Any, Protocol
 
-from backend.domain.errors import Conflict, NotFound
+from backend.domain.errors import ApprovalClosed, ApprovalNotFound, NotFound
 from backend.domain.models import (
     OVERSEER,
     Approval,
@@ -43,18 +45,6 @@ class Publisher(Protocol):
         persist: Callable[[Event], Awaitable[Event]] | None = None,
         whole: bool = False,
     ) -> Event: ...
-
-
-class ApprovalError(Exception):
-    """An answer that cannot be applied."""
-
-
-class ApprovalNotFound(ApprovalError, NotFound):
-    """No approval has that id."""
-
-
-class ApprovalClosed(ApprovalError, Conflict):
-    """The approval was already answered, expired or cancelled."""
 
 
 class ApprovalBroker:

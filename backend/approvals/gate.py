@@ -7,6 +7,8 @@ audit rows, records and events are the same. A tool runs only after an allow dec
 refuses a call `decide` did not allow, and the allow is written to the audit log before the
 tool starts. Denials, hook blocks and timeouts come back to the model as error results it can
 act on, never as exceptions.
+
+See docs/architecture.md (the life of an approval).
 """
 
 from __future__ import annotations
@@ -30,7 +32,8 @@ from backend.domain.models import (
 from backend.domain.media import MediaFile
 from backend.domain.tools import ToolResult
 from backend.rules import bootstrap_guard
-from backend.approvals.broker import ApprovalBroker, ApprovalError
+from backend.approvals.broker import ApprovalBroker
+from backend.domain.errors import ApprovalError
 from backend.rules.bootstrap_guard import BootstrapGuard, InstructionChange
 from backend.approvals.confinement import CommandPlan, Confinement, ConfinementError, UnconfinedRun
 from backend.approvals.gate_types import (

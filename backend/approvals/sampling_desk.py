@@ -22,6 +22,7 @@ import mcp_types
 
 from backend.domain.errors import Invalid
 from backend.domain.models import Approval
+from backend.domain.sampling import prompt_text as prompt_text  # where the terminal finds it
 from backend.mcp.elicitation import CallInFlight
 from backend.approvals.broker import ApprovalBroker
 from backend.approvals.asking import WaitingSink, ask_and_wait
@@ -117,18 +118,6 @@ def _edited_messages(original: list[dict[str, Any]], edited: Any) -> list[dict[s
             raise SamplingEditInvalid(f"field 'messages.{index}.text' must be text")
         result.append({**before, "text": text} if before["type"] == "text" else before)
     return result
-
-
-def prompt_text(arguments: dict[str, Any]) -> str:
-    """The prompt as plain text, for a client or a terminal that shows no form."""
-    lines = [f"[system] {arguments['system_prompt']}"] if arguments.get("system_prompt") else []
-    for message in arguments.get("messages") or []:
-        if message.get("type") == "text":
-            lines.append(f"[{message['role']}] {message.get('text', '')}")
-        else:
-            lines.append(f"[{message['role']}] ({message.get('type')}, {message.get('mime_type')}, {message.get('bytes')} bytes)")
-    lines.append(f"(at most {arguments.get('max_tokens')} tokens)")
-    return "\n".join(lines)
 
 
 def refusal_of(approval: Approval) -> str | None:

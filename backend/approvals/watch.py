@@ -7,6 +7,8 @@ store each tick whether another connection committed (one cheap read) and, when 
 the statuses of the waited approvals in one query and wakes the waiters of those that closed.
 The broker's `wait` re-reads the store after every wake, so a wake is only a hint. Nothing runs
 while nothing waits.
+
+See docs/architecture.md (the life of an approval).
 """
 
 from __future__ import annotations

@@ -7,8 +7,8 @@ Runs never overlap: while an earlier heartbeat session is still running or waiti
 approval (even one recovered after a restart), a due beat is skipped.
 
 Beats fall on a grid of the interval counted from the epoch, so every host of a shared database
-has the same rounds; each round is claimed in the store (`claim_once`), and only the host whose
-claim wins starts its session: one beat per round, however many hosts.
+has the same rounds; each round is claimed (`HeartbeatRuns`, backend/app/heartbeat_runs.py), and
+only the host whose claim wins starts its session: one beat per round, however many hosts.
 
 `tick()` does one round against the injected clock (what tests drive); `start()` runs the loop,
 which looks again at most every MAX_WAIT seconds, so a changed clock or a suspended laptop is
@@ -25,14 +25,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from backend.agents import Agent
 from backend.config import HeartbeatConfig
 from backend.domain.models import ACTIVE_STATUSES, utcnow
+from backend.domain.session_options import SessionOptions
 from backend.paths import HEARTBEAT_FILE
-from backend.routing import MAIN, route
 
 if TYPE_CHECKING:
-    from backend.app.host import Host
+    from backend.app.services import AppServices
 
 log = logging.getLogger(__name__)
 
@@ -48,22 +47,26 @@ Beat = Literal["not_due", "started", "still_running", "nothing_to_do", "beaten_e
 class Heartbeat:
     """Started and stopped with the host; see the module docstring."""
 
-    def __init__(self, host: Host, config: HeartbeatConfig, *, clock: Callable[[], datetime] = utcnow) -> None:
-        self.host = host
+    def __init__(
+        self, services: AppServices, config: HeartbeatConfig, *, clock: Callable[[], datetime] = utcnow
+    ) -> None:
+        self.services = services
         self.config = config
         self.clock = clock
         self.next_due = self._round_after(clock())
         self._loop: asyncio.Task[None] | None = None
 
     @property
-    def agent(self) -> Agent:
+    def agent_id(self) -> str:
         """The agent woken: the configured one, else the `heartbeat` route's, else main (issue 19)."""
-        return self.host.agents.get(route(self.host.agents.routes, channel="heartbeat", named=self.config.agent))
+        return self.services.agent_routes.agent_for("heartbeat", named=self.config.agent)
 
     def task_file(self) -> Path | None:
         """HEARTBEAT.md of the agent's workspace, else (main) of the data dir; None when neither has one."""
-        agent = self.agent
-        folders = [agent.workspace, self.host.data_dir] if agent.id == MAIN else [agent.workspace]
+        agents = self.services.agents
+        agent = agents.get(self.agent_id)
+        is_main = agent.id == agents.main.id
+        folders = [agent.workspace, self.services.data_dir] if is_main else [agent.workspace]
         for folder in folders:
             path = folder / FILE_NAME
             if path.is_file():
@@ -84,19 +87,20 @@ class Heartbeat:
             log.info("heartbeat: the previous run is still going; this beat is skipped")
             return "still_running"
         # Every host of a shared database beats the same rounds; the first to claim one starts it.
-        if not await self.host.store.claim_once(f"heartbeat:{due.isoformat()}"):
-            return "beaten_elsewhere"
-        await self.host.runner.create(
+        started = await self.services.heartbeat_runs.start(
+            due,
             prompt=PROMPT.format(path=path, tasks=tasks),
-            title=f"Heartbeat {now:%Y-%m-%d %H:%M}",
-            mode=self.config.mode,
-            agent=self.agent.id,
-            origin="heartbeat",
+            options=SessionOptions(
+                title=f"Heartbeat {now:%Y-%m-%d %H:%M}",
+                mode=self.config.mode,
+                agent=self.agent_id,
+                origin="heartbeat",
+            ),
         )
-        return "started"
+        return "beaten_elsewhere" if started is None else "started"
 
     async def _running(self) -> bool:
-        active = await self.host.store.list_sessions(statuses=ACTIVE_STATUSES, limit=1000)
+        active = await self.services.sessions.find(statuses=list(ACTIVE_STATUSES), limit=1000)
         return any(s.origin == "heartbeat" for s in active)
 
     def _round_after(self, when: datetime) -> datetime:

@@ -16,20 +16,16 @@ import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING
 
 import httpx
 
+from backend.app.services import AppServices, Subscription
 from backend.channels.answer_links import AnswerLinks, LinkDecision
 from backend.channels.approval_text import approval_text, tool_label, trimmed
 from backend.channels.push_senders import PushFailed, PushMessage, send_apprise, send_ntfy
 from backend.channels.webpush import WebPush, WebPushSubscription
 from backend.config import NotifyConfig, PushTarget
 from backend.domain.models import Approval, Event, utcnow
-from backend.engine.events import Subscription
-
-if TYPE_CHECKING:
-    from backend.app.host import Host
 
 log = logging.getLogger(__name__)
 
@@ -43,18 +39,18 @@ class PushNotifier:
 
     def __init__(
         self,
-        host: Host,
+        services: AppServices,
         config: NotifyConfig,
         *,
         clock: Callable[[], datetime] = utcnow,
     ) -> None:
-        self.host = host
+        self.services = services
         self.config = config
         self.clock = clock
-        self.links = AnswerLinks(host.data_dir)
-        settings = host.settings
+        self.links = AnswerLinks(services.data_dir)
+        settings = services.settings
         self.base_url = config.public_url or f"http://{settings.host}:{settings.port}"
-        self.webpush = WebPush(host.data_dir) if config.webpush else None
+        self.webpush = WebPush(services.data_dir) if config.webpush else None
         self._client: httpx.AsyncClient | None = None
         self._events: Subscription | None = None
         self._follow: asyncio.Task[None] | None = None
@@ -62,12 +58,12 @@ class PushNotifier:
 
     async def start(self) -> None:
         self._client = httpx.AsyncClient(timeout=SEND_TIMEOUT)
-        self._events = self.host.bus.subscribe(None, types=["approval.requested", "approval.resolved"])
+        self._events = self.services.events.subscribe(None, types=["approval.requested", "approval.resolved"])
         self._follow = asyncio.create_task(self._follow_events(), name="push-events")
 
     async def aclose(self) -> None:
         if self._events is not None:
-            self.host.bus.unsubscribe(self._events)
+            self.services.events.unsubscribe(self._events)
         tasks = [t for t in (self._follow, *self._timers.values()) if t is not None]
         for task in tasks:
             task.cancel()
@@ -103,7 +99,7 @@ class PushNotifier:
 
     async def _follow_events(self) -> None:
         assert self._events is not None
-        for approval in await self.host.broker.pending():  # those waiting from before a restart
+        for approval in await self.services.approvals.pending():  # those waiting from before a restart
             self._schedule(approval)
         async for event in self._events:
             self._on_event(event)
@@ -142,7 +138,7 @@ class PushNotifier:
         wait = (when - self.clock()).total_seconds()
         if wait > 0:
             await asyncio.sleep(wait)  # the notification's own schedule; an answer cancels this task
-        return (await self.host.store.get_approval(approval_id)).status == "pending"
+        return (await self.services.approvals.get(approval_id)).status == "pending"
 
     def message(self, approval: Approval, user: str, *, reminder: bool) -> PushMessage:
         """The notification for `user`, with answer links made for them."""

@@ -14,13 +14,13 @@ import contextlib
 import logging
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from telegram import Bot, Update
 from telegram.error import Forbidden as TelegramForbidden
 from telegram.error import InvalidToken, TelegramError
 from telegram.request import HTTPXRequest
 
+from backend.app.services import AppServices, Subscription
 from backend.channels.principals import principal_named
 from backend.channels.telegram_cards import ApprovalCards
 from backend.channels.telegram_inbox import Inbox
@@ -28,10 +28,6 @@ from backend.channels.telegram_replies import ReplyStreams
 from backend.channels.telegram_state import TelegramState
 from backend.config import TelegramConfig
 from backend.domain.models import Approval, Event, EventType
-from backend.engine.events import Subscription
-
-if TYPE_CHECKING:
-    from backend.app.host import Host
 
 log = logging.getLogger(__name__)
 
@@ -76,30 +72,28 @@ def make_bot(config: TelegramConfig) -> Bot:
 class TelegramChannel:
     """Started and stopped with the host; see the module docstring."""
 
-    def __init__(self, host: Host, config: TelegramConfig, *, state_path: Path | None = None) -> None:
-        self.host = host
+    def __init__(
+        self, services: AppServices, config: TelegramConfig, *, state_path: Path | None = None
+    ) -> None:
+        self.services = services
         self.config = config
-        self.state_path = state_path or host.data_dir / "telegram" / "state.json"
+        self.state_path = state_path or services.data_dir / "telegram" / "state.json"
         self.state = TelegramState.load(self.state_path)
-        self.people = {uid: principal_named(host.settings, name) for uid, name in config.users.items()}
+        self.people = {uid: principal_named(services.settings, name) for uid, name in config.users.items()}
         by_name = {p.name: uid for uid, p in self.people.items()}
         self.bot = make_bot(config)
         self.replies = ReplyStreams(bot=self.bot, interval=config.edit_interval)
         self.cards = ApprovalCards(
             bot=self.bot,
-            store=host.store,
-            approvals=host.approvals,
+            sessions=services.sessions,
+            approvals=services.approvals,
             state=self.state,
             save=self.save,
             people=self.people,
             notify_chats=[by_name[name] for name in config.notify if name in by_name],
         )
         self.inbox = Inbox(
-            sessions=host.sessions,
-            modes=host.modes,
-            skills=host.skills,
-            default_workspace=host.settings.resolved_workspace,
-            agents=host.agents,
+            services=services,
             state=self.state,
             save=self.save,
             people=self.people,
@@ -117,7 +111,7 @@ class TelegramChannel:
 
     async def start(self) -> None:
         # Subscribed before looking at what is pending, so no approval falls between the two.
-        self._events = self.host.bus.subscribe(None, types=FOLLOWED)
+        self._events = self.services.events.subscribe(None, types=FOLLOWED)
         self._tasks = [
             asyncio.create_task(self._follow_events(), name="telegram-events"),
             asyncio.create_task(self._poll(), name="telegram-poll"),
@@ -127,7 +121,7 @@ class TelegramChannel:
         # What is under way finishes (a card half sent would be sent again, unedited, after a
         # restart), bounded; the long poll, which may wait for minutes, is cancelled at once.
         if self._events is not None:
-            self.host.bus.unsubscribe(self._events)  # its feed ends after the events already queued
+            self.services.events.unsubscribe(self._events)  # its feed ends after the events already queued
         if self._tasks:
             follow, poll = self._tasks
             poll.cancel()
@@ -198,7 +192,7 @@ class TelegramChannel:
         """After a start: cards for approvals that wait without one, outcomes for those closed meanwhile."""
         for approval_id in list(self.state.cards):
             await self.cards.settle(approval_id)
-        for approval in await self.host.broker.pending():
+        for approval in await self.services.approvals.pending():
             await self.cards.send(approval)
 
     async def _on_event(self, event: Event) -> None:  # of the FOLLOWED types

@@ -19,13 +19,12 @@ from telegram.error import BadRequest as TelegramBadRequest
 from telegram.error import TelegramError
 
 from backend.app.approvals import ApprovalService
+from backend.app.sessions import SessionService
 from backend.auth import Principal
 from backend.channels.approval_text import approval_text, outcome_text, trimmed
 from backend.channels.telegram_state import Card, TelegramState
-from backend.domain.errors import Forbidden, Invalid
+from backend.domain.errors import ApprovalClosed, ApprovalNotFound, Forbidden, Invalid, NotFound
 from backend.domain.models import Approval, Decision
-from backend.approvals.broker import ApprovalClosed, ApprovalNotFound
-from backend.store.base import NotFound, Store
 
 log = logging.getLogger(__name__)
 
@@ -60,7 +59,7 @@ class ApprovalCards:
     """Sends, answers and settles approval cards."""
 
     bot: Bot
-    store: Store
+    sessions: SessionService
     approvals: ApprovalService
     state: TelegramState
     save: Callable[[], None]
@@ -79,7 +78,7 @@ class ApprovalCards:
                 return [chat]
             seen.add(session_id)
             try:
-                session_id = (await self.store.get_session(session_id)).parent_id
+                session_id = (await self.sessions.get(session_id)).parent_id
             except NotFound:
                 break
         return list(self.notify_chats)
@@ -109,8 +108,8 @@ class ApprovalCards:
         if not cards:
             return
         try:
-            approval = await self.store.get_approval(approval_id)
-        except NotFound:
+            approval = await self.approvals.get(approval_id)
+        except ApprovalNotFound:
             approval = None
         if approval is not None and approval.status == "pending":
             return
@@ -190,8 +189,8 @@ class ApprovalCards:
 
     async def _closed_already(self, query: CallbackQuery, approval_id: str) -> bool:
         try:
-            approval = await self.store.get_approval(approval_id)
-        except NotFound:
+            approval = await self.approvals.get(approval_id)
+        except ApprovalNotFound:
             await self._toast(query, "That approval no longer exists.")
             return True
         if approval.status == "pending":
@@ -201,12 +200,12 @@ class ApprovalCards:
         return True
 
     async def _who_answered(self, approval_id: str) -> str:
-        approval = await self.store.get_approval(approval_id)
+        approval = await self.approvals.get(approval_id)
         return f"Already answered. {outcome_text(approval)}"
 
     async def _title(self, session_id: str) -> str | None:
         try:
-            return (await self.store.get_session(session_id)).title
+            return (await self.sessions.get(session_id)).title
         except NotFound:
             return None
 

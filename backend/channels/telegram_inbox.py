@@ -20,18 +20,15 @@ from pathlib import Path
 from telegram import Message
 from telegram.error import TelegramError
 
-from backend.agents import Agents
-from backend.app.sessions import SessionService, title_of
+from backend.app.chat import ChatInput, ImageInput
+from backend.app.services import AppServices
+from backend.app.sessions import title_of
 from backend.auth import Principal
 from backend.channels.telegram_cards import ApprovalCards
 from backend.channels.telegram_replies import ReplyStreams
 from backend.channels.telegram_state import TelegramState
-from backend.domain.errors import BadRequest, DomainError
-from backend.app.chat import ChatInput, ImageInput
-from backend.modes.registry import ModeRegistry
-from backend.routing import route
-from backend.skills.catalog import SkillCatalog
-from backend.store.base import NotFound
+from backend.domain.errors import BadRequest, DomainError, NotFound
+from backend.domain.session_options import SessionOptions
 
 log = logging.getLogger(__name__)
 
@@ -46,7 +43,8 @@ TEXT_TYPES = ("text/", "application/json", "application/x-yaml", "application/xm
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
 
-def help_text(modes: ModeRegistry, skills: SkillCatalog, workspace: Path) -> str:
+def help_text(modes: list[str], skills: list[str]) -> str:
+    """The commands, the modes and (for a workspace that has any) the skills."""
     lines = [
         "Write to me and I work on it in this chat's session.",
         "/new: start a new session",
@@ -54,11 +52,10 @@ def help_text(modes: ModeRegistry, skills: SkillCatalog, workspace: Path) -> str
         "/agent NAME: start a new session with that agent (/agent lists them)",
         "/stop: stop the current run",
         "/help: this list",
-        "Modes: " + ", ".join(m.name for m in modes.list()),
+        "Modes: " + ", ".join(modes),
     ]
-    found = skills.list(workspace)
-    if found:
-        lines.append("Skills (start a message with /name): " + ", ".join("/" + s.name for s in found))
+    if skills:
+        lines.append("Skills (start a message with /name): " + ", ".join("/" + name for name in skills))
     return "\n".join(lines)
 
 
@@ -72,11 +69,7 @@ def safe_name(name: str | None, fallback: str) -> str:
 class Inbox:
     """Handles one incoming message at a time."""
 
-    sessions: SessionService
-    modes: ModeRegistry
-    skills: SkillCatalog
-    default_workspace: Path
-    agents: Agents
+    services: AppServices
     state: TelegramState
     save: Callable[[], None]
     people: dict[int, Principal]
@@ -101,7 +94,10 @@ class Inbox:
         command, _, argument = text.partition(" ")
         try:
             if command in ("/start", "/help"):
-                await self.replies.say(chat, help_text(self.modes, self.skills, await self._workspace(chat)))
+                workspace = await self._workspace(chat)
+                modes = [m.name for m in self.services.modes.list()]
+                skills = [s.name for s in self.services.skills.list(workspace)]
+                await self.replies.say(chat, help_text(modes, skills))
             elif command == "/new":
                 self.state.sessions.pop(str(chat), None)
                 self.save()
@@ -123,25 +119,28 @@ class Inbox:
         if session_id is None:
             # The chat's chosen agent (`/agent`), else the first telegram route for this chat or sender.
             chosen = self.state.agents.get(str(chat))
-            created = await self.sessions.create(
-                title=title_of(text) or "Telegram",
-                mode=self.state.modes.get(str(chat)),
-                agent=route(self.agents.routes, channel="telegram", chat=chat, user=sender, named=chosen),
-                origin="telegram",
+            agent = self.services.agent_routes.agent_for("telegram", chat=chat, user=sender, named=chosen)
+            created = await self.services.sessions.create(
+                options=SessionOptions(
+                    title=title_of(text) or "Telegram",
+                    mode=self.state.modes.get(str(chat)),
+                    agent=agent,
+                    origin="telegram",
+                )
             )
             session_id = created.session.id
         try:
-            workspace = Path((await self.sessions.store.get_session(session_id)).workspace)
+            workspace = Path((await self.services.sessions.get(session_id)).workspace)
             chat_input = await self._input(message, text, workspace)
             if started:  # remembered before the run starts, so its first events find the chat
                 self.state.sessions[str(chat)] = session_id
                 self.save()
-            await self.sessions.submit(session_id, chat_input)
+            await self.services.sessions.submit(session_id, chat_input)
         except Exception:
             if started:  # a refused first message leaves no empty session behind
                 self.state.sessions.pop(str(chat), None)
                 self.save()
-                await self.sessions.delete(session_id)
+                await self.services.sessions.delete(session_id)
             raise
 
     async def _input(self, message: Message, text: str, workspace: Path) -> ChatInput:
@@ -187,14 +186,14 @@ class Inbox:
     async def _mode(self, chat: int, name: str) -> None:
         session_id = await self._current(chat)
         if session_id is not None:
-            result = await self.sessions.submit(session_id, ChatInput(text=f"/mode {name}".strip()))
+            result = await self.services.sessions.submit(session_id, ChatInput(text=f"/mode {name}".strip()))
             await self.replies.say(chat, result.detail)
             return
         if not name:
-            modes = ", ".join(m.name for m in self.modes.list())
+            modes = ", ".join(m.name for m in self.services.modes.list())
             await self.replies.say(chat, f"Modes: {modes}. Choose one with /mode NAME.")
             return
-        self.modes.get(name)  # NotFound (a DomainError) names what exists
+        self.services.modes.get(name)  # NotFound (a DomainError) names what exists
         self.state.modes[str(chat)] = name
         self.save()
         await self.replies.say(chat, f"Your next session starts in {name} mode.")
@@ -202,10 +201,10 @@ class Inbox:
     async def _agent(self, chat: int, name: str) -> None:
         """`/agent NAME`: the chat's next session belongs to that agent (the current one ends here)."""
         if not name:
-            agents = ", ".join(a.id for a in self.agents.list())
+            agents = ", ".join(a.id for a in self.services.agents.list())
             await self.replies.say(chat, f"Agents: {agents}. Choose one with /agent NAME.")
             return
-        agent = self.agents.get(name)  # UnknownAgent (a DomainError) names the agents there are
+        agent = self.services.agents.get(name)  # UnknownAgent (a DomainError) names the agents there are
         self.state.agents[str(chat)] = agent.id
         self.state.sessions.pop(str(chat), None)
         self.save()
@@ -216,7 +215,7 @@ class Inbox:
         if session_id is None:
             await self.replies.say(chat, "Nothing is running here.")
             return
-        session = await self.sessions.stop(session_id)
+        session = await self.services.sessions.stop(session_id)
         await self.replies.say(chat, f"Stopped; the session is {session.status}.")
 
     async def _current(self, chat: int) -> str | None:
@@ -225,7 +224,7 @@ class Inbox:
         if session_id is None:
             return None
         try:
-            await self.sessions.store.get_session(session_id)
+            await self.services.sessions.get(session_id)
         except NotFound:
             self.state.sessions.pop(str(chat), None)
             self.save()
@@ -235,8 +234,8 @@ class Inbox:
     async def _workspace(self, chat: int) -> Path:
         session_id = await self._current(chat)
         if session_id is None:
-            return self.default_workspace
-        return Path((await self.sessions.store.get_session(session_id)).workspace)
+            return self.services.settings.resolved_workspace
+        return Path((await self.services.sessions.get(session_id)).workspace)
 
 
 class _FileRefused(BadRequest):

@@ -26,6 +26,8 @@ the store like any recovered run. A live host of another release keeps its runs.
 One session has at most one run placed at a time: the workflow's deduplication id is the session
 id, so a second `place` while a run is queued or going finds that run, which looks for new
 messages before it ends.
+
+See docs/architecture.md (the life of an approval).
 """
 
 from __future__ import annotations

@@ -14,6 +14,8 @@ Notices are handled in batches, on a task of the bridge's own, so the listening 
 waits on a store read: what was heard meanwhile is read session by session, side by side.
 After a reconnection (notices may have been lost meanwhile) every session this host delivered is
 caught up from the store.
+
+See docs/architecture.md (the life of an approval).
 """
 
 from __future__ import annotations

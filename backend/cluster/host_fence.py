@@ -9,6 +9,8 @@ A claim made just before the fence closed may still reach the event loop as a wo
 Each claim is stamped with the fence's epoch; when the lock is held again, the host hands its own
 pending workflows back to the queue and opens a new epoch, so a workflow stamped with an older
 one was handed back and must not run here (`may_start`).
+
+See docs/architecture.md (the life of an approval).
 """
 
 from __future__ import annotations

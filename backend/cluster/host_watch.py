@@ -15,6 +15,8 @@ them, so the watch waits on that connection's socket between its looks: a break 
 (`on_lost`, and `holds_lock` turns False), the host fences itself, and the watch claims the lock
 again, then says so (`on_regained`). A silent network partition is seen by TCP keepalives
 (about `KEEPALIVE_SECONDS`); the server keeps the lock until its own side notices, later still.
+
+See docs/architecture.md (the life of an approval).
 """
 
 from __future__ import annotations

@@ -43,3 +43,15 @@ class BadRequest(DomainError, ValueError):
 
 class Invalid(BadRequest):
     """What was sent does not validate against its grammar or schema (a malformed rule, settings)."""
+
+
+class ApprovalError(Exception):
+    """An answer that cannot be applied (the base of the two below)."""
+
+
+class ApprovalNotFound(ApprovalError, NotFound):
+    """No approval has that id."""
+
+
+class ApprovalClosed(ApprovalError, Conflict):
+    """The approval was already answered, expired or cancelled."""

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
+
+ServerType = Literal["stdio", "http", "sse"]
+"""How the host reaches an MCP server: a child process, or a remote one over HTTP."""
 
 TOOL_PREFIX = "mcp__"
 

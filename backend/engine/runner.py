@@ -22,12 +22,11 @@ from backend.domain.models import (
     ACTIVE_STATUSES,
     Approval,
     Attachment,
-    Decider,
     EngineName,
     Message,
     Session,
-    SessionOrigin,
 )
+from backend.domain.session_options import SessionOptions
 from backend.domain.tools import ToolInfo
 from backend.engine.events import EventBus
 from backend.engine.base import Engine, LiteLlmEngine
@@ -110,34 +109,20 @@ class SessionRunner(SessionRows):
 
     # lifecycle
 
-    async def create(
-        self,
-        *,
-        prompt: str | None = None,
-        title: str | None = None,
-        mode: str | None = None,
-        model: str | None = None,
-        engine: EngineName | None = None,
-        workspace: str | Path | None = None,
-        agent: str | None = None,
-        parent_id: str | None = None,
-        origin: SessionOrigin = "user",
-        schedule_id: str | None = None,
-        workflow_run_id: str | None = None,
-        instructions: str = "",
-        sdk_session_id: str | None = None,
-        created_by: Decider | None = None,
-    ) -> Session:
-        """Persist a new session; with a prompt it starts working at once.
+    async def create(self, *, options: SessionOptions | None = None, prompt: str | None = None) -> Session:
+        """Persist a new session made with `options`; with a prompt it starts working at once.
 
-        `sdk_session_id` (claude-sdk): the parent's SDK session, which the child's first run forks.
+        The runner takes the options as given (SessionService derives a child's from its parent's
+        and copies a fork's history; `fork` is not read here).
 
         An unknown mode is refused (UnknownMode). Without a workspace, a mode's `default_folder`
         (relative to the default workspace) is used, and created. The session belongs to `agent`
         (main if None; UnknownAgent if no such agent): its workspace, model and mode are the defaults.
         """
-        owner = self.agent(agent)
-        mode = mode or (owner.mode if owner else None) or "agent"
+        options = options or SessionOptions()
+        workspace = options.workspace
+        owner = self.agent(options.agent)
+        mode = options.mode or (owner.mode if owner else None) or "agent"
         default_workspace = owner.workspace if owner else self.default_workspace
         try:
             chosen = self.modes.get(mode)
@@ -157,19 +142,19 @@ class SessionRunner(SessionRows):
             raise BadRequest(f"workspace {root} is not a directory")
         session = Session(
             id=uuid.uuid4().hex,
-            title=title or (prompt or "New session").strip().splitlines()[0][:80],
+            title=options.title or (prompt or "New session").strip().splitlines()[0][:80],
             mode=mode,
-            model=model or (owner.model if owner else None) or self.default_model,
-            engine=engine or self.default_engine,
-            sdk_session_id=sdk_session_id,
+            model=options.model or (owner.model if owner else None) or self.default_model,
+            engine=options.engine or self.default_engine,
+            sdk_session_id=options.sdk_session_id,
             workspace=str(root),
-            agent_id=owner.id if owner else (agent or "main"),
-            parent_id=parent_id,
-            origin=origin,
-            schedule_id=schedule_id,
-            workflow_run_id=workflow_run_id,
-            instructions=instructions,
-            created_by=created_by,
+            agent_id=owner.id if owner else (options.agent or "main"),
+            parent_id=options.parent_id,
+            origin=options.origin or "user",
+            schedule_id=options.schedule_id,
+            workflow_run_id=options.workflow_run_id,
+            instructions=options.instructions,
+            created_by=options.created_by,
         )
         await self.store.create_session(session)
         await self.bus.publish(session.id, "session.created", session.model_dump(mode="json"))

@@ -4,6 +4,8 @@ wait, a run's outcome, usage and spend, session rules, found tools, a person's e
 Every write decides on the row as stored, in one store transaction (`Store.change_session`), under
 a per-session lock here so that events go out in the order of the writes. The runner extends this
 class; its callers (the app, the gate's SessionSink, the engines) reach these through it.
+
+See docs/architecture.md (the life of an approval).
 """
 
 from __future__ import annotations

@@ -4,6 +4,8 @@ Both engines settle them here, the same way: a call that was running is reported
 as interrupted and never re-run; any other is passed to the gate again as `resumed`, so an
 approval still pending is asked again under its old id, one answered meanwhile stands, and one
 the rules now decide by themselves is closed with their verdict.
+
+See docs/architecture.md (the life of an approval).
 """
 
 from __future__ import annotations

@@ -10,7 +10,6 @@ carries on HTTP (`MCP-Protocol-Version`, and for 2026-07-28 requests `Mcp-Method
 from __future__ import annotations
 
 import logging
-import sys
 from typing import Any
 
 import anyio
@@ -140,7 +139,3 @@ async def bridge(host_url: str, token: str) -> None:
         async with anyio.create_task_group() as tg:
             tg.start_soon(host_to_client)
             await client_to_host()
-
-
-def print_error(message: str) -> None:
-    print(f"overseer mcp: {message}", file=sys.stderr)

@@ -28,10 +28,9 @@ from pydantic import BaseModel, Field, ValidationError
 
 from backend.app.approvals import ApprovalService
 from backend.auth import Principal
-from backend.domain.errors import DomainError
+from backend.domain.errors import ApprovalError, DomainError
 from backend.domain.models import Approval, Decision
-from backend.approvals.broker import ApprovalError
-from backend.approvals.sampling_desk import prompt_text as sampling_prompt_text
+from backend.domain.sampling import prompt_text as sampling_prompt_text
 
 log = logging.getLogger(__name__)
 

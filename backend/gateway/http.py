@@ -20,8 +20,8 @@ from mcp.server.transport_security import TransportSecuritySettings
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from backend.app.services import AppServices
 from backend.auth import Authenticator, is_loopback
-from backend.app.host import Host
 from backend.gateway.callers import access_token_for, http_caller
 from backend.gateway.server import Gateway, build_server
 
@@ -57,9 +57,9 @@ class GatewayHttp:
     """The ASGI app served at `/mcp`: authenticate, then the SDK's streamable HTTP transport."""
 
     def __init__(
-        self, host: Host, auth: Authenticator, *, bind_host: str, expose_tools: bool = False
+        self, services: AppServices, auth: Authenticator, *, bind_host: str, expose_tools: bool = False
     ) -> None:
-        self.gateway = Gateway(host, caller=http_caller, expose_tools=expose_tools)
+        self.gateway = Gateway(services, caller=http_caller, expose_tools=expose_tools)
         self.auth = auth
         self.server = build_server(self.gateway)
         # DNS-rebinding protection where it can be exact: a loopback bind knows its host names.

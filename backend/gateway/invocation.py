@@ -11,17 +11,17 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from typing import Protocol
 
 import anyio
 import mcp_types as wire
 from mcp.server.mcpserver.exceptions import ToolError
 
-from backend.app.host import Host
+from backend.app.services import AppServices
+from backend.domain.errors import NotFound
 from backend.domain.models import Approval, EngineName, Event, Session
-from backend.engine.events import Subscription
+from backend.domain.session_options import SessionOptions
 from backend.gateway.elicitation import ASKED_KINDS, PushAsker
-from backend.routing import route
-from backend.store.base import NotFound
 
 log = logging.getLogger(__name__)
 
@@ -34,6 +34,14 @@ what it waits for), and HTTP streams are not dropped as idle."""
 Reporter = Callable[[float, str], Awaitable[None]]
 
 
+class EventFeed(Protocol):
+    """The events a call follows (a subscription to the app's event bus)."""
+
+    async def get(self, timeout: float | None = None) -> Event:
+        """The next event, waiting at most `timeout` seconds (TimeoutError); EOFError once cut off."""
+        ...
+
+
 @dataclass(kw_only=True)
 class Outcome:
     """How following ended: the run's end (`session`), or approvals the client must be asked about."""
@@ -43,7 +51,7 @@ class Outcome:
 
 
 async def start_invocation(
-    host: Host,
+    services: AppServices,
     *,
     prompt: str,
     mode: str | None,
@@ -60,25 +68,27 @@ async def start_invocation(
     A refusal (still running, another engine, an unknown mode) is a DomainError, which the
     server turns into the tool's error result.
     """
-    if session_id:
-        try:
-            return await host.sessions.follow_up(session_id, prompt, mode=mode, engine=engine)
-        except NotFound:
-            raise ToolError(f"no session {session_id!r}; list_sessions shows the ones there are") from None
     if agent and session_id:
         raise ToolError("a continued session keeps its agent: give session_id or agent, not both")
-    return await host.sessions.start(
+    if session_id:
+        try:
+            return await services.sessions.follow_up(session_id, prompt, mode=mode, engine=engine)
+        except NotFound:
+            raise ToolError(f"no session {session_id!r}; list_sessions shows the ones there are") from None
+    return await services.sessions.start(
         prompt=prompt,
-        mode=mode,
-        engine=engine,
-        origin="mcp",
-        agent=route(host.agents.routes, channel="gateway", user=caller, named=agent),
+        options=SessionOptions(
+            mode=mode,
+            engine=engine,
+            origin="mcp",
+            agent=services.agent_routes.agent_for("gateway", user=caller, named=agent),
+        ),
     )
 
 
-async def final_result(host: Host, session: Session) -> wire.CallToolResult:
+async def final_result(services: AppServices, session: Session) -> wire.CallToolResult:
     """The run's end for the client: the final answer (or why it ended) and the session's numbers."""
-    text = await _answer_of(host, session)
+    text = await _answer_of(services, session)
     return wire.CallToolResult(
         content=[wire.TextContent(type="text", text=text)],
         # The answer is in here too: some clients (Claude Code) show their model only this part.
@@ -93,17 +103,17 @@ async def final_result(host: Host, session: Session) -> wire.CallToolResult:
     )
 
 
-async def _answer_of(host: Host, session: Session) -> str:
+async def _answer_of(services: AppServices, session: Session) -> str:
     if session.status != "completed":
         return session.error or f"The session ended {session.status}."
-    return await host.sessions.last_answer(session.id) or "(the agent finished without a text answer)"
+    return await services.sessions.last_answer(session.id) or "(the agent finished without a text answer)"
 
 
 class Watch:
     """Follows one root session and the sessions nested under it."""
 
-    def __init__(self, host: Host, root_id: str, *, report: Reporter, step: int = 0) -> None:
-        self.host = host
+    def __init__(self, services: AppServices, root_id: str, *, report: Reporter, step: int = 0) -> None:
+        self.services = services
         self.root_id = root_id
         self.family: set[str] = {root_id}
         self.step = step
@@ -111,11 +121,13 @@ class Watch:
 
     async def load_family(self) -> None:
         """Sub-agents already stored (a continued round): descendants of the root."""
-        self.family |= await self.host.sessions.family(self.root_id)
+        self.family |= await self.services.sessions.family(self.root_id)
 
     async def pending_tool_approvals(self) -> list[Approval]:
         return [
-            a for a in await self.host.broker.pending() if a.session_id in self.family and a.kind in ASKED_KINDS
+            a
+            for a in await self.services.approvals.pending()
+            if a.session_id in self.family and a.kind in ASKED_KINDS
         ]
 
     async def note(self, message: str) -> None:
@@ -127,7 +139,7 @@ class Watch:
             log.debug("progress not delivered: %s", exc)
 
     async def follow(
-        self, sub: Subscription, *, asked: set[str], push: PushAsker | None = None, pause: bool = False
+        self, sub: EventFeed, *, asked: set[str], push: PushAsker | None = None, pause: bool = False
     ) -> Outcome:
         """Follow until the run ends, asking the client about each new tool approval.
 
@@ -141,7 +153,7 @@ class Watch:
         async with anyio.create_task_group() as tg:
 
             async def wait_for_end() -> None:
-                outcome.session = await self.host.runner.wait(self.root_id, timeout=RUN_TIMEOUT)
+                outcome.session = await self.services.sessions.wait(self.root_id, timeout=RUN_TIMEOUT)
                 tg.cancel_scope.cancel()
 
             async def ask(approval: Approval, asker: PushAsker) -> None:

@@ -22,9 +22,9 @@ from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import BaseModel, Field, ValidationError
 
-from backend.domain.errors import DomainError
+from backend.app.services import AppServices
+from backend.domain.errors import ApprovalNotFound, DomainError, NotFound
 from backend.domain.models import Decision, EngineName, SessionStatus
-from backend.app.host import Host
 from backend.gateway.callers import CallerOf, local_caller, require
 from backend.gateway.elicitation import (
     PushAsker,
@@ -43,8 +43,6 @@ from backend.gateway.views import (
     SessionList,
     SessionView,
 )
-from backend.approvals.broker import ApprovalNotFound
-from backend.store.base import NotFound
 
 log = logging.getLogger(__name__)
 
@@ -77,10 +75,12 @@ class RoundState(BaseModel):
 class Gateway:
     """The host as MCP clients see it; one per process, shared by every connection."""
 
-    def __init__(self, host: Host, *, caller: CallerOf = local_caller, expose_tools: bool = False) -> None:
-        self.host = host
+    def __init__(
+        self, services: AppServices, *, caller: CallerOf = local_caller, expose_tools: bool = False
+    ) -> None:
+        self.services = services
         self.caller = caller
-        self.exposed = ExposedTools(host) if expose_tools else None
+        self.exposed = ExposedTools(services.direct_tools) if expose_tools else None
         self.closing = False
         """Set when the server shuts down: cancelled calls then leave their sessions running,
         to be recovered, instead of stopping them as a client cancellation does."""
@@ -135,7 +135,7 @@ def build_server(gateway: Gateway) -> GatewayServer:
     server = GatewayServer(
         gateway, name="overseer", title="Overseer", instructions=INSTRUCTIONS, version="0.1.0"
     )
-    host = gateway.host
+    services = gateway.services
 
     @server.tool(name="invoke_agent", annotations=RUNS_AN_AGENT)
     async def invoke_agent(
@@ -164,12 +164,12 @@ def build_server(gateway: Gateway) -> GatewayServer:
         caller = require(gateway.caller, ctx, "approver")
         modern = ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
         state = _round_state(ctx.request_state) if modern else None
-        sub = host.bus.subscribe(None)  # before starting: no event of the run can be missed
+        sub = services.events.subscribe(None)  # before starting: no event of the run can be missed
         root_id: str | None = state.session_id if state else None
         try:
             if state is None:
                 session = await start_invocation(
-                    host,
+                    services,
                     prompt=prompt,
                     mode=mode,
                     session_id=session_id,
@@ -181,7 +181,7 @@ def build_server(gateway: Gateway) -> GatewayServer:
                 asked: set[str] = set()
             else:
                 try:
-                    await host.store.get_session(state.session_id)
+                    await services.sessions.get(state.session_id)
                 except NotFound:
                     raise ToolError(f"session {state.session_id} is gone; call invoke_agent again") from None
                 asked = set(state.asked)
@@ -189,23 +189,23 @@ def build_server(gateway: Gateway) -> GatewayServer:
                     if key not in asked:
                         continue
                     try:
-                        kind = (await host.store.get_approval(key)).kind
-                    except NotFound:
+                        kind = (await services.approvals.get(key)).kind
+                    except ApprovalNotFound:
                         continue
                     decision = decision_from_response(response, kind=kind)
                     if decision is not None:
-                        await answer_first(host.approvals, key, decision, caller)
+                        await answer_first(services.approvals, key, decision, caller)
 
             async def report(step: float, message: str) -> None:
                 await ctx.report_progress(step, None, message)
 
-            watch = Watch(host, root_id, report=report, step=state.step if state else 0)
+            watch = Watch(services, root_id, report=report, step=state.step if state else 0)
             await watch.load_family()
             elicits = client_elicits(ctx)
             if modern:
                 outcome = await watch.follow(sub, asked=asked, pause=elicits)
             else:
-                push = PushAsker(ctx, host.approvals, caller) if elicits and ctx.session.can_send_request else None
+                push = PushAsker(ctx, services.approvals, caller) if elicits and ctx.session.can_send_request else None
                 outcome = await watch.follow(sub, asked=asked, push=push)
             if outcome.ask:
                 again = RoundState(session_id=root_id, asked=sorted(asked), step=watch.step)
@@ -214,15 +214,15 @@ def build_server(gateway: Gateway) -> GatewayServer:
                     request_state=again.model_dump_json(),
                 )
             assert outcome.session is not None
-            return await final_result(host, outcome.session)
+            return await final_result(services, outcome.session)
         except anyio.get_cancelled_exc_class():
-            if root_id is not None and not gateway.closing and not host.closing:
+            if root_id is not None and not gateway.closing and not services.lifecycle.closing:
                 # The client cancelled: nobody waits for this run any more.
                 with anyio.CancelScope(shield=True):
-                    await host.sessions.stop(root_id, timeout=STOP_TIMEOUT)
+                    await services.sessions.stop(root_id, timeout=STOP_TIMEOUT)
             raise
         finally:
-            host.bus.unsubscribe(sub)
+            services.events.unsubscribe(sub)
 
     @server.tool(name="list_sessions", annotations=READ_ONLY)
     async def list_sessions(
@@ -232,7 +232,7 @@ def build_server(gateway: Gateway) -> GatewayServer:
     ) -> SessionList:
         """List Overseer sessions, newest first."""
         require(gateway.caller, ctx, "viewer")
-        found = await host.store.list_sessions(statuses=[status] if status else None, limit=limit)
+        found = await services.sessions.find(statuses=[status] if status else None, limit=limit)
         return SessionList(sessions=[SessionView.of(s) for s in found])
 
     @server.tool(name="get_session", annotations=READ_ONLY)
@@ -246,21 +246,21 @@ def build_server(gateway: Gateway) -> GatewayServer:
         """One session: its status and usage, its last messages and its pending approvals."""
         require(gateway.caller, ctx, "viewer")
         try:
-            session = await host.store.get_session(id)
+            session = await services.sessions.get(id)
         except NotFound:
             raise ToolError(f"no session {id!r}") from None
-        messages = await host.store.list_messages(id)
+        messages = await services.sessions.messages(id)
         return SessionDetail(
             session=SessionView.of(session),
             messages=[MessageView.of(m) for m in messages[-last_n:]],
-            pending_approvals=[ApprovalView.of(a) for a in await host.broker.pending(session_id=id)],
+            pending_approvals=[ApprovalView.of(a) for a in await services.approvals.pending(session_id=id)],
         )
 
     @server.tool(name="list_pending_approvals", annotations=READ_ONLY)
     async def list_pending_approvals(ctx: Context) -> ApprovalList:
         """Approvals waiting for an answer, in every session, oldest first."""
         require(gateway.caller, ctx, "viewer")
-        return ApprovalList(approvals=[ApprovalView.of(a) for a in await host.broker.pending()])
+        return ApprovalList(approvals=[ApprovalView.of(a) for a in await services.approvals.pending()])
 
     @server.tool(name="answer_approval", annotations=ANSWERS)
     async def answer_approval(
@@ -282,7 +282,7 @@ def build_server(gateway: Gateway) -> GatewayServer:
         caller = require(gateway.caller, ctx, "approver")
         try:
             answer = Decision(kind=decision, message=message, updated_arguments=updated_arguments)
-            closed = await host.approvals.answer(id, answer, by=caller, via="mcp")
+            closed = await services.approvals.answer(id, answer, by=caller, via="mcp")
         except ApprovalNotFound:
             raise ToolError(f"no approval {id!r}; list_pending_approvals shows the open ones") from None
         return ApprovalView.of(closed)

@@ -12,6 +12,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
 
+from backend.domain.tools import ServerType
 from backend.sandbox.servers import ServerSandbox
 
 MANAGED_ENV_VAR = "OVERSEER_MANAGED"
@@ -22,7 +23,6 @@ MANAGED_ENV_VAR = "OVERSEER_MANAGED"
 _SERVER_NAME = re.compile(r"^[A-Za-z0-9_-]{1,40}$")
 
 
-ServerType = Literal["stdio", "http", "sse"]
 """How the host reaches a server: a process of its own, Streamable HTTP, or the older HTTP+SSE."""
 
 _STDIO_ONLY = ("command", "args", "env", "cwd")

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 import anyio
+from mcp.client._transport import TransportStreams
 from mcp import Client
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
@@ -14,12 +18,33 @@ from backend.mcp.remote import RemoteTransport
 from backend.mcp.transport import StdioProcessTransport
 
 
+class ServerTransport(AbstractAsyncContextManager[TransportStreams], Protocol):
+    """What the pool needs of one start's transport, beyond the streams it yields when entered."""
+
+    lost: anyio.Event
+    """Set when the server is gone (its process died, the connection dropped)."""
+    pid: int | None
+    returncode: int | None
+
+    def kill(self) -> None:
+        """End a server that stopped answering now; `lost` is set once it is gone."""
+
+    def start_failure(self, exc: Exception) -> str:
+        """Why the server did not start, from what ended the start."""
+
+
+TransportFactory = Callable[..., StdioProcessTransport | RemoteTransport | ServerTransport]
+"""`factory(config, log, *, name, oauth)`: the transport of one start of the server `name`.
+The pool's default is `open_transport` (a process of its own, or HTTP); the test harness
+injects one that runs Overseer's own servers in memory (backend/testing/in_process.py)."""
+
+
 @dataclass(kw_only=True)
 class Connection:
     """One live server process and what it offered when it started."""
 
     client: Client
-    transport: StdioProcessTransport | RemoteTransport
+    transport: StdioProcessTransport | RemoteTransport | ServerTransport
     tools: dict[str, ToolInfo]
     timeouts: int = 0
     """Calls that timed out since this process last answered one."""

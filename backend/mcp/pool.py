@@ -1,8 +1,10 @@
 """McpPool: one shared stdio process per configured MCP server, multiplexing every session's calls.
 
-A session must not cost a process tree (DESIGN.md, "MCP servers are shared"): each server is
-started once, in the background and in parallel, and every session's calls go over its one
-connection, with the session's workspace and id in the request's `_meta`.
+A session must not cost a process tree: each server is started once, in the background and in
+parallel, and every session's calls go over its one connection, with the session's workspace and
+id in the request's `_meta`.
+
+See docs/architecture.md (the map).
 """
 
 from __future__ import annotations
@@ -23,9 +25,11 @@ from mcp_types import RequestParamsMeta
 
 from backend.domain.tools import ToolInfo, ToolResult, split_tool_name
 from backend.mcp.config import McpServerConfig, check_server_name
+from backend.mcp.connection import TransportFactory
 from backend.mcp.elicitation import CallInFlight, ElicitationRouter
 from backend.mcp.errors import McpPoolError, ToolNotFound
 from backend.mcp.oauth_store import OAuthVault
+from backend.mcp.remote import open_transport
 from backend.mcp.results import DEFAULT_SPILL_LIMIT, cap_result, to_tool_result
 from backend.mcp.server import HANG_AFTER, ServerRunner, ServerState, ServerStatus
 from backend.mcp.server_calls import ProgressCallback
@@ -68,11 +72,13 @@ class McpPool:
         hang_after: int = HANG_AFTER,
         on_tools_changed: Callable[[str], None] | None = None,
         oauth_dir: Path | None = None,
+        transport_factory: TransportFactory = open_transport,
     ) -> None:
         """`oauth_dir`: where remote servers' sign-ins are kept (default: `oauth` next to `log_dir`,
         i.e. in the data dir, where `overseer mcp login` writes them). `hang_after`: calls in a row that time out before their server is deemed hung and restarted.
         `on_tools_changed(server)`: called when a running server's tools changed (the catalog,
-        `tools()`, already has them, so the next turn offers them)."""
+        `tools()`, already has them, so the next turn offers them). `transport_factory`: each start's
+        transport (default `open_transport`; the test harness runs built-in servers in memory)."""
         for name in servers:
             try:
                 check_server_name(name)
@@ -82,6 +88,7 @@ class McpPool:
         self._spill_limit = spill_limit
         self._hang_after = hang_after
         self._on_tools_changed = on_tools_changed
+        self._transport_factory = transport_factory
         self._watchers: list[Callable[[str], None]] = []
         self.oauth = OAuthVault(oauth_dir or log_dir.parent / "oauth")
         """Remote servers' OAuth sign-ins (tokens, registrations), encrypted at rest."""
@@ -106,6 +113,7 @@ class McpPool:
             elicitation_callback=self.elicitations.callback_for(name),
             sampling_callback=self.elicitations.sampling_callback_for(name),
             oauth=self.oauth,
+            transport_factory=self._transport_factory,
         )
         runner.on_state_changed = self._notify
         return runner

@@ -25,7 +25,7 @@ from mcp.client.session import ClientRequestContext, ElicitationFnT, SamplingFnT
 
 from backend.domain.tools import ToolInfo
 from backend.mcp.catalog import list_tools
-from backend.mcp.connection import Connection
+from backend.mcp.connection import Connection, TransportFactory
 from backend.mcp.config import McpServerConfig
 from backend.mcp.oauth_store import OAuthVault
 from backend.mcp.remote import (
@@ -100,12 +100,15 @@ class ServerRunner(ServerCalls):
         elicitation_callback: ElicitationFnT | None = None,
         sampling_callback: SamplingFnT | None = None,
         oauth: OAuthVault | None = None,
+        transport_factory: TransportFactory = open_transport,
     ) -> None:
         """`on_tools_changed(name)` is called once a running server's new tool list is in `tools`;
         `elicitation_callback` answers the server's `elicitation/create` and `sampling_callback` its
         `sampling/createMessage` (without one, the SDK refuses the request and no capability is declared).
-        `oauth` keeps remote servers' sign-ins (backend/mcp/oauth_client.py)."""
+        `oauth` keeps remote servers' sign-ins (backend/mcp/oauth_client.py). `transport_factory`
+        gives each start its transport (default: a process of its own, or HTTP)."""
         self.oauth = oauth
+        self.transport_factory = transport_factory
         self.needs_sign_in = False
         self.name = name
         self.on_tools_changed = on_tools_changed
@@ -288,7 +291,7 @@ class ServerRunner(ServerCalls):
         with open(self.log_path, "ab", buffering=0, opener=private_opener) as log:  # noqa: ASYNC230
             log_start = log.tell()
             try:
-                transport = open_transport(self.config, log, name=self.name, oauth=self.oauth)
+                transport = self.transport_factory(self.config, log, name=self.name, oauth=self.oauth)
             except ValueError as exc:  # a header's variable is gone from the environment
                 raise _StartFailed(f"MCP server {self.name!r} cannot connect: {exc}") from None
             except SandboxUnavailable as exc:  # it asked for a sandbox none can give: it does not run

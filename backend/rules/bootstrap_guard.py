@@ -37,7 +37,7 @@ from backend.paths import BOOTSTRAP_FILES, HEARTBEAT_FILE, WORKSPACE_SKILLS_DIR
 from backend.rules.bootstrap_writes import written_files
 from backend.rules.narrow import narrow_rules_for
 from backend.rules.policy_engine import Evaluation, ToolCallView
-from mcp_servers.memory.files import MEMORY_DIR, MEMORY_FILE
+from shared.memory_files import MEMORY_DIR, MEMORY_FILE
 
 MCP_JSON = ".mcp.json"
 """Claude Code's project servers file, read by the claude-sdk engine with `project` settings."""

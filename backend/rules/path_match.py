@@ -9,7 +9,7 @@ from typing import Literal
 
 import pathspec
 
-from mcp_servers._shared.home import TildeError, expand_home
+from shared.home import TildeError, expand_home
 
 Anchor = Literal["absolute", "home", "workspace", "anywhere"]
 

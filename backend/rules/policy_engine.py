@@ -233,6 +233,16 @@ class PolicyEngine:
         entry = _resolve(name, _entries(mode_policies or {}, "mode")) or self._own_entry(name)
         return None if entry is None else entry.policy
 
+    def effective_policy(self, name: str, annotations: ToolAnnotations | None) -> Policy:
+        """What a call of the tool that no rule matches gets (the last steps of `evaluate`)."""
+        chosen = self.policy_for(name)
+        if chosen is not None:
+            return chosen
+        server = (split_tool_name(name) or ("", ""))[0]
+        if self.read_only_auto_allow and server in self.trusted_servers and _annotated_read_only(annotations):
+            return "always_allow"
+        return "ask"
+
     def _own_entry(self, name: str) -> _PolicyEntry | None:
         try:
             return self._resolved[name]

@@ -21,7 +21,7 @@ from backend.rules.shell_wrappers import (
     strip_git_globals,
     strip_wrapper,
 )
-from mcp_servers._shared.home import TildeError, expand_home
+from shared.home import TildeError, expand_home
 
 MAX_ALLOW_LENGTH = 10_000
 """Longer commands are never approved by an allow rule."""

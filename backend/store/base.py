@@ -20,7 +20,7 @@ from backend.domain.models import (
 )
 from backend.domain.schedules import Schedule
 from backend.domain.workflows import WorkflowRun
-from backend.store.queries import AuditQuery
+from backend.domain.audit import AuditQuery
 
 # NotFound lives in backend.domain.errors; re-exported.
 __all__ = ["NotFound", "SchemaTooNew", "SessionDecision", "Store", "Written", "apply_decision", "check_schema"]

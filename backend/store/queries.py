@@ -8,11 +8,9 @@ search text is matched literally: `%`, `_` and `\\` are escaped, never wildcards
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
-from datetime import datetime
-from typing import Any, Literal
+from typing import Any
 
-from backend.domain.models import DecidedBy
+from backend.domain.audit import AuditQuery
 from backend.store.dialect import Dialect
 
 LIKE_ESCAPE = "\\"
@@ -40,22 +38,6 @@ def one_of(column: str, values: Iterable[str], d: Dialect) -> tuple[str, list[An
     if not wanted:
         return "FALSE", []  # `IN ()` is an error in Postgres
     return f"{column} IN ({', '.join([d.mark] * len(wanted))})", wanted
-
-
-@dataclass(kw_only=True, frozen=True)
-class AuditQuery:
-    """Which audit rows to list; every field left None matches all."""
-
-    session_id: str | None = None
-    tool: str | None = None
-    """A tool's full name (`mcp__shell__exec`), or a server's prefix (`mcp__shell`) for all its tools."""
-    decision: Literal["allow", "deny"] | None = None
-    decided_by: DecidedBy | None = None
-    who: str | None = None
-    """The decider's name: a person, an API key, or `overseer` for rules, policies and timeouts."""
-    since: datetime | None = None
-    until: datetime | None = None
-    """Rows created at or after `since` and before `until`."""
 
 
 def audit_where(query: AuditQuery, d: Dialect) -> tuple[str, list[Any]]:

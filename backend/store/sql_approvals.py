@@ -11,7 +11,8 @@ from dataclasses import replace
 
 from backend.domain.models import Approval, ApprovalStatus, AuditEntry, Event, ToolCallRecord
 from backend.store.base import NotFound, Written
-from backend.store.queries import AuditQuery, audit_where, one_of, where
+from backend.domain.audit import AuditQuery
+from backend.store.queries import audit_where, one_of, where
 from backend.store.sql_seam import SqlSeam, Statement
 
 

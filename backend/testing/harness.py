@@ -1,7 +1,9 @@
 """A Host wired to the scripted model server, for tests and benchmarks.
 
 Everything is real except the model: the store, the event bus, the gate, the MCP pool and its
-stdio servers. The model is reached over HTTP through LiteLLM, as a real provider would be.
+servers. The model is reached over HTTP through LiteLLM, as a real provider would be. The file,
+memory, cron and invoke_agent servers run in memory (backend/testing/in_process.py) unless a test
+asks for processes (`in_process=False`): a stdio start costs an interpreter.
 """
 
 from __future__ import annotations
@@ -16,10 +18,13 @@ from typing import Any
 from backend.auth import Principal
 from backend.config import Settings
 from backend.domain.models import Approval, Decision, Session
+from backend.domain.session_options import SessionOptions
 from backend.engine.events import Subscription
 from backend.app.host import Host
 from backend.mcp.config import BUILTIN_SERVERS, McpServerConfig
 from backend.mcp.pool import McpPool
+from backend.mcp.remote import open_transport
+from backend.testing.in_process import in_process_transport
 from backend.testing.model_server import ScriptedModelServer
 from backend.testing.script import Script
 
@@ -36,13 +41,16 @@ class Harness:
     workspace: Path
     events: Subscription
 
-    async def run(self, prompt: str, *, timeout: float = 30, **session_args: Any) -> Session:
-        """Start a session and wait (bounded) for it to end."""
-        session = await self.host.runner.create(prompt=prompt, **session_args)
+    async def run(
+        self, prompt: str, options: SessionOptions | None = None, *, timeout: float = 30
+    ) -> Session:
+        """Start a session made with `options` and wait (bounded) for it to end."""
+        session = await self.host.runner.create(options=options, prompt=prompt)
         return await self.host.runner.wait(session.id, timeout=timeout)
 
-    async def start(self, prompt: str, **session_args: Any) -> Session:
-        return await self.host.runner.create(prompt=prompt, **session_args)
+    async def start(self, prompt: str, options: SessionOptions | None = None) -> Session:
+        """Start a session made with `options`; do not wait."""
+        return await self.host.runner.create(options=options, prompt=prompt)
 
     async def next_event(self, type_: str, *, timeout: float = 15) -> Any:
         """The next event of that type (any session), waiting at most `timeout` seconds."""
@@ -62,8 +70,8 @@ class Harness:
 def only_servers(*names: str) -> dict[str, McpServerConfig]:
     """`mcp_servers` entries that switch off every built-in server but `names`.
 
-    Each built-in server is a process that imports the MCP SDK (about two seconds of CPU); a test
-    that drives a whole host starts only the servers its script calls.
+    Each built-in server that runs as a process imports the MCP SDK (about two seconds of CPU); a
+    test that drives a whole host starts only the servers its script calls.
     """
     return {name: McpServerConfig(command="off", disabled=True) for name in BUILTIN_SERVERS if name not in names}
 
@@ -97,15 +105,17 @@ async def scripted_host(
     *,
     pool: McpPool | None = None,
     for_model: Callable[[ScriptedModelServer], dict[str, Any]] | None = None,
+    in_process: bool = True,
     **overrides: Any,
 ) -> AsyncIterator[Harness]:
     """A started Host whose model is a ScriptedModelServer running `script`.
 
     `for_model(server)` gives settings that depend on the server (its Anthropic URL, ...).
+    `in_process=False`: the host's own pool starts every server as a process, as in production.
     """
     with ScriptedModelServer(script) as model:
         settings = scripted_settings(root, model, **overrides, **(for_model(model) if for_model else {}))
-        host = Host(settings, pool=pool)
+        host = Host(settings, pool=pool, transport_factory=in_process_transport if in_process else open_transport)
         await host.start()
         events = host.bus.subscribe(None)
         try:

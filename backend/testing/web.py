@@ -1,7 +1,8 @@
 """The real web server (API, WebSocket, dashboard, engine) on a free port, for browser tests.
 
 Uvicorn serves the app on its own event loop in a thread; `WebHarness.call` runs a coroutine on
-that loop, so a test can look into the store while the server keeps running.
+that loop, so a test can look into the store while the server keeps running. Its file, shell,
+memory, cron and invoke_agent servers run in memory (backend/testing/in_process.py).
 """
 
 from __future__ import annotations
@@ -18,10 +19,12 @@ from typing import Any, TypeVar
 
 import uvicorn
 
-from backend.api.app import create_app
+from backend.api.app import build_authenticator, create_app
 from backend.api.server import OverseerServer
 from backend.app.host import Host
+from backend.mcp.config import HostApi
 from backend.testing.harness import scripted_settings
+from backend.testing.in_process import in_process_transport
 from backend.testing.model_server import ScriptedModelServer
 from backend.testing.script import Script
 
@@ -71,7 +74,10 @@ def serve_scripted(root: Path, script: Script | None = None, **overrides: Any) -
         sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
-        app = create_app(settings, url=f"http://127.0.0.1:{port}")
+        url = f"http://127.0.0.1:{port}"
+        host_api = HostApi(url=url, token=build_authenticator(settings).token)
+        host = Host(settings, host_api=host_api, transport_factory=in_process_transport)
+        app = create_app(settings, host=host, url=url)
         server = _Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
         thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
         thread.start()

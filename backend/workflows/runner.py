@@ -16,6 +16,7 @@ from typing import Any
 
 from backend.domain.errors import BadRequest, NotFound
 from backend.domain.models import ACTIVE_STATUSES, EventType, Session, utcnow
+from backend.domain.session_options import SessionOptions
 from backend.engine.events import EventBus
 from backend.paths import existing_directory
 from backend.engine.runner import SessionRunner
@@ -94,6 +95,14 @@ class WorkflowRunner:
             raise
         self._drive(run.id)
         return await self.store.get_workflow_run(run.id)
+
+    async def runs(self, *, workflow: str | None = None, limit: int = 100) -> list[WorkflowRun]:
+        """Runs newest first, optionally of one workflow."""
+        return await self.store.list_workflow_runs(workflow=workflow, limit=limit)
+
+    async def run(self, run_id: str) -> WorkflowRun:
+        """One run, as stored (NotFound for no such run)."""
+        return await self.store.get_workflow_run(run_id)
 
     async def stop(self, run_id: str) -> WorkflowRun:
         """Stop a run: its step's session is stopped, its pending gate withdrawn; it ends `stopped`."""
@@ -212,11 +221,13 @@ class WorkflowRunner:
             try:
                 session = await self.runner.create(
                     prompt=prompt,
-                    title=f"{run.workflow} · step {i + 1}/{len(run.steps)} ({step.mode})",
-                    mode=step.mode,
-                    workspace=run.workspace,
-                    origin="workflow",
-                    workflow_run_id=run.id,
+                    options=SessionOptions(
+                        title=f"{run.workflow} · step {i + 1}/{len(run.steps)} ({step.mode})",
+                        mode=step.mode,
+                        workspace=run.workspace,
+                        origin="workflow",
+                        workflow_run_id=run.id,
+                    ),
                 )
             except (ValueError, NotFound) as exc:
                 detail = f"Step {i + 1} could not start: {exc}"

@@ -54,19 +54,6 @@ class Anchored:
 
 
 @contextlib.contextmanager
-def opened_dir(target: Anchored, *, create: bool = False) -> Iterator[int]:
-    """A descriptor of the folder `target`, reached without following a symlink.
-
-    With `create`, missing folders on the way are made (as `mkdir -p` would).
-    """
-    fd = _walk(target, target.parts, create=create)
-    try:
-        yield fd
-    finally:
-        os.close(fd)
-
-
-@contextlib.contextmanager
 def opened_parent(target: Anchored, *, create: bool = False) -> Iterator[int]:
     """A descriptor of the folder holding `target` (its last name is `target.name`)."""
     if not target.parts:

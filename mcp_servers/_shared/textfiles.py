@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 SNIFF_BYTES = 8_192
 
 
@@ -19,9 +17,3 @@ def looks_binary(sample: bytes) -> bool:
     except UnicodeDecodeError as exc:
         return exc.start < len(sample) - 3
     return False
-
-
-def is_binary_file(path: Path) -> bool:
-    """Whether the file at `path` looks binary (see `looks_binary`)."""
-    with path.open("rb") as fh:
-        return looks_binary(fh.read(SNIFF_BYTES))

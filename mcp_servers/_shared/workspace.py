@@ -22,7 +22,7 @@ from typing import Any
 
 from mcp.server.mcpserver.exceptions import ToolError
 
-from mcp_servers._shared.home import TildeError, expand_home
+from shared.home import TildeError, expand_home
 
 WORKSPACE_META_KEY = "overseer/workspace"
 SESSION_META_KEY = "overseer/session_id"

@@ -3,7 +3,7 @@
 import argparse
 from pathlib import Path
 
-from mcp_servers._shared.cli import run_server
+from mcp_servers._shared.cli import ServerCommand
 from mcp_servers.browser.server import create_server
 from mcp_servers.browser.sessions import CHROMIUM_ENV, default_chromium
 
@@ -35,10 +35,13 @@ def _positive_seconds(text: str) -> float:
     return seconds
 
 
+COMMAND = ServerCommand(
+    name="browser",
+    factory=create_server,
+    description="Overseer browser tool server: a real Chromium, driven through page outlines with refs",
+    add_arguments=add_browser_arguments,
+)
+"""This server's command line; the test harness builds it in memory from the same arguments."""
+
 if __name__ == "__main__":
-    run_server(
-        "browser",
-        create_server,
-        description="Overseer browser tool server: a real Chromium, driven through page outlines with refs",
-        add_arguments=add_browser_arguments,
-    )
+    COMMAND.run()

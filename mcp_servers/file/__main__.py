@@ -3,7 +3,7 @@
 import argparse
 from pathlib import Path
 
-from mcp_servers._shared.cli import run_server
+from mcp_servers._shared.cli import ServerCommand
 from mcp_servers.file.server import create_server
 
 DESCRIPTION = (
@@ -26,5 +26,8 @@ def add_file_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+COMMAND = ServerCommand(name="file", factory=create_server, description=DESCRIPTION, add_arguments=add_file_arguments)
+"""This server's command line; the test harness builds it in memory from the same arguments."""
+
 if __name__ == "__main__":
-    run_server("file", create_server, description=DESCRIPTION, add_arguments=add_file_arguments)
+    COMMAND.run()

@@ -16,7 +16,7 @@ from contextlib import closing, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from mcp_servers.memory.files import (
+from shared.memory_files import (
     HISTORY_FILE,
     MEMORY_FILE,
     Entry,

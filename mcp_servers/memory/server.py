@@ -1,9 +1,9 @@
 """The memory tool server: save, read, search and forget long-term facts of one workspace.
 
 Facts live in `memory/MEMORY.md` and the engine's summaries of old conversation in
-`memory/HISTORY.md` (see `files.py`); search goes through an FTS5 index (see `index.py`).
+`memory/HISTORY.md` (see `memory_files.py`); search goes through an FTS5 index (see `index.py`).
 One server is shared by every session of a host, so writes are serialised per workspace here,
-and across processes by the lock in `files.py`. File work runs in a thread, off the event loop.
+and across processes by the lock in `memory_files.py`. File work runs in a thread, off the event loop.
 """
 
 from __future__ import annotations
@@ -22,7 +22,8 @@ from mcp_servers._shared.errors import os_errors_as_tool_errors
 from mcp_servers._shared.limits import cut_line
 from mcp_servers._shared.workspace import workspace_root
 from mcp_servers.file.reading import read_page
-from mcp_servers.memory import files, index
+from mcp_servers.memory import index
+from shared import memory_files
 
 MemoryFile = Literal["memory", "history"]
 
@@ -69,7 +70,7 @@ def create_server(root: Path, *, trust_meta: bool) -> MCPServer:
         section: Annotated[
             str | None,
             Field(
-                description=f"heading to file it under, e.g. 'Preferences' (default '{files.DEFAULT_SECTION}')"
+                description=f"heading to file it under, e.g. 'Preferences' (default '{memory_files.DEFAULT_SECTION}')"
             ),
         ] = None,
     ) -> str:
@@ -78,7 +79,7 @@ def create_server(root: Path, *, trust_meta: bool) -> MCPServer:
         async with lock_for(workspace):
             with os_errors_as_tool_errors("save to", "memory/MEMORY.md"):
                 try:
-                    (saved,) = await asyncio.to_thread(files.save_facts, workspace, [(fact, section)])
+                    (saved,) = await asyncio.to_thread(memory_files.save_facts, workspace, [(fact, section)])
                 except ValueError as exc:
                     raise ToolError(str(exc)) from exc
         if not saved.added:
@@ -94,8 +95,8 @@ def create_server(root: Path, *, trust_meta: bool) -> MCPServer:
     ) -> str:
         """Read MEMORY.md or HISTORY.md by lines; when more remain, the last line gives the offset to continue."""
         workspace = root_for(ctx)
-        path = files.memory_path(workspace) if which == "memory" else files.history_path(workspace)
-        shown = f"{files.MEMORY_DIR}/{path.name}"
+        path = memory_files.memory_path(workspace) if which == "memory" else memory_files.history_path(workspace)
+        shown = f"{memory_files.MEMORY_DIR}/{path.name}"
         if not path.exists():
             saver = "memory_save" if which == "memory" else "the host's summaries of long sessions"
             return f"({shown} does not exist yet: nothing is remembered; it is written by {saver})"
@@ -133,7 +134,7 @@ def create_server(root: Path, *, trust_meta: bool) -> MCPServer:
         workspace = root_for(ctx)
         async with lock_for(workspace):
             with os_errors_as_tool_errors("forget in", "memory/MEMORY.md"):
-                gone = await asyncio.to_thread(files.forget_fact, workspace, id.strip())
+                gone = await asyncio.to_thread(memory_files.forget_fact, workspace, id.strip())
         if not gone:
             raise ToolError(
                 f"no fact with id {id!r} in memory/MEMORY.md (already forgotten, or a HISTORY.md entry, "

@@ -6,7 +6,7 @@ import asyncio
 import contextlib
 import os
 import signal
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -42,14 +42,16 @@ async def run_command(
     *,
     output_limit: int = SHELL_OUTPUT_BYTES,
     wrap: Sequence[str] = (),
+    environ: Mapping[str, str] | None = None,
 ) -> CommandOutcome:
     """Run `bash -c command` in `cwd`; on timeout SIGKILL its whole process group.
 
     `wrap` is the sandbox's command prefix (bwrap, Landlock): it starts in the same process group,
     so a timeout kills it, and it takes every process of the sandbox with it.
-    stdin is /dev/null: the server's own stdin is the MCP transport.
+    stdin is /dev/null: the server's own stdin is the MCP transport. The command's environment is
+    `environ` (default: the server's own) without the managed flag.
     """
-    env = {key: value for key, value in os.environ.items() if key != MANAGED_ENV}
+    env = {key: value for key, value in (os.environ if environ is None else environ).items() if key != MANAGED_ENV}
     # Our own pipe rather than PIPE: asyncio's proc.wait() would otherwise also wait
     # for the pipe to close, which a background job (`server &`) may never do.
     read_fd, write_fd = os.pipe()

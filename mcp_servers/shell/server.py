@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated
 
@@ -27,13 +28,14 @@ INSTRUCTIONS = (
 )
 
 
-def create_server(root: Path, *, trust_meta: bool) -> MCPServer:
+def create_server(root: Path, *, trust_meta: bool, environ: Mapping[str, str] | None = None) -> MCPServer:
     """Build the shell server for the workspace `root`.
 
     With `trust_meta` (the host launched us) a call's `_meta["overseer/workspace"]`
     replaces `root` for that call, and `_meta["overseer/sandbox"]` is the sandbox the command
     runs in (sandbox.py); without one the call is refused. Standalone, commands run as the
-    client's approvals allow, unconfined: only the working directory is set.
+    client's approvals allow, unconfined: only the working directory is set. Commands get
+    `environ` (default: this process's environment) without the managed flag.
     """
     server = MCPServer("shell", instructions=INSTRUCTIONS)
 
@@ -66,7 +68,7 @@ def create_server(root: Path, *, trust_meta: bool) -> MCPServer:
         meta = ctx.request_context.meta
         cwd = workspace_root(root, meta, trust_meta=trust_meta)
         sandbox = command_sandbox(meta, trust_meta=trust_meta)
-        outcome = await run_command(command, cwd, timeout, wrap=sandbox.wrap)
+        outcome = await run_command(command, cwd, timeout, wrap=sandbox.wrap, environ=environ)
         text = render(outcome, timeout)
         if outcome.exit_code != 0:
             text = "\n".join([text, *hints(sandbox, outcome.output)])

@@ -1,4 +1,4 @@
-"""GET /api/audit: filters, session titles, and exports as CSV and JSON (backend/api/audit_export.py)."""
+"""GET /api/audit: filters, session titles, and exports as CSV and JSON (backend/app/audit.py)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from datetime import timedelta
 
 import pytest
 
+from backend.domain.session_options import SessionOptions
 from backend.domain.models import AuditEntry, Decider, utcnow
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")  # the shared pool's loop (conftest.py)
@@ -16,7 +17,7 @@ pytestmark = pytest.mark.asyncio(loop_scope="module")  # the shared pool's loop 
 
 async def seeded(api) -> str:
     """A session titled "Audit me" and four decisions in it."""
-    session = await api.host.runner.create(title="Audit me")
+    session = await api.host.runner.create(options=SessionOptions(title="Audit me"))
     now = utcnow()
     rows = [
         ("mcp__shell__exec", {"command": "=cmd|' /C calc'!A0"}, "allow", "user", Decider(name="ann", kind="user", via="rest"), 40),

@@ -12,9 +12,17 @@ from fastapi import FastAPI
 import backend
 from backend.api.app import ERROR_STATUS, _add_error_handlers
 from backend.config import ConfigError
-from backend.domain.errors import BadRequest, Conflict, DomainError, Forbidden, Invalid, NotFound
+from backend.domain.errors import (
+    ApprovalClosed,
+    ApprovalNotFound,
+    BadRequest,
+    Conflict,
+    DomainError,
+    Forbidden,
+    Invalid,
+    NotFound,
+)
 from backend.engine.runner import SessionBusy
-from backend.approvals.broker import ApprovalClosed, ApprovalNotFound
 from backend.rules.grammar import RuleError
 
 KINDS = (NotFound, Conflict, Forbidden, BadRequest, Invalid)

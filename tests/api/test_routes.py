@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import tomllib
+from pathlib import Path
+
 import pytest
 import yaml
 
@@ -39,6 +42,12 @@ async def test_a_wrong_token_is_refused(api):
 async def test_health_is_public(api):
     response = await api.anonymous.get("/api/health")
     assert response.status_code == 200 and response.json()["status"] == "ok"
+
+
+async def test_health_reports_the_version_in_pyproject(api):
+    project = tomllib.loads((Path(__file__).resolve().parents[2] / "pyproject.toml").read_text())["project"]
+    response = await api.anonymous.get("/api/health")
+    assert response.json()["version"] == project["version"]
 
 
 async def test_login_with_the_token_sets_an_http_only_cookie_that_authenticates(api):

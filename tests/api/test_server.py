@@ -22,7 +22,7 @@ class RecordingHost:
 
 
 def server_with(host: RecordingHost) -> OverseerServer:
-    app = SimpleNamespace(state=SimpleNamespace(host=host))
+    app = SimpleNamespace(state=SimpleNamespace(services=SimpleNamespace(lifecycle=host)))
     return OverseerServer(uvicorn.Config(app))  # type: ignore[arg-type]
 
 

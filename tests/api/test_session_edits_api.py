@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from backend.domain.session_options import SessionOptions
 from backend.testing import Reply, ScriptedToolCall
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")  # the shared pool's loop (conftest.py)
@@ -51,7 +52,8 @@ async def test_another_approver_and_a_viewer_may_not_change_it_but_an_admin_may(
 
 
 async def test_a_session_without_an_owner_is_changed_by_admins_only(api):
-    session = await api.host.runner.create(title="cron job")  # started by Overseer: nobody's
+    # Started by Overseer: nobody's.
+    session = await api.host.runner.create(options=SessionOptions(title="cron job"))
     refused = await api.anonymous.patch(f"/api/sessions/{session.id}", json={"archived": True}, headers=key(api, "amy"))
     assert refused.status_code == 403
     assert (await api.client.patch(f"/api/sessions/{session.id}", json={"archived": True})).status_code == 200

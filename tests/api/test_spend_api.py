@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from backend.domain.session_options import SessionOptions
 from backend.domain.models import Usage
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -12,9 +13,9 @@ pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 async def test_spend_adds_up_the_sessions_usage_today_this_month_and_by_model(api):
     runner = api.host.runner
-    one = await runner.create(title="one", model="openai/a")
-    two = await runner.create(title="two", model="openai/b")
-    three = await runner.create(title="three", model="openai/b")
+    one = await runner.create(options=SessionOptions(title="one", model="openai/a"))
+    two = await runner.create(options=SessionOptions(title="two", model="openai/b"))
+    three = await runner.create(options=SessionOptions(title="three", model="openai/b"))
     await runner.add_usage(one.id, Usage(input_tokens=100, output_tokens=10, cost_usd=0.25))
     await runner.add_usage(two.id, Usage(input_tokens=50, output_tokens=5, cost_usd=0.5))
     await runner.add_usage(three.id, Usage(input_tokens=1, output_tokens=1, cost_usd=0.25))

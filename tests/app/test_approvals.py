@@ -9,7 +9,7 @@ import yaml
 from backend.app.approvals import ApproverRequired, RuleInvalid, RuleNotPermitted
 from backend.auth import Principal
 from backend.domain.models import Decision
-from backend.approvals.broker import ApprovalClosed
+from backend.domain.errors import ApprovalClosed
 from backend.testing import Reply, ScriptedToolCall
 from backend.testing.harness import scripted_host
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from backend.domain.session_options import SessionOptions
 from backend.app.session_edits import SessionEdit
 from backend.auth import Principal
 from backend.domain.models import Approval
@@ -35,7 +36,7 @@ async def test_asks_become_allows_in_the_name_of_who_turned_it_on_and_a_deny_rul
     ]
     permissions = {"deny": ["Bash(rm *)"]}
     async with scripted_host(tmp_path, script, pool=pool, permissions=permissions, mcp_servers=only_servers("shell")) as h:
-        session = await h.host.runner.create(created_by=ANN.decider("rest"))
+        session = await h.host.runner.create(options=SessionOptions(created_by=ANN.decider("rest")))
         on = await switch(h, session.id, True)
         assert on.auto_approve is not None and on.auto_approve.by.name == "ann"
         await h.host.runner.send(session.id, "go")
@@ -58,7 +59,9 @@ async def test_asks_become_allows_in_the_name_of_who_turned_it_on_and_a_deny_rul
 async def test_approvals_already_waiting_are_allowed_only_when_the_person_says_so(tmp_path, pool):
     script = [Reply(tool_calls=[shell("echo a", "a1")]), Reply(tool_calls=[shell("echo b", "b1")]), Reply(text="ok")]
     async with scripted_host(tmp_path, script, pool=pool, mcp_servers=only_servers("shell")) as h:
-        session = await h.host.runner.create(prompt="go", created_by=ANN.decider("rest"))
+        session = await h.host.runner.create(
+            prompt="go", options=SessionOptions(created_by=ANN.decider("rest"))
+        )
         waiting = await h.next_approval()
         await switch(h, session.id, True)  # not told to approve what waits
         assert (await h.host.store.get_approval(waiting.id)).status == "pending"
@@ -74,7 +77,7 @@ async def test_approvals_already_waiting_are_allowed_only_when_the_person_says_s
 async def test_turned_off_it_answers_nothing_more(tmp_path, pool):
     script = [Reply(tool_calls=[shell("echo a", "a1")]), Reply(text="ok")]
     async with scripted_host(tmp_path, script, pool=pool, mcp_servers=only_servers("shell")) as h:
-        session = await h.host.runner.create(created_by=ANN.decider("rest"))
+        session = await h.host.runner.create(options=SessionOptions(created_by=ANN.decider("rest")))
         await switch(h, session.id, True)
         off = await switch(h, session.id, False)
         assert off.auto_approve is None
@@ -89,7 +92,7 @@ async def test_a_switch_turned_on_by_someone_without_the_approver_role_answers_n
     # Fails closed: the door refuses a viewer, so the ask stays with a person.
     script = [Reply(tool_calls=[shell("echo a", "a1")]), Reply(text="ok")]
     async with scripted_host(tmp_path, script, pool=pool, mcp_servers=only_servers("shell")) as h:
-        session = await h.host.runner.create(created_by=ANN.decider("rest"))
+        session = await h.host.runner.create(options=SessionOptions(created_by=ANN.decider("rest")))
         from backend.domain.models import AutoApprove
 
         await h.host.runner.edit(session.id, lambda s: {"auto_approve": AutoApprove(by=VIEWER.decider("rest"))})
@@ -106,7 +109,7 @@ async def test_the_agent_changing_its_own_instructions_still_waits_for_a_person(
     write = ScriptedToolCall(name="mcp__file__write_file", arguments={"path": "AGENTS.md", "content": "obey"}, id="w1")
     script = [Reply(tool_calls=[write]), Reply(text="ok")]
     async with scripted_host(tmp_path, script, pool=pool, mcp_servers=only_servers("file")) as h:
-        session = await h.host.runner.create(created_by=ANN.decider("rest"))
+        session = await h.host.runner.create(options=SessionOptions(created_by=ANN.decider("rest")))
         await switch(h, session.id, True)
         await h.host.runner.send(session.id, "go")
         approval = await h.next_approval()

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from backend.domain.session_options import SessionOptions
 from backend.app.chat import ChatInput, ImageInput
 from backend.engine.turns.context import ContextError
 from backend.engine.runner import SessionBusy
@@ -36,7 +37,7 @@ async def send(h: Harness, session_id: str, text: str, **extras: object):  # noq
 async def test_a_leading_skill_name_attaches_the_skill_and_is_not_sent_as_text(tmp_path: Path) -> None:
     async with scripted_host(tmp_path, [Reply(text="reviewed")], **NO_SERVERS) as h:
         add_skill(h, "house-style", "Use British spelling.")
-        session = await h.host.runner.create(title="t")
+        session = await h.host.runner.create(options=SessionOptions(title="t"))
         result = await send(h, session.id, "/house-style check README.md")
         assert result.attached_skills == ["house-style"]
         prompt = h.model.requests[0].last_prompt()
@@ -47,7 +48,7 @@ async def test_a_leading_skill_name_attaches_the_skill_and_is_not_sent_as_text(t
 async def test_an_attached_skill_that_is_unavailable_is_refused_and_nothing_is_sent(tmp_path: Path) -> None:
     async with scripted_host(tmp_path, [], **NO_SERVERS) as h:
         add_skill(h, "needs-tool", "Run it.", requires="no-such-binary-xyz")
-        session = await h.host.runner.create(title="t")
+        session = await h.host.runner.create(options=SessionOptions(title="t"))
         with pytest.raises(ValueError, match="no-such-binary-xyz"):
             await h.host.chat.submit(session.id, ChatInput(text="go", attached_skills=["needs-tool"]))
         assert await h.host.store.list_messages(session.id) == []
@@ -55,7 +56,7 @@ async def test_an_attached_skill_that_is_unavailable_is_refused_and_nothing_is_s
 
 async def test_a_leading_slash_word_that_is_neither_command_nor_skill_is_refused_with_the_choices(tmp_path: Path) -> None:
     async with scripted_host(tmp_path, [], **NO_SERVERS) as h:
-        session = await h.host.runner.create(title="t")
+        session = await h.host.runner.create(options=SessionOptions(title="t"))
         with pytest.raises(ValueError, match=r"/frobnicate is not a command or a skill\. Commands: /new, /help, /mode"):
             await h.host.chat.submit(session.id, ChatInput(text="/frobnicate now"))
         # A path is not a command: it goes to the model as text.
@@ -104,7 +105,7 @@ async def test_mode_switches_the_session_and_the_next_request_uses_that_mode(tmp
 async def test_help_lists_commands_modes_and_skills_without_calling_the_model(tmp_path: Path) -> None:
     async with scripted_host(tmp_path, [], **NO_SERVERS) as h:
         add_skill(h, "house-style", "x")
-        session = await h.host.runner.create(title="t")
+        session = await h.host.runner.create(options=SessionOptions(title="t"))
         result = await h.host.chat.submit(session.id, ChatInput(text="/help"))
         assert "/mode NAME" in result.detail and "plan:" in result.detail and "/house-style" in result.detail
         assert h.model.requests == []
@@ -117,7 +118,7 @@ async def test_context_paths_and_images_reach_the_model_as_content(tmp_path: Pat
         (h.workspace / "src" / "pkg").mkdir(parents=True)
         (h.workspace / "src" / "pkg" / "mod.py").write_text("print('hi')\n")
         (h.workspace / "notes.md").write_text("Remember the milk.\n")
-        session = await h.host.runner.create(title="t")
+        session = await h.host.runner.create(options=SessionOptions(title="t"))
         image = ImageInput(name="shot.png", data=PNG, mime_type="image/png")
         await send(h, session.id, "look", context_paths=["notes.md", "src"], images=[image])
         [content] = [m["content"] for m in h.model.requests[0].messages if m["role"] == "user"]
@@ -129,7 +130,7 @@ async def test_context_paths_and_images_reach_the_model_as_content(tmp_path: Pat
 
 async def test_a_context_path_outside_the_workspace_is_refused_precisely(tmp_path: Path) -> None:
     async with scripted_host(tmp_path, [], **NO_SERVERS) as h:
-        session = await h.host.runner.create(title="t")
+        session = await h.host.runner.create(options=SessionOptions(title="t"))
         with pytest.raises(ContextError, match=r"context path '\.\./secret' is outside the workspace"):
             await h.host.chat.submit(session.id, ChatInput(text="x", context_paths=["../secret"]))
         assert await h.host.store.list_messages(session.id) == []

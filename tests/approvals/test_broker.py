@@ -9,7 +9,8 @@ import pytest
 
 from backend.domain.models import Decision, utcnow
 from backend.engine.events import EventBus
-from backend.approvals.broker import ApprovalBroker, ApprovalClosed, ApprovalNotFound
+from backend.approvals.broker import ApprovalBroker
+from backend.domain.errors import ApprovalClosed, ApprovalNotFound
 from backend.store import SqliteStore
 
 

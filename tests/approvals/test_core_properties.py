@@ -14,7 +14,7 @@ and these hold:
 - a pending approval survives a restart under the same id, unless the rules or its expiry now
   decide it.
 
-`OVERSEER_SOAK_EXAMPLES=N` (or `make soak`) runs N examples of longer runs instead of 1,000.
+`OVERSEER_SOAK_EXAMPLES=N` (or `make soak`) runs N examples of longer runs instead of 300.
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, rule, run_stat
 from backend.app.approvals import ApproverRequired, RuleInvalid, RuleNotPermitted
 from backend.auth import Principal
 from backend.domain.models import OVERSEER, Approval, Decider, Decision, Door
-from backend.approvals.broker import ApprovalClosed, ApprovalNotFound
+from backend.domain.errors import ApprovalClosed, ApprovalNotFound
 from backend.approvals.gate import GateCall
 from backend.rules.narrow import narrow_rules_for
 from backend.rules.policy_engine import ToolCallView
@@ -48,7 +48,9 @@ from .core_machine import CURRENT_CALL, SETTLE_SECONDS, SHELL, Clock, RecordingT
 T = TypeVar("T")
 
 SOAK_EXAMPLES = int(os.environ.get("OVERSEER_SOAK_EXAMPLES") or 0)
-EXAMPLES = SOAK_EXAMPLES or 1000
+EXAMPLES = SOAK_EXAMPLES or 300
+"""300 random runs of 10 steps in the suite (under a minute): every run explores new interleavings
+and the example database replays whatever failed; the soak target looks far wider and deeper."""
 STEPS = 30 if SOAK_EXAMPLES else 10
 SCRATCH = "/dev/shm" if os.access("/dev/shm", os.W_OK) else None
 """Per-example data dirs on tmpfs when there is one: the same SQLite, without waiting on the disk."""

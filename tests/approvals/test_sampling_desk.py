@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 import pytest_asyncio
 
+from backend.domain.session_options import SessionOptions
 from backend.domain.errors import Invalid
 from backend.domain.models import Decision
 from backend.mcp.config import McpServerConfig
@@ -203,7 +204,7 @@ async def test_a_mode_that_denies_sampling_refuses_it_without_asking(tmp_path: P
         modes = h.host.data_dir / "modes"
         modes.mkdir(parents=True, exist_ok=True)
         (modes / "quiet.md").write_text("---\ndescription: no sampling\nsampling: deny\n---\nBe quiet.\n")
-        session = await h.run("write me a haiku", timeout=BOUND, mode="quiet")
+        session = await h.run("write me a haiku", SessionOptions(mode="quiet"), timeout=BOUND)
         assert await h.host.store.list_approvals(session_id=session.id) == []
         [result] = h.model.requests[-1].tool_results()
     assert session.status == "completed", session.error

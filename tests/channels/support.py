@@ -60,7 +60,7 @@ async def telegram_host(
     """A started host (data under `root`) with its Telegram channel polling the fake server."""
     settings = scripted_settings(root, model, **telegram_settings(api), **overrides)
     host = Host(settings, pool=pool)
-    attach(host)
+    attach(host.app_services)
     events = host.bus.subscribe(None)
     await host.start()
     try:
@@ -72,5 +72,5 @@ async def telegram_host(
 
 
 def channel_of(host: Host) -> TelegramChannel:
-    [channel] = [s for s in host.services if isinstance(s, TelegramChannel)]
+    [channel] = [s for s in host.attached if isinstance(s, TelegramChannel)]
     return channel

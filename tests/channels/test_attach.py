@@ -17,10 +17,10 @@ def settings_for(tmp_path: Path, **extra) -> Settings:
 def test_the_app_attaches_a_configured_telegram_channel_once(tmp_path: Path):
     settings = settings_for(tmp_path, telegram={"bot_token": "1:x", "api_base": "http://127.0.0.1:9"})
     app = create_app(settings)
-    attach(app.state.host)  # a second attach (a host reused) adds nothing
-    assert [type(s) for s in app.state.host.services] == [TelegramChannel]
+    attach(app.state.host.app_services)  # a second attach (a host reused) adds nothing
+    assert [type(s) for s in app.state.host.attached] == [TelegramChannel]
 
 
 def test_without_configuration_no_channel_runs(tmp_path: Path):
     app = create_app(settings_for(tmp_path))
-    assert app.state.host.services == []
+    assert app.state.host.attached == []

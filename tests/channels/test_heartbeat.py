@@ -30,7 +30,7 @@ class Clock:
 
 
 def beat(h: Harness, clock: Clock, mode: str = "agent") -> Heartbeat:
-    return Heartbeat(h.host, HeartbeatConfig(enabled=True, interval=1800, mode=mode), clock=clock)
+    return Heartbeat(h.host.app_services, HeartbeatConfig(enabled=True, interval=1800, mode=mode), clock=clock)
 
 
 def done_reading_tasks(request: ModelRequest) -> Reply:
@@ -96,8 +96,8 @@ async def test_no_session_is_made_without_tasks(tmp_path: Path, pool: McpPool, c
 async def test_the_data_dirs_heartbeat_md_serves_when_the_workspace_has_none(tmp_path: Path, pool: McpPool):
     async with scripted_host(tmp_path, done_reading_tasks, pool=pool, heartbeat={"enabled": True}) as h:
         (h.host.data_dir / "HEARTBEAT.md").write_text("- check the backups\n")
-        attach(h.host)
-        [heartbeat] = [s for s in h.host.services if isinstance(s, Heartbeat)]
+        attach(h.host.app_services)
+        [heartbeat] = [s for s in h.host.attached if isinstance(s, Heartbeat)]
         heartbeat.next_due = heartbeat.clock()  # due now
         outcome = await heartbeat.tick()
         [session] = await h.host.store.list_sessions()
@@ -114,7 +114,7 @@ async def test_a_beat_wakes_the_configured_agent_with_its_own_workspaces_task_li
         (h.workspace / "HEARTBEAT.md").write_text("- main's own task\n")
         clock = Clock()
         config = HeartbeatConfig(enabled=True, interval=1800, agent="ops")
-        heartbeat = Heartbeat(h.host, config, clock=clock)
+        heartbeat = Heartbeat(h.host.app_services, config, clock=clock)
         clock.now = START + HALF_HOUR
         assert await heartbeat.tick() == "started"
         [session] = await h.host.store.list_sessions()
@@ -134,7 +134,7 @@ async def test_a_beat_naming_no_agent_follows_the_heartbeat_route(tmp_path: Path
         heartbeat = beat(h, clock)
         clock.now = START + HALF_HOUR
         # The ops agent's workspace has no task list: nothing runs, main's list is not borrowed.
-        assert heartbeat.agent.id == "ops"
+        assert heartbeat.agent_id == "ops"
         assert await heartbeat.tick() == "nothing_to_do"
         assert await h.host.store.list_sessions() == []
 

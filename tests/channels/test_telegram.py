@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from backend.domain.session_options import SessionOptions
 from backend.domain.models import Decision
 from backend.mcp.pool import McpPool
 from backend.testing import Reply, ScriptedModelServer
@@ -192,7 +193,9 @@ async def test_a_sub_agents_approval_goes_to_the_chat_of_the_telegram_session_ab
             await api.send_text(BOB, "hello")  # bob is not in telegram.notify
             await api.wait_for_text(BOB, "hi")
             [parent] = await h.host.store.list_sessions()
-            child = await h.host.sessions.start(prompt="write a note", parent_session_id=parent.id)
+            child = await h.host.sessions.start(
+                prompt="write a note", options=SessionOptions(parent_id=parent.id)
+            )
             approval = await h.next_approval(timeout=BOUND)
             card = await api.wait_for("sendMessage", has_keyboard)
             await h.answer(approval, Decision(kind="deny"))

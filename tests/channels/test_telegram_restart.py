@@ -57,7 +57,7 @@ async def test_an_approval_answered_while_the_channel_was_down_has_its_card_edit
                 message_id = api.card_for(approval.id)["message_id"]
                 channel = channel_of(first.host)
                 await channel.aclose()  # the channel stops; the host goes on, and the dashboard answers
-                first.host.services.remove(channel)
+                first.host.attached.remove(channel)
                 await first.answer(approval, Decision(kind="deny"))
             async with telegram_host(tmp_path, model, api, pool):
                 edited = await api.wait_for("editMessageText", lambda p: int(p["message_id"]) == message_id)

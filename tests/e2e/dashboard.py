@@ -9,6 +9,7 @@ from typing import Any
 from playwright.sync_api import Locator, Page, Request
 
 from backend.domain.models import ACTIVE_STATUSES, Approval, AuditEntry, Session, ToolCallRecord
+from backend.domain.session_options import SessionOptions
 from backend.mcp.config import McpServerConfig
 from backend.testing import Reply, ScriptedToolCall
 from backend.testing.web import WebHarness
@@ -33,8 +34,10 @@ def calls(*tool_calls: ScriptedToolCall, text: str = "") -> Reply:
     return Reply(text=text, tool_calls=list(tool_calls))
 
 
-def start_session(h: WebHarness, prompt: str = "Do the scripted work", **args: Any) -> Session:
-    return h.call(h.host.runner.create(prompt=prompt, **args))
+def start_session(
+    h: WebHarness, prompt: str = "Do the scripted work", options: SessionOptions | None = None
+) -> Session:
+    return h.call(h.host.runner.create(options=options, prompt=prompt))
 
 
 def wait_session(h: WebHarness, session_id: str, timeout: float = 30) -> Session:

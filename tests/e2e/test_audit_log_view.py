@@ -9,11 +9,12 @@ from datetime import timedelta
 
 from playwright.sync_api import expect
 
+from backend.domain.session_options import SessionOptions
 from backend.domain.models import AuditEntry, Decider, utcnow
 
 
 def seed(h) -> str:
-    session = h.call(h.host.runner.create(title="Audit me"))
+    session = h.call(h.host.runner.create(options=SessionOptions(title="Audit me")))
     now = utcnow()
     for i, (tool, decision, by, decider) in enumerate(
         [

@@ -8,6 +8,7 @@ import sys
 import pytest
 from playwright.sync_api import expect
 
+from backend.domain.session_options import SessionOptions
 from backend.testing import Reply
 
 from .dashboard import (
@@ -104,7 +105,7 @@ def test_help_shows_its_notice_and_new_draws_a_divider_that_survives_a_reload(se
 
 def test_an_unknown_slash_word_is_refused_in_place_and_a_chosen_skill_is_attached_as_a_chip(serve, new_page):
     h = serve([Reply(text="Here is the summary.")])
-    session = h.call(h.host.runner.create(title="Skills"))
+    session = h.call(h.host.runner.create(options=SessionOptions(title="Skills")))
     page = new_page(h, path=f"#/s/{session.id}")
     composer = page.get_by_test_id("composer")
 
@@ -138,7 +139,7 @@ def test_an_unknown_slash_word_is_refused_in_place_and_a_chosen_skill_is_attache
 def test_denying_a_plan_with_feedback_sends_it_back_and_the_revised_plan_asks_again(serve, new_page):
     revised = "## Plan\n1. Write `notes.txt` in German.\n2. Run the tests."
     h = serve([Reply(text=PLAN), Reply(text=revised)])
-    session = start_session(h, prompt="Summarise the repo", mode="plan")
+    session = start_session(h, "Summarise the repo", SessionOptions(mode="plan"))
     page = new_page(h, path=f"#/s/{session.id}")
     first = card(page)
     expect(first.get_by_test_id("gate-text")).to_contain_text("Write notes.txt with the summary.")
@@ -168,7 +169,7 @@ GATE_PANELS = {
 @pytest.mark.parametrize("panel", GATE_PANELS)
 def test_escape_closes_a_gate_panel_wherever_the_focus_is_and_never_denies_the_plan(serve, new_page, panel):
     h = serve([Reply(text=PLAN), Reply(text="Done as planned.")])
-    session = start_session(h, prompt="Summarise the repo", mode="plan")
+    session = start_session(h, "Summarise the repo", SessionOptions(mode="plan"))
     page = new_page(h, path=f"#/s/{session.id}")
     gate = card(page)
     expect(gate).to_have_attribute("data-kind", "mode_switch")

@@ -9,6 +9,7 @@ import threading
 
 from playwright.sync_api import Locator, Page, expect
 
+from backend.domain.session_options import SessionOptions
 from backend.testing import Reply
 
 from .dashboard import calls, shell, start_session, wait_session
@@ -28,7 +29,7 @@ def stored(h, session_id: str):
 
 def test_a_double_click_renames_in_place_and_another_dashboard_sees_it_live(serve, new_page):
     h = serve([])
-    session = h.call(h.host.runner.create(title="Old name"))
+    session = h.call(h.host.runner.create(options=SessionOptions(title="Old name")))
     page = new_page(h)
     watcher = new_page(h)
     expect(row(watcher, session.id)).to_contain_text("Old name")
@@ -46,7 +47,7 @@ def test_a_double_click_renames_in_place_and_another_dashboard_sees_it_live(serv
 
 def test_the_menu_renames_escape_takes_it_back_and_an_empty_title_is_refused(serve, new_page):
     h = serve([])
-    session = h.call(h.host.runner.create(title="Keep me"))
+    session = h.call(h.host.runner.create(options=SessionOptions(title="Keep me")))
     page = new_page(h)
 
     menu_of(page, session.id).click()
@@ -69,8 +70,8 @@ def test_the_menu_renames_escape_takes_it_back_and_an_empty_title_is_refused(ser
 
 def test_archived_sessions_hide_until_show_archived_and_unarchive_brings_them_back(serve, new_page):
     h = serve([])
-    kept = h.call(h.host.runner.create(title="Still here"))
-    old = h.call(h.host.runner.create(title="Done with this"))
+    kept = h.call(h.host.runner.create(options=SessionOptions(title="Still here")))
+    old = h.call(h.host.runner.create(options=SessionOptions(title="Done with this")))
     page = new_page(h)
     watcher = new_page(h)
 
@@ -151,9 +152,9 @@ def test_a_title_being_typed_survives_the_session_moving_to_waiting_for_you(serv
 
 def test_search_finds_a_session_by_what_was_said_in_it(serve, new_page):
     h = serve([Reply(text="Zebras have stripes.")])
-    spoken = start_session(h, "tell me about zebras", title="Animal facts")
+    spoken = start_session(h, "tell me about zebras", SessionOptions(title="Animal facts"))
     wait_session(h, spoken.id, timeout=60)
-    other = h.call(h.host.runner.create(title="Groceries"))
+    other = h.call(h.host.runner.create(options=SessionOptions(title="Groceries")))
     page = new_page(h)
     expect(row(page, other.id)).to_be_visible()
 

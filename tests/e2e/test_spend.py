@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from playwright.sync_api import expect
 
+from backend.domain.session_options import SessionOptions
 from backend.domain.models import Usage
 from backend.testing import Reply
 from tests.e2e.dashboard import wait_session
@@ -12,7 +13,7 @@ from tests.e2e.dashboard import wait_session
 
 def test_spend_shows_per_session_and_in_settings_today_this_month_and_by_model(serve, new_page):
     h = serve([])
-    session = h.call(h.host.runner.create(title="costly", model="openai/priced"))
+    session = h.call(h.host.runner.create(options=SessionOptions(title="costly", model="openai/priced")))
     h.call(h.host.runner.add_usage(session.id, Usage(input_tokens=1200, output_tokens=300, cost_usd=0.42)))
     page = new_page(h)
 
@@ -33,7 +34,7 @@ def test_spend_shows_per_session_and_in_settings_today_this_month_and_by_model(s
 
 def test_a_budget_warns_at_eighty_percent_then_stops_the_session_with_its_reason(serve, new_page):
     h = serve([Reply(text="Still within budget.")], budget={"per_session_usd": 1.0})
-    session = h.call(h.host.runner.create(title="budgeted"))
+    session = h.call(h.host.runner.create(options=SessionOptions(title="budgeted")))
     h.call(h.host.runner.add_usage(session.id, Usage(cost_usd=0.85)))
     page = new_page(h, path=f"#/s/{session.id}")
     h.call(h.host.runner.send(session.id, "go on"))
@@ -52,7 +53,7 @@ def test_a_budget_warning_is_still_shown_when_the_session_is_opened_after_it(ser
     # The warning lived only in the live feed: a view opened (or reloaded) after it never showed
     # it, and under load the view of the test above sometimes opened after the warning went out.
     h = serve([Reply(text="Still within budget.")], budget={"per_session_usd": 1.0})
-    session = h.call(h.host.runner.create(title="budgeted"))
+    session = h.call(h.host.runner.create(options=SessionOptions(title="budgeted")))
     h.call(h.host.runner.add_usage(session.id, Usage(cost_usd=0.85)))
     h.call(h.host.runner.send(session.id, "go on"))
     assert wait_session(h, session.id).status == "completed"

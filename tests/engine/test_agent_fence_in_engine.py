@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from backend.domain.session_options import SessionOptions
 from backend.mcp.pool import McpPool
 from backend.testing import Reply, ScriptedToolCall
 from backend.testing.harness import scripted_host
@@ -51,7 +52,7 @@ async def test_a_session_cannot_reach_the_other_agents_files_even_with_the_shell
     script = [*escapes, call(EXEC, command="cat own.txt"), Reply(text="done")]
     agents = [{"id": "alpha", "workspace": str(alpha)}, {"id": "beta", "workspace": str(beta)}]
     async with scripted_host(tmp_path, script, pool=pool, agents=agents, **ALLOW_EVERYTHING) as h:
-        session = await h.run("read alpha's secret", agent="beta", timeout=60)
+        session = await h.run("read alpha's secret", SessionOptions(agent="beta"), timeout=60)
         assert session.status == "completed"
         *refused, own = await h.host.store.list_tool_calls(session.id)
         assert len(refused) == len(escapes)

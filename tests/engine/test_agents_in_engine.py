@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from backend.domain.session_options import SessionOptions
 from backend.agents import UnknownAgent
 from backend.domain.models import Decision
 from backend.mcp.pool import McpPool
@@ -30,9 +31,9 @@ def call(name: str, **arguments: object) -> Reply:
     return Reply(tool_calls=[ScriptedToolCall(name=name, arguments=arguments)])
 
 
-async def run_denying(h: Harness, prompt: str, **session_args: object) -> Session:
+async def run_denying(h: Harness, prompt: str, options: SessionOptions | None = None) -> Session:
     """Run a session to its end, denying whatever it asks a person (an escape that asks never runs)."""
-    session = await h.start(prompt, **session_args)
+    session = await h.start(prompt, options)
     done = asyncio.ensure_future(h.host.runner.wait(session.id, timeout=60))
     while not done.done():
         asked = asyncio.ensure_future(h.next_approval(timeout=60))
@@ -69,8 +70,8 @@ def two_agents(tmp_path: Path, **beta: object) -> dict[str, object]:
 async def test_each_session_works_in_its_agents_workspace_with_its_model_and_mode(tmp_path, pool: McpPool):
     script = [Reply(text="alpha here"), Reply(text="beta here"), Reply(text="main here")]
     async with scripted_host(tmp_path, script, pool=pool, **two_agents(tmp_path)) as h:
-        alpha = await h.run("who are you?", agent="alpha")
-        beta = await h.run("who are you?", agent="beta")
+        alpha = await h.run("who are you?", SessionOptions(agent="alpha"))
+        beta = await h.run("who are you?", SessionOptions(agent="beta"))
         main = await h.run("who are you?")
         assert (alpha.agent_id, alpha.workspace, alpha.mode) == ("alpha", str((tmp_path / "alpha").resolve()), "ask")
         assert (beta.agent_id, beta.workspace, beta.mode) == ("beta", str((tmp_path / "beta").resolve()), "agent")
@@ -83,7 +84,7 @@ async def test_each_session_works_in_its_agents_workspace_with_its_model_and_mod
 async def test_an_unknown_agent_is_refused_and_leaves_no_session(tmp_path, pool: McpPool):
     async with scripted_host(tmp_path, [], pool=pool, **two_agents(tmp_path)) as h:
         with pytest.raises(UnknownAgent, match="no agent 'ghost'"):
-            await h.host.sessions.create(agent="ghost")
+            await h.host.sessions.create(options=SessionOptions(agent="ghost"))
         assert await h.host.store.list_sessions() == []
 
 
@@ -98,8 +99,8 @@ async def test_each_agents_prompt_carries_its_own_bootstrap_files_memory_and_ski
     (skill / "SKILL.md").write_text("---\nname: alpha-only\ndescription: ALPHA-SKILL\n---\nDo alpha things.\n")
     async with scripted_host(tmp_path, [Reply(text="a"), Reply(text="b")], pool=pool, **settings) as h:
         h.host.skills.trust.trust(folder(skill.parent))  # as `overseer trust` would: untrusted, it is left out
-        await h.run("hi", agent="alpha")
-        await h.run("hi", agent="beta")
+        await h.run("hi", SessionOptions(agent="alpha"))
+        await h.run("hi", SessionOptions(agent="beta"))
         alpha_prompt, beta_prompt = (r.system or "" for r in h.model.requests)
         assert "ALPHA-INSTRUCTIONS" in alpha_prompt and "ALPHA-MEMORY" in alpha_prompt
         assert "BETA-INSTRUCTIONS" not in alpha_prompt
@@ -113,8 +114,8 @@ async def test_an_agents_deny_rule_is_added_to_the_global_rules_and_wins(tmp_pat
     settings["agents"][0]["mode"] = None  # type: ignore[index]
     script = [call(WRITE, path="a.txt", content="x"), Reply(text="refused"), call(WRITE, path="b.txt", content="x"), Reply(text="ok")]
     async with scripted_host(tmp_path, script, pool=pool, **settings) as h:
-        alpha = await h.run("write", agent="alpha")
-        beta = await h.run("write", agent="beta")
+        alpha = await h.run("write", SessionOptions(agent="alpha"))
+        beta = await h.run("write", SessionOptions(agent="beta"))
         [refused] = await h.host.store.list_tool_calls(alpha.id)
         assert refused.status == "denied" and "agent:alpha" in (refused.result or "")
         assert not (tmp_path / "alpha" / "a.txt").exists()
@@ -126,7 +127,7 @@ async def test_an_agent_is_offered_only_its_servers_and_the_gate_refuses_the_oth
     settings = two_agents(tmp_path, servers=["file"])
     script = [call(EXEC, command="touch escaped.txt"), Reply(text="no shell")]
     async with scripted_host(tmp_path, script, pool=pool, **settings) as h:
-        beta = await h.run("use the shell", agent="beta")
+        beta = await h.run("use the shell", SessionOptions(agent="beta"))
         offered = set(h.model.requests[0].tool_names)
         assert READ in offered and EXEC not in offered
         [record] = await h.host.store.list_tool_calls(beta.id)
@@ -151,7 +152,7 @@ async def test_neither_agent_reads_or_writes_the_others_files_by_path_dotdot_or_
         call(WRITE, path="link.txt", content="overwritten"),
     ]
     async with scripted_host(tmp_path, [*attempts, Reply(text="could not")], pool=pool, **settings) as h:
-        beta = await run_denying(h, "read alpha's secret", agent="beta")
+        beta = await run_denying(h, "read alpha's secret", SessionOptions(agent="beta"))
         records = await h.host.store.list_tool_calls(beta.id)
         assert len(records) == len(attempts)
         for record in records:
@@ -165,7 +166,7 @@ async def test_a_shell_command_reaching_into_the_other_agents_workspace_is_denie
     settings = two_agents(tmp_path)
     script = [call(EXEC, command="cat ../alpha/secret.txt"), Reply(text="denied")]
     async with scripted_host(tmp_path, script, pool=pool, **settings) as h:
-        done = await h.run("cat it", agent="beta")
+        done = await h.run("cat it", SessionOptions(agent="beta"))
         [record] = await h.host.store.list_tool_calls(done.id)
         assert record.status == "denied" and SECRET not in (record.result or "")
         assert "belongs to agent 'alpha'" in (record.result or "")  # the fence (agent_fence), not a person

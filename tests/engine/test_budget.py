@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from backend.domain.session_options import SessionOptions
 from backend.domain.models import Usage
 from backend.app.chat import ChatInput
 from backend.testing import Reply
@@ -29,7 +30,7 @@ async def test_a_session_past_its_budget_stops_without_calling_the_model(tmp_pat
 
 async def test_the_day_past_its_budget_stops_every_session_before_its_model_call(tmp_path):
     async with scripted_host(tmp_path, [], budget={"daily_usd": 1.0}, **NO_SERVERS) as h:
-        spender = await h.host.runner.create(title="spender")
+        spender = await h.host.runner.create(options=SessionOptions(title="spender"))
         await h.host.runner.add_usage(spender.id, Usage(cost_usd=1.2))
         stopped = await h.run("anything", timeout=30)
         assert (stopped.status, stopped.stop_reason) == ("stopped", "budget")
@@ -40,7 +41,7 @@ async def test_the_day_past_its_budget_stops_every_session_before_its_model_call
 async def test_a_warning_goes_out_once_at_eighty_percent_and_the_call_is_made(tmp_path):
     script = [Reply(text="a"), Reply(text="b")]
     async with scripted_host(tmp_path, script, budget={"per_session_usd": 1.0}, **NO_SERVERS) as h:
-        session = await h.host.runner.create(title="s")
+        session = await h.host.runner.create(options=SessionOptions(title="s"))
         await h.host.runner.add_usage(session.id, Usage(cost_usd=0.85))
         await h.host.sessions.submit(session.id, ChatInput(text="one"))
         await h.host.runner.wait(session.id, timeout=30)
@@ -56,7 +57,7 @@ async def test_a_warning_goes_out_once_at_eighty_percent_and_the_call_is_made(tm
 
 async def test_without_budgets_nothing_is_checked(tmp_path):
     async with scripted_host(tmp_path, [Reply(text="ok")], **NO_SERVERS) as h:
-        session = await h.host.runner.create(title="s")
+        session = await h.host.runner.create(options=SessionOptions(title="s"))
         await h.host.runner.add_usage(session.id, Usage(cost_usd=1000.0))
         await h.host.sessions.submit(session.id, ChatInput(text="go"))
         done = await h.host.runner.wait(session.id, timeout=30)

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from backend.domain.session_options import SessionOptions
 from backend.domain.models import Approval, Decision
 from backend.mcp.pool import McpPool
 from backend.engine.events import EventBus
@@ -29,7 +30,7 @@ def write_call(path: str = "notes.txt", content: str = "hi") -> Reply:
 
 async def test_ask_mode_offers_the_model_only_read_only_tools(tmp_path: Path, pool: McpPool) -> None:
     async with scripted_host(tmp_path, [Reply(text="answered")], pool=pool) as h:
-        await h.run("what is here?", mode="ask")
+        await h.run("what is here?", SessionOptions(mode="ask"))
         offered = set(h.model.requests[0].tool_names)
         assert READ in offered and "mcp__file__list_dir" in offered
         assert not offered & {WRITE, "mcp__file__edit_file", EXEC}
@@ -37,14 +38,14 @@ async def test_ask_mode_offers_the_model_only_read_only_tools(tmp_path: Path, po
 
 async def test_agent_mode_offers_every_tool(tmp_path: Path, pool: McpPool) -> None:
     async with scripted_host(tmp_path, [Reply(text="done")], pool=pool) as h:
-        await h.run("go", mode="agent")
+        await h.run("go", SessionOptions(mode="agent"))
         assert {READ, WRITE, "mcp__file__edit_file", EXEC} <= set(h.model.requests[0].tool_names)
 
 
 async def test_a_call_to_a_tool_the_mode_does_not_offer_is_refused_and_never_runs(tmp_path: Path, pool: McpPool) -> None:
     script = [write_call(), Reply(text="could not write")]
     async with scripted_host(tmp_path, script, pool=pool) as h:
-        session = await h.run("write anyway", mode="ask")
+        session = await h.run("write anyway", SessionOptions(mode="ask"))
         [record] = await h.host.store.list_tool_calls(session.id)
         assert record.status == "error" and record.is_error
         assert "The ask mode does not offer the tool 'mcp__file__write_file'" in (record.result or "")
@@ -56,7 +57,7 @@ async def test_a_person_s_mode_policy_denies_a_tool_it_still_offers(tmp_path: Pa
     script = [write_call(), Reply(text="denied, fine")]
     async with scripted_host(tmp_path, script, pool=pool) as h:
         h.host.modes.save("careful", _mode_write(policies={WRITE: "deny"}))
-        session = await h.run("write", mode="careful")
+        session = await h.run("write", SessionOptions(mode="careful"))
         assert WRITE in h.model.requests[0].tool_names
         [record] = await h.host.store.list_tool_calls(session.id)
         assert record.status == "denied"
@@ -67,7 +68,7 @@ async def test_a_person_s_mode_policy_denies_a_tool_it_still_offers(tmp_path: Pa
 async def test_a_mode_s_default_folder_becomes_the_workspace_and_is_created(tmp_path: Path, pool: McpPool) -> None:
     async with scripted_host(tmp_path, [Reply(text="ok")], pool=pool) as h:
         h.host.modes.save("notes", _mode_write(default_folder="notes/inbox"))
-        session = await h.run("jot", mode="notes")
+        session = await h.run("jot", SessionOptions(mode="notes"))
         assert Path(session.workspace) == (h.workspace / "notes" / "inbox").resolve()
         assert Path(session.workspace).is_dir()
         assert f"Workspace: {session.workspace}" in (h.model.requests[0].system or "")
@@ -76,7 +77,7 @@ async def test_a_mode_s_default_folder_becomes_the_workspace_and_is_created(tmp_
 async def test_an_unknown_mode_is_refused_when_the_session_is_created(tmp_path: Path, pool: McpPool) -> None:
     async with scripted_host(tmp_path, [], pool=pool) as h:
         with pytest.raises(ValueError, match="unknown mode 'nope'"):
-            await h.host.runner.create(prompt="hi", mode="nope")
+            await h.host.runner.create(prompt="hi", options=SessionOptions(mode="nope"))
         assert await h.host.store.list_sessions() == []
 
 
@@ -93,7 +94,7 @@ PLAN = "## Plan\n1. Write notes.txt"
 
 
 async def plan_and_wait_for_gate(h: Harness) -> tuple[str, Approval]:
-    session = await h.start("plan the notes", mode="plan")
+    session = await h.start("plan the notes", SessionOptions(mode="plan"))
     gate = await h.next_approval()
     return session.id, gate
 
@@ -147,7 +148,7 @@ async def test_stopping_a_session_at_the_switch_gate_withdraws_the_question(tmp_
 
 async def test_a_plan_from_a_workflow_or_a_program_asks_nobody(tmp_path: Path, pool: McpPool) -> None:
     async with scripted_host(tmp_path, [Reply(text=PLAN)], pool=pool) as h:
-        session = await h.run("plan", mode="plan", origin="api")
+        session = await h.run("plan", SessionOptions(mode="plan", origin="api"))
         assert session.status == "completed"
         assert await h.host.broker.pending() == []
 

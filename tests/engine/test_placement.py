@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+from backend.domain.session_options import SessionOptions
 from backend.engine.placement import LocalPlacement
 from backend.testing.harness import scripted_host
 from backend.testing.script import Reply
@@ -56,6 +57,6 @@ async def test_a_sqlite_host_runs_its_sessions_in_its_own_process(tmp_path: Path
 
 async def test_waiting_for_a_session_with_no_run_here_returns_its_row_at_once_on_sqlite(tmp_path: Path) -> None:
     async with scripted_host(tmp_path, [Reply(text="hello")]) as h:
-        session = await h.host.runner.create(title="idle")  # no prompt: never runs
+        session = await h.host.runner.create(options=SessionOptions(title="idle"))  # no prompt: never runs
         row = await asyncio.wait_for(h.host.runner.wait(session.id, timeout=None), timeout=5)
         assert row.id == session.id and not h.host.runner.is_running(session.id)

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from backend.domain.session_options import SessionOptions
 from backend.domain.models import Decision
 from backend.engine.events import EventBus
 from backend.engine.session_rows import SessionRows
@@ -31,7 +32,7 @@ async def test_a_rename_through_another_host_survives_the_running_hosts_next_sta
     async with scripted_host(
         tmp_path, [shell, Reply(text="done")], database_url=database, host_id="host-a", mcp_servers=only_servers("shell")
     ) as a:
-        session = await a.start("run a command", title="before")
+        session = await a.start("run a command", SessionOptions(title="before"))
         approval = await a.next_approval(timeout=60)  # host A has written "waiting_approval"
         async with PostgresStore(database, max_connections=2) as other_store:
             other_host = SessionRows(store=other_store, bus=EventBus(other_store))

@@ -26,7 +26,7 @@ pytestmark = pytest.mark.asyncio(loop_scope="module")
 @pytest.mark.parametrize("mode", ERAS)
 async def test_invoke_agent_returns_the_answer_with_session_id_status_cost_and_tokens(tmp_path, mode, pool):
     async with scripted_host(tmp_path, [Reply(text="forty-two", usage=(120, 7))], pool=pool) as h:
-        async with Client(build_server(Gateway(h.host)), mode=mode) as client:
+        async with Client(build_server(Gateway(h.host.app_services)), mode=mode) as client:
             with anyio.fail_after(BOUND):
                 result = await client.call_tool("invoke_agent", {"prompt": "what is the answer?"})
         assert result.is_error is False
@@ -44,7 +44,7 @@ async def test_invoke_agent_reports_progress_while_the_agent_works(tmp_path, mod
         tmp_path, [write_file(), Reply(text="done")], pool=pool, permissions={"allow": ["mcp__file__*"]}
     ) as h:
         progress = ProgressLog()
-        async with Client(build_server(Gateway(h.host)), mode=mode) as client:
+        async with Client(build_server(Gateway(h.host.app_services)), mode=mode) as client:
             with anyio.fail_after(BOUND):
                 await client.call_tool("invoke_agent", {"prompt": "write"}, progress_callback=progress)
         assert progress.notes == [
@@ -57,7 +57,7 @@ async def test_invoke_agent_reports_progress_while_the_agent_works(tmp_path, mod
 
 async def test_an_approval_answered_with_answer_approval_lets_the_tool_run(tmp_path, pool):
     async with scripted_host(tmp_path, [write_file(), Reply(text="written")], pool=pool) as h:
-        server = build_server(Gateway(h.host))
+        server = build_server(Gateway(h.host.app_services))
         progress = ProgressLog()
         async with (
             Client(server, mode="legacy") as invoker,
@@ -92,7 +92,7 @@ async def test_an_elicitation_answer_allows_the_call_inside_the_invoked_agent(tm
         return accept("allow_once")
 
     async with scripted_host(tmp_path, [write_file(), Reply(text="written")], pool=pool) as h:
-        async with Client(build_server(Gateway(h.host)), mode=mode, elicitation_callback=answer) as client:
+        async with Client(build_server(Gateway(h.host.app_services)), mode=mode, elicitation_callback=answer) as client:
             with anyio.fail_after(BOUND):
                 result = await client.call_tool("invoke_agent", {"prompt": "w"})
         assert result.content[0].text == "written"
@@ -108,7 +108,7 @@ async def test_a_declined_elicitation_denies_the_call_and_the_agent_is_told(tmp_
         return wire.ElicitResult(action="decline")
 
     async with scripted_host(tmp_path, [write_file(), Reply(text="could not write")], pool=pool) as h:
-        async with Client(build_server(Gateway(h.host)), mode=mode, elicitation_callback=decline) as client:
+        async with Client(build_server(Gateway(h.host.app_services)), mode=mode, elicitation_callback=decline) as client:
             with anyio.fail_after(BOUND):
                 result = await client.call_tool("invoke_agent", {"prompt": "w"})
         assert result.content[0].text == "could not write"
@@ -132,7 +132,7 @@ async def test_a_dashboard_answer_withdraws_the_clients_prompt(tmp_path, pool):
     held = HeldReply(Reply(text="written"))
     async with scripted_host(tmp_path, [write_file(), held], pool=pool) as h:
         async with (
-            Client(build_server(Gateway(h.host)), mode="legacy", elicitation_callback=wait_for_a_person) as c,
+            Client(build_server(Gateway(h.host.app_services)), mode="legacy", elicitation_callback=wait_for_a_person) as c,
             anyio.create_task_group() as tg,
         ):
             results: list[wire.CallToolResult] = []
@@ -164,7 +164,7 @@ async def test_a_late_client_answer_is_ignored_once_the_dashboard_answered(tmp_p
 
     async with scripted_host(tmp_path, [write_file(), Reply(text="written")], pool=pool) as h:
         async with (
-            Client(build_server(Gateway(h.host)), mode="auto", elicitation_callback=answer_late) as client,
+            Client(build_server(Gateway(h.host.app_services)), mode="auto", elicitation_callback=answer_late) as client,
             anyio.create_task_group() as tg,
         ):
             results: list[wire.CallToolResult] = []
@@ -188,7 +188,7 @@ async def test_a_late_client_answer_is_ignored_once_the_dashboard_answered(tmp_p
 async def test_cancelling_invoke_agent_stops_the_session_and_its_approval(tmp_path, mode, pool):
     async with scripted_host(tmp_path, [write_file()], pool=pool) as h:
         progress = ProgressLog()
-        async with Client(build_server(Gateway(h.host)), mode=mode) as client:
+        async with Client(build_server(Gateway(h.host.app_services)), mode=mode) as client:
             with anyio.fail_after(BOUND):
                 async with anyio.create_task_group() as tg:
 
@@ -206,7 +206,7 @@ async def test_cancelling_invoke_agent_stops_the_session_and_its_approval(tmp_pa
 
 async def test_invoke_agent_continues_a_finished_session_with_its_history(tmp_path, pool):
     async with scripted_host(tmp_path, [Reply(text="noted 42"), Reply(text="it was 42")], pool=pool) as h:
-        async with Client(build_server(Gateway(h.host)), mode="legacy") as client:
+        async with Client(build_server(Gateway(h.host.app_services)), mode="legacy") as client:
             with anyio.fail_after(BOUND):
                 first = await client.call_tool("invoke_agent", {"prompt": "remember 42"})
                 session_id = first.structured_content["session_id"]
@@ -220,7 +220,7 @@ async def test_invoke_agent_continues_a_finished_session_with_its_history(tmp_pa
 
 async def test_list_sessions_and_get_session_show_what_an_invoked_agent_did(tmp_path, pool):
     async with scripted_host(tmp_path, [Reply(text="hello there")], pool=pool) as h:
-        async with Client(build_server(Gateway(h.host)), mode="legacy") as client:
+        async with Client(build_server(Gateway(h.host.app_services)), mode="legacy") as client:
             with anyio.fail_after(BOUND):
                 invoked = await client.call_tool("invoke_agent", {"prompt": "say hello"})
                 session_id = invoked.structured_content["session_id"]
@@ -239,7 +239,7 @@ async def test_list_sessions_and_get_session_show_what_an_invoked_agent_did(tmp_
 
 async def test_answer_approval_refuses_an_unknown_or_already_answered_approval(tmp_path, pool):
     async with scripted_host(tmp_path, [write_file(), Reply(text="ok")], pool=pool) as h:
-        server = build_server(Gateway(h.host))
+        server = build_server(Gateway(h.host.app_services))
         progress = ProgressLog()
         async with (
             Client(server, mode="legacy") as invoker,
@@ -263,7 +263,7 @@ async def test_answer_approval_refuses_an_unknown_or_already_answered_approval(t
 async def test_a_viewer_may_read_but_not_invoke_or_answer(tmp_path, pool):
     viewer = Principal(name="val", role="viewer", kind="user")
     async with scripted_host(tmp_path, [], pool=pool) as h:
-        gateway = Gateway(h.host, caller=lambda ctx: viewer)
+        gateway = Gateway(h.host.app_services, caller=lambda ctx: viewer)
         async with Client(build_server(gateway), mode="legacy") as client:
             listed = await client.call_tool("list_sessions", {})
             invoked = await client.call_tool("invoke_agent", {"prompt": "do something"})
@@ -276,7 +276,7 @@ async def test_a_viewer_may_read_but_not_invoke_or_answer(tmp_path, pool):
 
 async def test_an_unknown_mode_is_an_error_result_and_starts_nothing(tmp_path, pool):
     async with scripted_host(tmp_path, [], pool=pool) as h:
-        async with Client(build_server(Gateway(h.host)), mode="legacy") as client:
+        async with Client(build_server(Gateway(h.host.app_services)), mode="legacy") as client:
             result = await client.call_tool("invoke_agent", {"prompt": "x", "mode": "no-such-mode"})
         assert result.is_error is True
         assert await h.host.store.list_sessions() == []
@@ -305,7 +305,7 @@ async def test_an_mcp_servers_question_inside_the_invoked_agent_is_put_to_the_cl
     async with McpPool({"ask": config}, log_dir=tmp_path / "logs") as ask_pool:
         await ask_pool.wait_ready(timeout=BOUND)
         async with scripted_host(tmp_path, script, pool=ask_pool, permissions={"allow": ["mcp__ask"]}) as h:
-            async with Client(build_server(Gateway(h.host)), mode=mode, elicitation_callback=fill_in) as client:
+            async with Client(build_server(Gateway(h.host.app_services)), mode=mode, elicitation_callback=fill_in) as client:
                 with anyio.fail_after(BOUND):
                     result = await client.call_tool("invoke_agent", {"prompt": "book a table"})
             assert result.content[0].text == "booked"
@@ -343,7 +343,7 @@ async def test_an_mcp_servers_sampling_request_inside_the_invoked_agent_is_put_t
     async with McpPool({"sample": config}, log_dir=tmp_path / "logs") as sample_pool:
         await sample_pool.wait_ready(timeout=BOUND)
         async with scripted_host(tmp_path, script, pool=sample_pool, permissions={"allow": ["mcp__sample"]}) as h:
-            async with Client(build_server(Gateway(h.host)), mode=mode, elicitation_callback=allow_for_session) as client:
+            async with Client(build_server(Gateway(h.host.app_services)), mode=mode, elicitation_callback=allow_for_session) as client:
                 with anyio.fail_after(BOUND):
                     result = await client.call_tool("invoke_agent", {"prompt": "a haiku"})
             assert result.content[0].text == "done"

@@ -12,6 +12,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 from tool_server_helpers import REPO_ROOT, text
 
+from backend.domain.session_options import SessionOptions
 from backend.testing.web import WebHarness, serve_scripted
 from mcp_servers.cron.server import create_server
 
@@ -76,7 +77,7 @@ async def test_the_hosts_refusal_comes_back_as_an_error_result_with_its_detail(h
 
 
 async def test_inside_overseer_the_calling_session_is_recorded_and_can_be_the_target(host, tmp_path):
-    session = host.call(host.host.runner.create(title="asker"))
+    session = host.call(host.host.runner.create(options=SessionOptions(title="asker")))
     meta = {"overseer/session_id": session.id, "overseer/workspace": str(host.workspace)}
     async with connect(host, tmp_path, trust_meta=True) as client:
         result = await client.call_tool(

@@ -11,6 +11,7 @@ from pathlib import Path
 from mcp import Client, StdioServerParameters
 from tool_server_helpers import REPO_ROOT, text
 
+from backend.domain.session_options import SessionOptions
 from backend.domain.models import Approval, Decision
 from backend.testing import ModelRequest, Reply, ScriptedToolCall
 from backend.testing.web import WebHarness, serve_scripted
@@ -73,7 +74,7 @@ async def test_a_parent_agent_runs_a_child_whose_approval_surfaces_and_gets_its_
 
 async def test_the_tool_returns_the_child_session_status_and_cost_as_structured_content(tmp_path: Path) -> None:
     with serve_scripted(tmp_path, [Reply(text="42", usage=(7, 3))], builtin_servers=False) as h:
-        parent = h.call(h.host.runner.create(title="parent"))
+        parent = h.call(h.host.runner.create(options=SessionOptions(title="parent")))
         server = create_server(tmp_path, trust_meta=True, host_url=h.url, token=h.token)
         async with Client(server) as client:
             result = await client.call_tool(
@@ -89,8 +90,8 @@ async def test_the_tool_returns_the_child_session_status_and_cost_as_structured_
 
 async def test_beyond_the_depth_limit_the_tool_says_so_and_no_child_runs(tmp_path: Path) -> None:
     with serve_scripted(tmp_path, [], builtin_servers=False, max_agent_depth=1) as h:
-        root = h.call(h.host.runner.create(title="root"))
-        child = h.call(h.host.runner.create(title="child", parent_id=root.id))
+        root = h.call(h.host.runner.create(options=SessionOptions(title="root")))
+        child = h.call(h.host.runner.create(options=SessionOptions(title="child", parent_id=root.id)))
         async with Client(create_server(tmp_path, trust_meta=True, host_url=h.url, token=h.token)) as client:
             result = await client.call_tool("invoke_agent", {"prompt": "go deeper"}, meta={"overseer/session_id": child.id})
         assert result.is_error
@@ -109,7 +110,7 @@ async def test_a_failed_child_is_an_error_result_with_its_reason(tmp_path: Path)
 
 async def test_a_standalone_server_ignores_a_parent_in_meta(tmp_path: Path) -> None:
     with serve_scripted(tmp_path, [Reply(text="top-level")], builtin_servers=False) as h:
-        parent = h.call(h.host.runner.create(title="parent"))
+        parent = h.call(h.host.runner.create(options=SessionOptions(title="parent")))
         async with Client(create_server(tmp_path, trust_meta=False, host_url=h.url, token=h.token)) as client:
             result = await client.call_tool("invoke_agent", {"prompt": "hi"}, meta={"overseer/session_id": parent.id})
         child = h.call(h.host.store.get_session((result.structured_content or {})["session_id"]))
@@ -181,7 +182,7 @@ async def test_a_parent_hands_a_task_to_another_named_agent_which_works_in_its_o
     (tmp_path / "reviews").mkdir()
     agents = [{"id": "reviewer", "workspace": str(tmp_path / "reviews"), "model": "openai/review-model"}]
     with serve_scripted(tmp_path, [Reply(text="reviewed")], builtin_servers=False, agents=agents) as h:
-        parent = h.call(h.host.runner.create(title="parent"))
+        parent = h.call(h.host.runner.create(options=SessionOptions(title="parent")))
         async with Client(create_server(tmp_path, trust_meta=True, host_url=h.url, token=h.token)) as client:
             result = await client.call_tool(
                 "invoke_agent", {"prompt": "review it", "agent": "reviewer"}, meta={"overseer/session_id": parent.id}

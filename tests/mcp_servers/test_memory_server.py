@@ -12,7 +12,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 from tool_server_helpers import REPO_ROOT, Connect, text
 
-from mcp_servers.memory import files
+from shared import memory_files
 from mcp_servers.memory.index import INDEX_FILE
 from mcp_servers.memory.server import create_server
 
@@ -28,7 +28,7 @@ def connect_memory(workspace: Path) -> Connect:
 
 
 def memory_text(workspace: Path) -> str:
-    return files.memory_path(workspace).read_text()
+    return memory_files.memory_path(workspace).read_text()
 
 
 def hit_ids(result_text: str) -> list[str]:
@@ -59,7 +59,7 @@ async def test_a_fact_without_a_section_goes_to_the_default_section(
 ) -> None:
     async with connect_memory() as client:
         await client.call_tool("memory_save", {"fact": "Uses uv for Python"})
-    assert f"## {files.DEFAULT_SECTION}\n\n- Uses uv for Python" in memory_text(workspace)
+    assert f"## {memory_files.DEFAULT_SECTION}\n\n- Uses uv for Python" in memory_text(workspace)
 
 
 async def test_saving_a_duplicate_fact_changes_nothing_and_says_so(
@@ -80,7 +80,7 @@ async def test_an_empty_fact_is_an_error_and_writes_nothing(connect_memory: Conn
     async with connect_memory() as client:
         result = await client.call_tool("memory_save", {"fact": "   "})
     assert result.is_error
-    assert not files.memory_path(workspace).exists()
+    assert not memory_files.memory_path(workspace).exists()
 
 
 async def test_concurrent_saves_all_land(connect_memory: Connect, workspace: Path) -> None:
@@ -89,13 +89,13 @@ async def test_concurrent_saves_all_land(connect_memory: Connect, workspace: Pat
             *(client.call_tool("memory_save", {"fact": f"Fact number {i}"}) for i in range(20))
         )
     assert not any(r.is_error for r in results)
-    assert len(files.parse_memory(memory_text(workspace))) == 20
+    assert len(memory_files.parse_memory(memory_text(workspace))) == 20
 
 
 async def test_memory_read_pages_by_lines_and_says_how_to_continue(
     connect_memory: Connect, workspace: Path
 ) -> None:
-    files.save_facts(workspace, [(f"Fact {i}", None) for i in range(10)])
+    memory_files.save_facts(workspace, [(f"Fact {i}", None) for i in range(10)])
     total = len(memory_text(workspace).splitlines())
     async with connect_memory() as client:
         first = await client.call_tool("memory_read", {"which": "memory", "limit": 4})
@@ -115,7 +115,7 @@ async def test_memory_read_of_a_missing_file_says_nothing_is_remembered(connect_
 
 
 async def test_memory_read_shows_the_history_log(connect_memory: Connect, workspace: Path) -> None:
-    files.append_history(workspace, "We migrated the database.", when=datetime(2025, 5, 1, 10, 0))
+    memory_files.append_history(workspace, "We migrated the database.", when=datetime(2025, 5, 1, 10, 0))
     async with connect_memory() as client:
         result = await client.call_tool("memory_read", {"which": "history"})
     assert text(result) == "# History\n\n## 2025-05-01 10:00\n\nWe migrated the database.\n"
@@ -131,7 +131,7 @@ async def test_memory_read_refuses_an_unknown_file(connect_memory: Connect) -> N
 
 
 async def test_search_ranks_the_more_relevant_fact_first(connect_memory: Connect, workspace: Path) -> None:
-    saved = files.save_facts(
+    saved = memory_files.save_facts(
         workspace,
         [
             ("The staging database is PostgreSQL on db.internal", "Project"),
@@ -150,14 +150,14 @@ async def test_search_ranks_the_more_relevant_fact_first(connect_memory: Connect
 async def test_search_matches_word_forms_and_respects_the_limit(
     connect_memory: Connect, workspace: Path
 ) -> None:
-    files.save_facts(workspace, [(f"Deploys go out on day {i}", None) for i in range(5)])
+    memory_files.save_facts(workspace, [(f"Deploys go out on day {i}", None) for i in range(5)])
     async with connect_memory() as client:
         result = await client.call_tool("memory_search", {"query": "deploying", "limit": 3})
     assert len(hit_ids(text(result))) == 3
 
 
 async def test_search_covers_history_entries(connect_memory: Connect, workspace: Path) -> None:
-    files.append_history(
+    memory_files.append_history(
         workspace,
         "On 2025-05-01 we migrated the billing service to Kubernetes.",
         when=datetime(2025, 5, 1, 18, 0),
@@ -172,10 +172,10 @@ async def test_search_covers_history_entries(connect_memory: Connect, workspace:
 async def test_search_finds_edits_made_by_hand_between_searches(
     connect_memory: Connect, workspace: Path
 ) -> None:
-    files.save_facts(workspace, [("The cache server is Redis", None)])
+    memory_files.save_facts(workspace, [("The cache server is Redis", None)])
     async with connect_memory() as client:
         before = await client.call_tool("memory_search", {"query": "redis"})
-        path = files.memory_path(workspace)
+        path = memory_files.memory_path(workspace)
         path.write_text(path.read_text().replace("Redis", "Valkey") + "- The queue is RabbitMQ\n")
         gone = await client.call_tool("memory_search", {"query": "redis"})
         renamed = await client.call_tool("memory_search", {"query": "valkey"})
@@ -192,7 +192,7 @@ async def test_search_finds_edits_made_by_hand_between_searches(
 async def test_search_treats_query_syntax_as_plain_words(
     connect_memory: Connect, workspace: Path, query: str
 ) -> None:
-    files.save_facts(workspace, [("A fact about start and General things", None)])
+    memory_files.save_facts(workspace, [("A fact about start and General things", None)])
     async with connect_memory() as client:
         result = await client.call_tool("memory_search", {"query": query})
     assert not result.is_error
@@ -208,7 +208,7 @@ async def test_an_empty_query_is_an_error(connect_memory: Connect, query: str) -
 async def test_the_index_lives_in_the_workspace_and_a_corrupt_one_is_rebuilt(
     connect_memory: Connect, workspace: Path
 ) -> None:
-    files.save_facts(workspace, [("The build uses Bazel", None)])
+    memory_files.save_facts(workspace, [("The build uses Bazel", None)])
     async with connect_memory() as client:
         await client.call_tool("memory_search", {"query": "bazel"})
         index_path = workspace / INDEX_FILE
@@ -223,7 +223,7 @@ async def test_the_index_lives_in_the_workspace_and_a_corrupt_one_is_rebuilt(
 
 
 async def test_forget_removes_a_saved_fact(connect_memory: Connect, workspace: Path) -> None:
-    (keep, drop) = files.save_facts(workspace, [("Keep me", None), ("Drop me", None)])
+    (keep, drop) = memory_files.save_facts(workspace, [("Keep me", None), ("Drop me", None)])
     async with connect_memory() as client:
         result = await client.call_tool("memory_forget", {"id": drop.id})
         search = await client.call_tool("memory_search", {"query": "drop"})
@@ -235,7 +235,7 @@ async def test_forget_removes_a_saved_fact(connect_memory: Connect, workspace: P
 async def test_a_fact_added_by_hand_without_an_id_can_be_found_and_forgotten(
     connect_memory: Connect, workspace: Path
 ) -> None:
-    path = files.memory_path(workspace)
+    path = memory_files.memory_path(workspace)
     path.parent.mkdir()
     path.write_text("# Memory\n\n## Team\n\n- Alice owns the payments service\n- Bob reviews SQL\n")
     async with connect_memory() as client:
@@ -250,7 +250,7 @@ async def test_a_fact_added_by_hand_without_an_id_can_be_found_and_forgotten(
 async def test_forgetting_an_unknown_or_already_forgotten_id_is_an_error_that_changes_nothing(
     connect_memory: Connect, workspace: Path
 ) -> None:
-    (saved,) = files.save_facts(workspace, [("Short-lived", None)])
+    (saved,) = memory_files.save_facts(workspace, [("Short-lived", None)])
     async with connect_memory() as client:
         first = await client.call_tool("memory_forget", {"id": saved.id})
         after = memory_text(workspace)
@@ -262,13 +262,13 @@ async def test_forgetting_an_unknown_or_already_forgotten_id_is_an_error_that_ch
 
 
 async def test_history_entries_cannot_be_forgotten(connect_memory: Connect, workspace: Path) -> None:
-    files.append_history(workspace, "Something happened.", when=datetime(2025, 1, 1))
-    entry_id = files.parse_history(files.read_text(files.history_path(workspace)))[0].id
-    before = files.history_path(workspace).read_text()
+    memory_files.append_history(workspace, "Something happened.", when=datetime(2025, 1, 1))
+    entry_id = memory_files.parse_history(memory_files.read_text(memory_files.history_path(workspace)))[0].id
+    before = memory_files.history_path(workspace).read_text()
     async with connect_memory() as client:
         result = await client.call_tool("memory_forget", {"id": entry_id})
     assert result.is_error
-    assert files.history_path(workspace).read_text() == before
+    assert memory_files.history_path(workspace).read_text() == before
 
 
 # ---------------------------------------------------------------- workspaces and annotations
@@ -282,8 +282,8 @@ async def test_managed_server_uses_the_meta_workspace(
         await client.call_tool("memory_save", {"fact": "Belongs to the other workspace"}, meta=meta)
         there = await client.call_tool("memory_search", {"query": "other workspace"}, meta=meta)
         here = await client.call_tool("memory_search", {"query": "other workspace"})
-    assert "Belongs to the other workspace" in files.memory_path(outside).read_text()
-    assert not files.memory_path(workspace).exists()
+    assert "Belongs to the other workspace" in memory_files.memory_path(outside).read_text()
+    assert not memory_files.memory_path(workspace).exists()
     assert len(hit_ids(text(there))) == 1 and "no memory matches" in text(here)
     assert (outside / INDEX_FILE).is_file()
 

@@ -29,7 +29,7 @@ class Served:
 
     @property
     def notifier(self) -> PushNotifier:
-        [notifier] = [s for s in self.h.host.services if isinstance(s, PushNotifier)]
+        [notifier] = [s for s in self.h.host.attached if isinstance(s, PushNotifier)]
         return notifier
 
 

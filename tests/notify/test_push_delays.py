@@ -10,12 +10,12 @@ from backend.domain.models import Approval, utcnow
 
 
 def test_the_most_specific_delay_wins(tmp_path: Path):
-    class FakeHost:
+    class FakeServices:
         data_dir = tmp_path
         settings = type("S", (), {"host": "127.0.0.1", "port": 8000})()
 
     config = NotifyConfig(notify_after=5, policies={"mcp__shell": 60, "mcp__shell__exec": 10})
-    notifier = PushNotifier(FakeHost(), config)  # type: ignore[arg-type]
+    notifier = PushNotifier(FakeServices(), config)  # type: ignore[arg-type]
     ann = PushTarget(user="ann", ntfy="http://127.0.0.1:9/t")
     own = PushTarget(user="bob", ntfy="http://127.0.0.1:9/t", notify_after=0)
 

@@ -96,7 +96,7 @@ def test_candidates_include_the_home_reading_of_a_tilde(monkeypatch, tmp_path):
 
 
 def test_a_tilde_user_path_has_no_candidates_so_deny_rules_fail_closed(monkeypatch, tmp_path):
-    # The file server refuses `~user` too (mcp_servers/_shared/home.py, one meaning for both).
+    # The file server refuses `~user` too (shared/home.py, one meaning for both).
     monkeypatch.setenv("HOME", str(tmp_path))
     assert path_candidates("~root/ws/secrets/key", REPO) is None
     assert path_candidates("~", REPO) is not None

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from backend.domain.session_options import SessionOptions
 from backend.domain.models import Decision
 from backend.mcp.pool import McpPool
 from backend.testing import Reply, ScriptedToolCall
@@ -112,8 +113,8 @@ async def test_an_agents_own_allowlist_opens_the_network_for_its_sessions_only(
     script = [curl(f"http://localhost:{listed}/"), Reply(text="done"), curl(f"http://localhost:{listed}/"), Reply(text="done")]
     settings = {"policies": {EXEC: "always_allow"}, "agents": agents}
     async with scripted_host(tmp_path, script, pool=pool, **settings) as h:
-        first = await h.run("fetch", agent="alpha", timeout=60)
-        second = await h.run("fetch", agent="beta", timeout=60)
+        first = await h.run("fetch", SessionOptions(agent="alpha"), timeout=60)
+        second = await h.run("fetch", SessionOptions(agent="beta"), timeout=60)
         [reached] = await h.host.store.list_tool_calls(first.id)
         [cut_off] = await h.host.store.list_tool_calls(second.id)
         assert await h.host.broker.pending() == []  # no proxy for beta: nothing to ask about

@@ -5,7 +5,8 @@ from __future__ import annotations
 from datetime import timedelta
 
 from backend.domain.models import AuditEntry, Decider, Message, Session, utcnow
-from backend.store.queries import AuditQuery, like_contains
+from backend.domain.audit import AuditQuery
+from backend.store.queries import like_contains
 
 
 def session(sid: str, title: str = "", *, archived: bool = False, status: str = "completed") -> Session:

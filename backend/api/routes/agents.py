@@ -7,10 +7,9 @@ from fastapi import APIRouter, status
 from pydantic import BaseModel
 
 from backend.agents import Agent, AgentConfig
-from backend.api.deps import Admin, Approver, HostDep, Viewer
+from backend.api.deps import Admin, Approver, Services, Viewer
 from backend.api.schemas import InvokeRequest, InvokeResponse
 from backend.config import PermissionsConfig
-from backend.routing import route
 
 router = APIRouter(prefix="/api/agents", tags=["agents"])
 
@@ -44,38 +43,35 @@ def view(agent: Agent) -> AgentView:
 
 
 @router.get("")
-async def list_agents(host: HostDep, _: Viewer) -> list[AgentView]:
+async def list_agents(services: Services, _: Viewer) -> list[AgentView]:
     """Every agent, main first."""
-    return [view(a) for a in host.agents.list()]
+    return [view(a) for a in services.agents.list()]
 
 
 @router.post("", status_code=status.HTTP_201_CREATED)
-async def create_agent(body: AgentConfig, host: HostDep, _: Admin) -> AgentView:
+async def create_agent(body: AgentConfig, services: Services, _: Admin) -> AgentView:
     """Add an agent to the config file; 409 if the id is taken, 422 naming what does not validate."""
-    return view(host.agent_admin.create(body).get(body.id))
+    return view(services.agent_admin.create(body).get(body.id))
 
 
 @router.put("/{agent_id}")
-async def update_agent(agent_id: str, body: AgentConfig, host: HostDep, _: Admin) -> AgentView:
+async def update_agent(agent_id: str, body: AgentConfig, services: Services, _: Admin) -> AgentView:
     """Replace an agent's settings in the config file; its new sessions and turns use them at once."""
-    return view(host.agent_admin.update(agent_id, body).get(agent_id))
+    return view(services.agent_admin.update(agent_id, body).get(agent_id))
 
 
 @router.post("/invoke")
-async def invoke(body: InvokeRequest, host: HostDep, principal: Approver) -> InvokeResponse:
+async def invoke(body: InvokeRequest, services: Services, principal: Approver) -> InvokeResponse:
     """Runs until the session ends (approvals inside it wait for a person as usual). The session
     belongs to the agent the request names, else to its parent's, else to the `rest` route's, else main."""
-    result = await host.sessions.invoke(
+    result = await services.sessions.invoke(
         prompt=body.prompt,
-        mode=body.mode,
-        model=body.model,
-        engine=body.engine,
-        parent_session_id=body.parent_session_id,
-        fork=body.fork,
-        # A child belongs to its parent's agent unless it names one; a top-level call is routed.
-        agent=body.agent
-        if body.parent_session_id
-        else route(host.agents.routes, channel="rest", user=principal.name, named=body.agent),
+        options=body.options(
+            # A child belongs to its parent's agent unless it names one; a top-level call is routed.
+            agent=body.agent
+            if body.parent_session_id
+            else services.agent_routes.agent_for("rest", user=principal.name, named=body.agent),
+        ),
     )
     return InvokeResponse(
         session_id=result.session_id,

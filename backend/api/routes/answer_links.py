@@ -15,15 +15,12 @@ from pathlib import Path
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, JSONResponse
 
-from backend.api.deps import HostDep
-from backend.app.approvals import ApprovalService
+from backend.api.deps import Services
 from backend.channels.answer_links import AnswerLink, AnswerLinks, LinkExpired, LinkInvalid
 from backend.channels.approval_text import DECISION_WORDS, approval_text, outcome_text
 from backend.channels.principals import principal_named
-from backend.domain.errors import Forbidden, Invalid
+from backend.domain.errors import ApprovalClosed, Forbidden, Invalid, NotFound
 from backend.domain.models import Decision
-from backend.approvals.broker import ApprovalClosed
-from backend.store.base import NotFound
 
 router = APIRouter(tags=["answer links"], include_in_schema=False)
 
@@ -57,9 +54,9 @@ def _pre(text: str) -> str:
     return f"<pre style='white-space: pre-wrap'>{html.escape(text)}</pre>"
 
 
-def _checked(token: str, host: HostDep) -> AnswerLink | HTMLResponse:
+def _checked(token: str, services: Services) -> AnswerLink | HTMLResponse:
     try:
-        return links_for(host.data_dir).check(token)
+        return links_for(services.data_dir).check(token)
     except LinkInvalid as exc:
         return _page("Link not valid", f"<p>{html.escape(str(exc))}</p>", 403)
     except LinkExpired as exc:
@@ -67,13 +64,13 @@ def _checked(token: str, host: HostDep) -> AnswerLink | HTMLResponse:
 
 
 @router.get("/answer/{token}", response_class=HTMLResponse)
-async def confirm_answer(token: str, host: HostDep) -> HTMLResponse:
+async def confirm_answer(token: str, services: Services) -> HTMLResponse:
     """The confirmation page: what waits and what the button will do. Decides nothing."""
-    link = _checked(token, host)
+    link = _checked(token, services)
     if isinstance(link, HTMLResponse):
         return link
     try:
-        approval = await host.store.get_approval(link.approval_id)
+        approval = await services.approvals.get(link.approval_id)
     except NotFound:
         return _page("No such approval", "<p>This approval no longer exists.</p>", 404)
     if approval.status != "pending":
@@ -87,28 +84,28 @@ async def confirm_answer(token: str, host: HostDep) -> HTMLResponse:
 
 
 @router.post("/answer/{token}", response_model=None)
-async def answer_by_link(token: str, host: HostDep, request: Request) -> HTMLResponse | JSONResponse:
+async def answer_by_link(token: str, services: Services, request: Request) -> HTMLResponse | JSONResponse:
     """Decide, once, as the person the link was made for (ntfy's buttons POST here directly)."""
-    link = _checked(token, host)
+    link = _checked(token, services)
     if isinstance(link, HTMLResponse):
         return link
     wants_json = "application/json" in request.headers.get("accept", "")
-    status, title, detail = await _decide(host.approvals, host, link)
+    status, title, detail = await _decide(services, link)
     if wants_json:
         return JSONResponse({"detail": detail}, status_code=status, headers=HEADERS)
     return _page(title, f"<p>{html.escape(detail)}</p>", status)
 
 
-async def _decide(approvals: ApprovalService, host: HostDep, link: AnswerLink) -> tuple[int, str, str]:
+async def _decide(services: Services, link: AnswerLink) -> tuple[int, str, str]:
     try:
-        principal = principal_named(host.settings, link.user)
+        principal = principal_named(services.settings, link.user)
     except LookupError:
         return 403, "Not allowed", f"{link.user} is no longer one of this Overseer's users"
     try:
-        closed = await approvals.answer(link.approval_id, Decision(kind=link.decision), by=principal, via="channel")
+        closed = await services.approvals.answer(link.approval_id, Decision(kind=link.decision), by=principal, via="channel")
     except ApprovalClosed:
         try:
-            approval = await host.store.get_approval(link.approval_id)
+            approval = await services.approvals.get(link.approval_id)
         except NotFound:
             return 404, "No such approval", "This approval no longer exists."
         return 409, "Already answered", f"Nothing changed. {outcome_text(approval)}"

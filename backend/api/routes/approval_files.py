@@ -7,8 +7,7 @@ from dataclasses import asdict
 from fastapi import APIRouter
 from pydantic import BaseModel
 
-from backend.api.deps import Approver, HostDep
-from backend.app.file_preview import file_on_disk
+from backend.api.deps import Approver, Services
 
 router = APIRouter(prefix="/api/approvals", tags=["approvals"])
 
@@ -21,7 +20,7 @@ class FileOnDiskOut(BaseModel):
 
 
 @router.get("/{approval_id}/file")
-async def get_file_on_disk(approval_id: str, host: HostDep, _: Approver) -> FileOnDiskOut:
+async def get_file_on_disk(approval_id: str, services: Services, _: Approver) -> FileOnDiskOut:
     """The target file as it is now: 400 for a call that writes no file or one outside the
     workspace, 409 once the request is answered. For those who answer approvals."""
-    return FileOnDiskOut(**asdict(await file_on_disk(host.store, approval_id)))
+    return FileOnDiskOut(**asdict(await services.approvals.file_on_disk(approval_id)))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from backend.api.deps import Approver, HostDep, Viewer
+from backend.api.deps import Approver, Services, Viewer
 from backend.api.schemas import AnswerApproval
 from backend.domain.models import Approval, ApprovalStatus
 
@@ -13,18 +13,18 @@ router = APIRouter(prefix="/api/approvals", tags=["approvals"])
 
 @router.get("")
 async def list_approvals(
-    host: HostDep, _: Viewer, status: ApprovalStatus | None = None, session_id: str | None = None
+    services: Services, _: Viewer, status: ApprovalStatus | None = None, session_id: str | None = None
 ) -> list[Approval]:
-    return await host.store.list_approvals(status=status, session_id=session_id)
+    return await services.approvals.find(status=status, session_id=session_id)
 
 
 @router.get("/{approval_id}")
-async def get_approval(approval_id: str, host: HostDep, _: Viewer) -> Approval:
-    return await host.store.get_approval(approval_id)
+async def get_approval(approval_id: str, services: Services, _: Viewer) -> Approval:
+    return await services.approvals.get(approval_id)
 
 
 @router.post("/{approval_id}")
-async def answer_approval(approval_id: str, body: AnswerApproval, host: HostDep, principal: Approver) -> Approval:
+async def answer_approval(approval_id: str, body: AnswerApproval, services: Services, principal: Approver) -> Approval:
     """Answer once; 409 when it was already answered or has expired, 403 for a rule broader
     than the call needs (unless the caller is an admin), 422 for a rule that does not parse."""
-    return await host.approvals.answer(approval_id, body.to_decision(), by=principal, via="rest")
+    return await services.approvals.answer(approval_id, body.to_decision(), by=principal, via="rest")

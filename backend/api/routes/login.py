@@ -2,29 +2,40 @@
 
 from __future__ import annotations
 
+from importlib.metadata import PackageNotFoundError, version
+
 import anyio
 from fastapi import APIRouter, HTTPException, Request, Response, status
 from fastapi.responses import RedirectResponse
 
-import backend
 from backend.auth import AuthError, Principal
 from backend.api.deps import COOKIE_NAME, AuthDep, Viewer
 from backend.api.schemas import LoginRequest, TokenResponse
 from backend.api.throttle import LoginThrottle, LoginThrottled
 
 router = APIRouter(tags=["auth"])
-VERSION = getattr(backend, "__version__", "0.1.0")
+
+
+def _installed_version() -> str:
+    """The installed distribution's version (pyproject.toml's `[project] version`)."""
+    try:
+        return version("overseer")
+    except PackageNotFoundError:  # a source tree that was never installed
+        return "source"
+
+
+VERSION = _installed_version()
 
 
 @router.get("/api/health")
 async def health(request: Request) -> dict[str, object]:
-    host = request.app.state.host
+    services = request.app.state.services
     return {
         "status": "ok",
         "version": VERSION,
-        "host_id": host.settings.host_id,
-        "servers": {s.name: s.state for s in host.pool.statuses()},
-        "sandbox": host.sandbox.status.health(),
+        "host_id": services.settings.host_id,
+        "servers": services.servers.states(),
+        "sandbox": services.sandbox.health(),
     }
 
 

@@ -7,7 +7,7 @@ from dataclasses import asdict
 from fastapi import APIRouter
 from pydantic import BaseModel, Field
 
-from backend.api.deps import Admin, HostDep, Viewer
+from backend.api.deps import Admin, Services, Viewer
 from backend.app.model_settings import ModelSource
 from backend.config import ThinkingConfig
 
@@ -48,14 +48,14 @@ def _clean(value: str | None) -> str | None:
 
 
 @router.get("")
-async def get_model(host: HostDep, _: Viewer) -> ModelSettingsOut:
-    return ModelSettingsOut(**asdict(host.model_settings.view()))
+async def get_model(services: Services, _: Viewer) -> ModelSettingsOut:
+    return ModelSettingsOut(**asdict(services.model_settings.view()))
 
 
 @router.put("")
-async def put_model(body: ModelSettingsIn, host: HostDep, _: Admin) -> ModelSettingsOut:
+async def put_model(body: ModelSettingsIn, services: Services, _: Admin) -> ModelSettingsOut:
     """Saved to the data dir (0600) and applied at once: sessions created from now on use it."""
-    view = host.model_settings.save(
+    view = services.model_settings.save(
         model=_clean(body.model),
         api_base=_clean(body.api_base),
         api_key=_clean(body.api_key),
@@ -66,10 +66,10 @@ async def put_model(body: ModelSettingsIn, host: HostDep, _: Admin) -> ModelSett
 
 
 @router.post("/test")
-async def test_model(body: ModelSettingsIn, host: HostDep, _: Admin) -> ConnectionTestOut:
+async def test_model(body: ModelSettingsIn, services: Services, _: Admin) -> ConnectionTestOut:
     """One small call with the values given (the saved ones where a field is empty); it costs a
     few tokens, so only an admin may make it."""
-    result = await host.model_settings.test(
+    result = await services.model_settings.test(
         model=_clean(body.model), api_base=_clean(body.api_base), api_key=_clean(body.api_key)
     )
     return ConnectionTestOut(**asdict(result))

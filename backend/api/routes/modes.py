@@ -12,7 +12,7 @@ from typing import Literal
 from fastapi import APIRouter
 from pydantic import BaseModel
 
-from backend.api.deps import Admin, HostDep, Viewer
+from backend.api.deps import Admin, Services, Viewer
 from backend.domain.errors import NotFound
 from backend.modes.model import Mode, ModeWrite
 
@@ -27,36 +27,36 @@ class ModeRemoved(BaseModel):
 
 
 @router.get("")
-def list_modes(host: HostDep, _: Viewer) -> list[Mode]:
+def list_modes(services: Services, _: Viewer) -> list[Mode]:
     """Built-ins first (agent, ask, plan, research, review), then a person's own by name."""
-    return host.modes.list()
+    return services.modes.list()
 
 
 @router.get("/{name}")
-def get_mode(name: str, host: HostDep, _: Viewer) -> Mode:
-    return host.modes.get(name)
+def get_mode(name: str, services: Services, _: Viewer) -> Mode:
+    return services.modes.get(name)
 
 
 @router.put("/{name}")
-def save_mode(name: str, body: ModeWrite, host: HostDep, _: Admin) -> Mode:
+def save_mode(name: str, body: ModeWrite, services: Services, _: Admin) -> Mode:
     """Create or replace the person's mode file; with a built-in's name it overrides the built-in.
 
     An admin's: a mode's policies and tools decide what runs without asking.
     """
-    return host.modes.save(name, body)
+    return services.modes.save(name, body)
 
 
 @router.delete("/{name}")
-def delete_mode(name: str, host: HostDep, _: Admin) -> ModeRemoved:
+def delete_mode(name: str, services: Services, _: Admin) -> ModeRemoved:
     """Delete a person's mode, or reset an overridden built-in; a bare built-in is a 400."""
-    builtin = host.modes.delete(name)
+    builtin = services.modes.delete(name)
     return ModeRemoved(removed="user" if builtin is None else "override", mode=builtin)
 
 
 @router.get("/{name}/builtin")
-def get_builtin_mode(name: str, host: HostDep, _: Viewer) -> Mode:
+def get_builtin_mode(name: str, services: Services, _: Viewer) -> Mode:
     """The shipped version of a built-in mode, whether or not a person's file overrides it."""
-    mode = host.modes.builtin(name)
+    mode = services.modes.builtin(name)
     if mode is None:
         raise NotFound(f"{name!r} is not a built-in mode")
     return mode

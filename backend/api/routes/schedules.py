@@ -11,7 +11,7 @@ from typing import Literal
 from fastapi import APIRouter, Response, status
 from pydantic import BaseModel
 
-from backend.api.deps import Admin, Approver, HostDep, Viewer
+from backend.api.deps import Admin, Approver, Services, Viewer
 from backend.domain.schedules import Schedule, ScheduleCreate, ScheduleUpdate
 
 router = APIRouter(prefix="/api/schedules", tags=["schedules"])
@@ -27,50 +27,50 @@ class RunNowResult(BaseModel):
 
 
 @router.get("")
-async def list_schedules(host: HostDep, _: Viewer) -> list[Schedule]:
-    return await host.store.list_schedules()
+async def list_schedules(services: Services, _: Viewer) -> list[Schedule]:
+    return await services.schedules.jobs()
 
 
 @router.post("", status_code=status.HTTP_201_CREATED)
-async def create_schedule(body: ScheduleCreate, host: HostDep, _: Admin) -> Schedule:
+async def create_schedule(body: ScheduleCreate, services: Services, _: Admin) -> Schedule:
     """Create a job; its first run is the schedule's first time after now."""
-    return await host.scheduler.create(body)
+    return await services.schedules.create(body)
 
 
 @router.get("/{schedule_id}")
-async def get_schedule(schedule_id: str, host: HostDep, _: Viewer) -> Schedule:
-    return await host.store.get_schedule(schedule_id)
+async def get_schedule(schedule_id: str, services: Services, _: Viewer) -> Schedule:
+    return await services.schedules.job(schedule_id)
 
 
 @router.patch("/{schedule_id}")
-async def update_schedule(schedule_id: str, body: ScheduleUpdate, host: HostDep, _: Admin) -> Schedule:
-    return await host.scheduler.update(schedule_id, body)
+async def update_schedule(schedule_id: str, body: ScheduleUpdate, services: Services, _: Admin) -> Schedule:
+    return await services.schedules.update(schedule_id, body)
 
 
 @router.delete("/{schedule_id}", status_code=status.HTTP_204_NO_CONTENT)
-async def delete_schedule(schedule_id: str, host: HostDep, _: Approver) -> Response:
+async def delete_schedule(schedule_id: str, services: Services, _: Approver) -> Response:
     """Delete a job; a run in progress goes on as an ordinary session."""
-    await host.scheduler.delete(schedule_id)
+    await services.schedules.delete(schedule_id)
     return Response(status_code=status.HTTP_204_NO_CONTENT)
 
 
 @router.post("/{schedule_id}/pause")
-async def pause_schedule(schedule_id: str, host: HostDep, _: Approver) -> Schedule:
-    return await host.scheduler.pause(schedule_id)
+async def pause_schedule(schedule_id: str, services: Services, _: Approver) -> Schedule:
+    return await services.schedules.pause(schedule_id)
 
 
 @router.post("/{schedule_id}/resume")
-async def resume_schedule(schedule_id: str, host: HostDep, _: Admin) -> Schedule:
-    return await host.scheduler.resume(schedule_id)
+async def resume_schedule(schedule_id: str, services: Services, _: Admin) -> Schedule:
+    return await services.schedules.resume(schedule_id)
 
 
 @router.post("/{schedule_id}/run")
-async def run_schedule_now(schedule_id: str, host: HostDep, _: Approver) -> RunNowResult:
+async def run_schedule_now(schedule_id: str, services: Services, _: Approver) -> RunNowResult:
     """Fire the job once now, paused or not; its next scheduled run stays where it was."""
-    fired = await host.scheduler.run_now(schedule_id)
+    fired = await services.schedules.run_now(schedule_id)
     return RunNowResult(
         outcome=fired.outcome,
         session_id=fired.session_id,
         detail=fired.detail,
-        schedule=await host.store.get_schedule(schedule_id),
+        schedule=await services.schedules.job(schedule_id),
     )

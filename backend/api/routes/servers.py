@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Path, Query, status
 
-from backend.api.deps import Admin, HostDep, Viewer
+from backend.api.deps import Admin, Services, Viewer
+from backend.app.services import AppServices
 from backend.api.schemas import (
     NewServerBody,
     ServerEntryBody,
@@ -14,35 +15,29 @@ from backend.api.schemas import (
     ServerView,
     ToolView,
 )
-from backend.app.host import Host
+from backend.app.policy import PolicyService
 from backend.app.servers_admin import ManagedServer
-from backend.config import PolicyValue
 from backend.domain.tools import ToolInfo
-from backend.rules.policy_engine import PolicyEngine
-from backend.sandbox.launcher import SandboxStatus
-from backend.sandbox.servers import confinement_text
 
 router = APIRouter(prefix="/api/servers", tags=["servers"])
 
 ServerName = Path(min_length=1, max_length=40)
 
 
-def server_views(host: Host) -> list[ServerView]:
+def server_views(services: AppServices) -> list[ServerView]:
     """Every server as the API and the live channel (`servers.changed`) describe it."""
-    policy = host.policies.engine
-    return [_view(server, policy, host.sandbox.status) for server in host.servers.servers()]
+    return [_view(server, services) for server in services.servers.servers()]
 
 
-def _view(server: ManagedServer, policy: PolicyEngine, sandbox: SandboxStatus) -> ServerView:
+def _view(server: ManagedServer, services: AppServices) -> ServerView:
     state = server.status
-    entry = server.config.sandbox if server.config is not None else None
     return ServerView(
         name=state.name,
         state=state.state,
         error=state.error,
         restarts=state.restarts,
         last_restart=state.last_restart,
-        tools=[_tool_view(tool, policy) for tool in state.tools],
+        tools=[_tool_view(tool, services.policies) for tool in state.tools],
         type=server.config.type if server.config is not None else "stdio",
         url=state.url,
         last_http_error=state.last_http_error,
@@ -50,82 +45,70 @@ def _view(server: ManagedServer, policy: PolicyEngine, sandbox: SandboxStatus) -
         builtin=server.builtin,
         enabled=server.enabled,
         editable=server.editable,
-        confinement=confinement_text(state.name, entry, sandbox, builtin=server.builtin),
+        confinement=services.servers.confinement(server),
     )
 
 
-def _tool_view(tool: ToolInfo, policy: PolicyEngine) -> ToolView:
+def _tool_view(tool: ToolInfo, policies: PolicyService) -> ToolView:
     return ToolView(
         name=tool.name,
         description=tool.description,
         input_schema=tool.input_schema,
         annotations=tool.annotations.model_dump(),
-        policy=policy.policy_for(tool.name),
-        effective_policy=_effective(tool, policy),
+        policy=policies.policy_for(tool.name),
+        effective_policy=policies.effective_policy(tool),
     )
 
 
-def _effective(tool: ToolInfo, policy: PolicyEngine) -> PolicyValue:
-    """What a call no rule matches gets (PolicyEngine.evaluate's last steps, without arguments)."""
-    chosen = policy.policy_for(tool.name)
-    if chosen is not None:
-        return chosen
-    hints = tool.annotations
-    read_only = hints.readOnlyHint is True and hints.destructiveHint is not True
-    if policy.read_only_auto_allow and tool.server in policy.trusted_servers and read_only:
-        return "always_allow"
-    return "ask"
-
-
 @router.get("")
-async def list_servers(host: HostDep, _: Viewer) -> list[ServerView]:
+async def list_servers(services: Services, _: Viewer) -> list[ServerView]:
     """Every MCP server (those switched off too), its state, and each tool's policy."""
-    return server_views(host)
+    return server_views(services)
 
 
 @router.get("/{name}/log")
 async def server_log(
-    host: HostDep, _: Viewer, name: str = ServerName, lines: int = Query(100, ge=1, le=1000)
+    services: Services, _: Viewer, name: str = ServerName, lines: int = Query(100, ge=1, le=1000)
 ) -> ServerLogView:
     """The end of what the server wrote to stderr (credential-shaped text redacted)."""
-    return ServerLogView(name=name, lines=await host.servers.log_tail(name, lines=lines))
+    return ServerLogView(name=name, lines=await services.servers.log_tail(name, lines=lines))
 
 
 @router.get("/{name}/config")
-async def server_config(host: HostDep, _: Admin, name: str = ServerName) -> ServerEntryView:
+async def server_config(services: Services, _: Admin, name: str = ServerName) -> ServerEntryView:
     """A person's server entry as the config file has it (literal env and header values hidden)."""
-    return ServerEntryView(name=name, entry=host.servers.entry(name))
+    return ServerEntryView(name=name, entry=services.servers.entry(name))
 
 
 @router.post("", status_code=status.HTTP_201_CREATED)
-async def add_server(body: NewServerBody, host: HostDep, _: Admin) -> ServerView:
+async def add_server(body: NewServerBody, services: Services, _: Admin) -> ServerView:
     """Add a server: validated (422 naming the field), written to the config file, then started."""
-    return _view(await host.servers.add(body.name, body.entry), host.policies.engine, host.sandbox.status)
+    return _view(await services.servers.add(body.name, body.entry), services)
 
 
 @router.put("/{name}")
-async def update_server(body: ServerEntryBody, host: HostDep, _: Admin, name: str = ServerName) -> ServerView:
+async def update_server(body: ServerEntryBody, services: Services, _: Admin, name: str = ServerName) -> ServerView:
     """Replace a server's entry; a running server restarts with it."""
-    return _view(await host.servers.update(name, body.entry), host.policies.engine, host.sandbox.status)
+    return _view(await services.servers.update(name, body.entry), services)
 
 
 @router.post("/{name}/disable")
-async def disable_server(host: HostDep, _: Admin, name: str = ServerName) -> ServerView:
-    return _view(await host.servers.set_enabled(name, False), host.policies.engine, host.sandbox.status)
+async def disable_server(services: Services, _: Admin, name: str = ServerName) -> ServerView:
+    return _view(await services.servers.set_enabled(name, False), services)
 
 
 @router.post("/{name}/enable")
-async def enable_server(host: HostDep, _: Admin, name: str = ServerName) -> ServerView:
-    return _view(await host.servers.set_enabled(name, True), host.policies.engine, host.sandbox.status)
+async def enable_server(services: Services, _: Admin, name: str = ServerName) -> ServerView:
+    return _view(await services.servers.set_enabled(name, True), services)
 
 
 @router.post("/{name}/restart")
-async def restart_server(host: HostDep, admin: Admin, name: str = ServerName) -> ServerView:
+async def restart_server(services: Services, admin: Admin, name: str = ServerName) -> ServerView:
     """Restart a running server, a built-in one too."""
-    return _view(await host.servers.restart(name, by=admin.name), host.policies.engine, host.sandbox.status)
+    return _view(await services.servers.restart(name, by=admin.name), services)
 
 
 @router.delete("/{name}", status_code=status.HTTP_204_NO_CONTENT)
-async def remove_server(host: HostDep, _: Admin, name: str = ServerName) -> None:
+async def remove_server(services: Services, _: Admin, name: str = ServerName) -> None:
     """Take a server out of the config file and stop it."""
-    await host.servers.remove(name)
+    await services.servers.remove(name)

@@ -8,38 +8,38 @@ from typing import Literal
 from fastapi import APIRouter, Query
 from fastapi.responses import StreamingResponse
 
-from backend.api.deps import MAX_STORED_INT, Admin, HostDep, Viewer
-from backend.api.audit_export import ExportFormat, SessionTitles, export
+from backend.api.deps import MAX_STORED_INT, Admin, Services, Viewer
+from backend.app.audit import ExportFormat
 from backend.api.schemas import AuditPage, PoliciesBody
 from backend.config import PermissionsConfig
 from backend.domain.errors import Invalid
 from backend.domain.models import DecidedBy, utcnow
-from backend.store.queries import AuditQuery
+from backend.domain.audit import AuditQuery
 
 router = APIRouter(prefix="/api", tags=["settings"])
 
 
 @router.get("/policies")
-async def get_policies(host: HostDep, _: Viewer) -> PoliciesBody:
-    return PoliciesBody(policies=host.policies.policies)
+async def get_policies(services: Services, _: Viewer) -> PoliciesBody:
+    return PoliciesBody(policies=services.policies.policies)
 
 
 @router.put("/policies")
-async def put_policies(body: PoliciesBody, host: HostDep, _: Admin) -> PoliciesBody:
-    policies = PoliciesBody(policies=host.policies.set_policies(body.policies))
-    host.servers.feed.changed()  # every tool's effective policy may have changed
+async def put_policies(body: PoliciesBody, services: Services, _: Admin) -> PoliciesBody:
+    policies = PoliciesBody(policies=services.policies.set_policies(body.policies))
+    services.servers.feed.changed()  # every tool's effective policy may have changed
     return policies
 
 
 @router.get("/permissions")
-async def get_permissions(host: HostDep, _: Viewer) -> PermissionsConfig:
-    return host.policies.permissions
+async def get_permissions(services: Services, _: Viewer) -> PermissionsConfig:
+    return services.policies.permissions
 
 
 @router.put("/permissions")
-async def put_permissions(body: PermissionsConfig, host: HostDep, _: Admin) -> PermissionsConfig:
+async def put_permissions(body: PermissionsConfig, services: Services, _: Admin) -> PermissionsConfig:
     """Replace the rule lists; a rule that does not parse is a 422 naming it, and nothing changes."""
-    return host.policies.set_permissions(body)
+    return services.policies.set_permissions(body)
 
 
 NO_NUL = r"^[^\x00]*$"
@@ -63,7 +63,7 @@ NO_NUL = r"^[^\x00]*$"
     },
 )
 async def audit(
-    host: HostDep,
+    services: Services,
     _: Viewer,
     limit: int = Query(50, ge=1, le=500),
     offset: int = Query(0, ge=0, le=MAX_STORED_INT),
@@ -89,14 +89,11 @@ async def audit(
     if format is not None:
         name = f"overseer-audit-{utcnow():%Y%m%d-%H%M%S}.{format}"
         return StreamingResponse(
-            export(host.store, query, format),
+            services.audit.export(query, format),
             media_type="text/csv; charset=utf-8" if format == "csv" else "application/json",
             headers={"Content-Disposition": f'attachment; filename="{name}"', "Cache-Control": "no-store"},
         )
-    items = await host.store.list_audit(limit=limit, offset=offset, query=query)
+    page = await services.audit.page(query, limit=limit, offset=offset)
     return AuditPage(
-        items=[i.model_dump(mode="json") for i in items],
-        limit=limit,
-        offset=offset,
-        sessions=await SessionTitles(host.store).of(items),
+        items=[i.model_dump(mode="json") for i in page.entries], limit=limit, offset=offset, sessions=page.titles
     )

@@ -13,8 +13,8 @@ from typing import Annotated
 from fastapi import APIRouter, Query, Response, status
 from pydantic import BaseModel, ConfigDict, Field
 
-from backend.api.deps import Admin, HostDep, Viewer
-from backend.app.host import Host
+from backend.api.deps import Admin, Services, Viewer
+from backend.app.services import AppServices
 from backend.domain.errors import BadRequest
 from backend.paths import existing_directory
 from backend.skills.model import MAX_SKILL_CHARS, Skill
@@ -34,9 +34,9 @@ class SkillContent(BaseModel):
     content: str = Field(max_length=MAX_SKILL_CHARS)
 
 
-def _workspace(host: Host, workspace: str | None) -> Path:
+def _workspace(services: AppServices, workspace: str | None) -> Path:
     if workspace is None:
-        return host.settings.resolved_workspace
+        return services.settings.resolved_workspace
     if not workspace.startswith("~") and not Path(workspace).is_absolute():
         raise BadRequest(f"workspace must be an absolute path, got {workspace!r}")
     path = existing_directory(workspace)
@@ -47,27 +47,27 @@ def _workspace(host: Host, workspace: str | None) -> Path:
 
 # Plain `def` routes: they read files, so FastAPI runs them in its thread pool.
 @router.get("")
-def list_skills(host: HostDep, _: Viewer, workspace: WorkspaceQuery = None) -> list[Skill]:
+def list_skills(services: Services, _: Viewer, workspace: WorkspaceQuery = None) -> list[Skill]:
     """Every skill the workspace sees, one per name, sorted; unavailable ones say why."""
-    return host.skills.list(_workspace(host, workspace))
+    return services.skills.list(_workspace(services, workspace))
 
 
 @router.get("/{name}")
-def get_skill(name: str, host: HostDep, _: Viewer, workspace: WorkspaceQuery = None) -> Skill:
-    return host.skills.get(name, _workspace(host, workspace))
+def get_skill(name: str, services: Services, _: Viewer, workspace: WorkspaceQuery = None) -> Skill:
+    return services.skills.get(name, _workspace(services, workspace))
 
 
 @router.put("/{name}")
-def save_skill(name: str, body: SkillContent, host: HostDep, _: Admin) -> Skill:
+def save_skill(name: str, body: SkillContent, services: Services, _: Admin) -> Skill:
     """Create or replace the person's skill `name`; an invalid SKILL.md is a 400 naming the fault.
 
     An admin's: a skill with `always` is in every system prompt.
     """
-    return host.skills.save(name, body.content)
+    return services.skills.save(name, body.content)
 
 
 @router.delete("/{name}", status_code=status.HTTP_204_NO_CONTENT)
-def delete_skill(name: str, host: HostDep, _: Admin) -> Response:
+def delete_skill(name: str, services: Services, _: Admin) -> Response:
     """Delete the person's skill `name`; a built-in one is a 400, an unknown one a 404."""
-    host.skills.delete(name)
+    services.skills.delete(name)
     return Response(status_code=status.HTTP_204_NO_CONTENT)

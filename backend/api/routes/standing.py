@@ -4,15 +4,14 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from backend.api.deps import HostDep, Viewer
-from backend.app.standing import StandingRules, standing_rules
+from backend.api.deps import Services, Viewer
+from backend.app.standing import StandingRules
 
 router = APIRouter(prefix="/api/sessions", tags=["sessions"])
 
 
 @router.get("/{session_id}/standing-rules")
-async def session_standing_rules(session_id: str, host: HostDep, _: Viewer) -> StandingRules:
+async def session_standing_rules(session_id: str, services: Services, _: Viewer) -> StandingRules:
     """The allow rules in force (with their source), and the tools this session's mode lets run
     unasked (their policy, or read-only auto-allow); deny and ask rules still win over both."""
-    session = await host.store.get_session(session_id)
-    return standing_rules(session, host.modes.get(session.mode), host.policies.engine, host.pool.tools())
+    return await services.standing.of(session_id)

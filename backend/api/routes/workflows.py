@@ -10,7 +10,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query, status
 
-from backend.api.deps import Approver, HostDep, Viewer
+from backend.api.deps import Approver, Services, Viewer
 from backend.domain.workflows import Workflow, WorkflowRun, WorkflowRunCreate
 
 router = APIRouter(tags=["workflows"])
@@ -20,40 +20,40 @@ router = APIRouter(tags=["workflows"])
 
 
 @router.get("/api/workflows")
-def list_workflows(host: HostDep, _: Viewer) -> list[Workflow]:
+def list_workflows(services: Services, _: Viewer) -> list[Workflow]:
     """Every usable definition: built-ins, and the person's own (which replace built-ins of the same name)."""
-    return host.workflows.definitions()
+    return services.workflows.definitions()
 
 
 @router.get("/api/workflows/{name}")
-def get_workflow(name: str, host: HostDep, _: Viewer) -> Workflow:
+def get_workflow(name: str, services: Services, _: Viewer) -> Workflow:
     """One definition; 404 if none has that name, 400 naming the file if it is broken."""
-    return host.workflows.definition(name)
+    return services.workflows.definition(name)
 
 
 @router.post("/api/workflows/{name}/runs", status_code=status.HTTP_201_CREATED)
-async def start_run(name: str, body: WorkflowRunCreate, host: HostDep, _: Approver) -> WorkflowRun:
+async def start_run(name: str, body: WorkflowRunCreate, services: Services, _: Approver) -> WorkflowRun:
     """Start a run; its first step's session exists when this answers."""
-    return await host.workflows.start(name, body.input, workspace=body.workspace)
+    return await services.workflows.start(name, body.input, workspace=body.workspace)
 
 
 @router.get("/api/workflow-runs")
 async def list_runs(
-    host: HostDep,
+    services: Services,
     _: Viewer,
     workflow: str | None = None,
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,
 ) -> list[WorkflowRun]:
     """Runs newest first, optionally of one workflow."""
-    return await host.store.list_workflow_runs(workflow=workflow, limit=limit)
+    return await services.workflows.runs(workflow=workflow, limit=limit)
 
 
 @router.get("/api/workflow-runs/{run_id}")
-async def get_run(run_id: str, host: HostDep, _: Viewer) -> WorkflowRun:
-    return await host.store.get_workflow_run(run_id)
+async def get_run(run_id: str, services: Services, _: Viewer) -> WorkflowRun:
+    return await services.workflows.run(run_id)
 
 
 @router.post("/api/workflow-runs/{run_id}/stop")
-async def stop_run(run_id: str, host: HostDep, _: Approver) -> WorkflowRun:
+async def stop_run(run_id: str, services: Services, _: Approver) -> WorkflowRun:
     """Stop a run: its running step's session is stopped and a pending gate withdrawn."""
-    return await host.workflows.stop(run_id)
+    return await services.workflows.stop(run_id)

@@ -9,7 +9,7 @@ from typing import Annotated
 from fastapi import APIRouter, Query
 from pydantic import BaseModel, ConfigDict, Field
 
-from backend.api.deps import Admin, HostDep
+from backend.api.deps import Admin, Services
 from backend.app.workspace_trust import TrustedEntry, TrustItem, host_folders, host_trust
 from backend.domain.errors import BadRequest
 from backend.paths import existing_directory
@@ -29,7 +29,7 @@ class TrustRequest(BaseModel):
 # Plain `def` routes: they read and hash files, so FastAPI runs them in its thread pool.
 @router.get("")
 def untrusted(
-    host: HostDep,
+    services: Services,
     _: Admin,
     workspace: Annotated[str | None, Query(description="another absolute workspace path to look at")] = None,
 ) -> list[TrustItem]:
@@ -40,11 +40,11 @@ def untrusted(
         extra = existing_directory(workspace)
         if extra is None or not extra.is_absolute():
             raise BadRequest(f"workspace {workspace} is not an absolute path to a directory")
-    return host_trust(host).untrusted(host_folders(host, extra))
+    return host_trust(services).untrusted(host_folders(services, extra))
 
 
 @router.post("")
-def trust(body: TrustRequest, host: HostDep, _: Admin) -> TrustedEntry:
+def trust(body: TrustRequest, services: Services, _: Admin) -> TrustedEntry:
     """Recorded only if the content's hash is still `sha256` (409 otherwise): an admin trusts
     exactly what they read. A config file counts from the host's next start, skills at once."""
-    return host_trust(host).trust(Path(body.path), body.sha256)
+    return host_trust(services).trust(Path(body.path), body.sha256)

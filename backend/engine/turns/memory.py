@@ -22,7 +22,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 from backend.domain.models import Message, ToolCallRequest, Usage
 from backend.engine.models.client import ModelClient, ModelError, OnRetry
-from mcp_servers.memory import files
+from shared import memory_files
 
 log = logging.getLogger(__name__)
 
@@ -214,8 +214,8 @@ async def consolidate(
     when = (now or datetime.now()).astimezone()
     facts = [(f.fact, f.section) for f in arguments.new_facts]
     try:
-        await asyncio.to_thread(files.append_history, workspace, arguments.history_entry, when=when)
-        saved = await asyncio.to_thread(files.save_facts, workspace, facts) if facts else []
+        await asyncio.to_thread(memory_files.append_history, workspace, arguments.history_entry, when=when)
+        saved = await asyncio.to_thread(memory_files.save_facts, workspace, facts) if facts else []
     except (OSError, ValueError) as exc:
         return _failed(unchanged, f"memory files could not be written: {exc}")
     added = sum(1 for s in saved if s.added)
@@ -224,7 +224,7 @@ async def consolidate(
 
 def read_memory_for_prompt(workspace: Path, limit: int = PROMPT_MEMORY_BYTES) -> str:
     """MEMORY.md's text for the system prompt, cut at a line when longer than `limit` bytes."""
-    text = files.read_text(files.memory_path(workspace)).strip()
+    text = memory_files.read_text(memory_files.memory_path(workspace)).strip()
     data = text.encode("utf-8")
     if len(data) <= limit:
         return text

@@ -19,7 +19,7 @@ from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 
 from backend.domain.tools import TOOL_PREFIX, ToolInfo
-from backend.engine.turns.tool_selection import Bm25Index
+from backend.engine.turns.bm25 import Bm25Index
 
 log = logging.getLogger(__name__)
 

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from backend.domain.session_options import SessionOptions
 from backend.domain.models import Decision, Session
 from backend.engine.claude_sdk.recovery import RESTART_NOTE
 from backend.engine.events import Subscription
@@ -123,7 +124,9 @@ async def test_a_fork_starts_from_the_parent_s_sdk_session_and_gets_its_own(tmp_
         parent = await h.run("remember the code word heron", timeout=60)
         assert parent.status == "completed", parent.error
         result = await h.host.sessions.invoke(
-            prompt="what was the code word?", parent_session_id=parent.id, fork=True, timeout=60
+            prompt="what was the code word?",
+            options=SessionOptions(parent_id=parent.id, fork=True),
+            timeout=60,
         )
         assert result.status == "completed" and result.response == "It was heron."
         child = await h.host.store.get_session(result.session_id)

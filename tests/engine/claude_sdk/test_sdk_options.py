@@ -10,6 +10,7 @@ import pytest
 from mcp import Client
 from pydantic import ValidationError
 
+from backend.domain.session_options import SessionOptions
 from backend.api.schemas import CreateSession
 from backend.cli import _parser
 from backend.config import Settings
@@ -172,7 +173,8 @@ async def test_a_new_session_gets_the_host_s_default_engine_unless_it_names_one(
     host = Host(Settings(data_dir=tmp_path / "data", workspace=tmp_path, default_engine="claude-sdk", builtin_servers=False))
     await host.store.open()
     try:
-        assert (await host.runner.create(title="a")).engine == "claude-sdk"
-        assert (await host.runner.create(title="b", engine="litellm")).engine == "litellm"
+        assert (await host.runner.create(options=SessionOptions(title="a"))).engine == "claude-sdk"
+        other = await host.runner.create(options=SessionOptions(title="b", engine="litellm"))
+        assert other.engine == "litellm"
     finally:
         await host.store.close()

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from backend.domain.session_options import SessionOptions
 from backend.domain.models import Decision
 from backend.mcp.pool import McpPool
 from backend.testing import Reply, ScriptedToolCall
@@ -108,11 +109,11 @@ async def test_the_cli_is_shown_only_the_mode_s_tools_and_none_a_whole_tool_deny
     tmp_path: Path, pool: McpPool
 ) -> None:
     async with scripted_host(tmp_path, [Reply(text="a"), Reply(text="b")], pool=pool, permissions={"deny": [EXEC]}, **SDK) as h:
-        await h.run("what is here?", mode="ask", timeout=60)
+        await h.run("what is here?", SessionOptions(mode="ask"), timeout=60)
         offered = set(h.model.requests[0].tool_names)
         assert READ in offered and "mcp__file__list_dir" in offered
         assert not offered & {WRITE, "mcp__file__edit_file", EXEC}
-        await h.run("and now?", mode="agent", timeout=60)
+        await h.run("and now?", SessionOptions(mode="agent"), timeout=60)
         offered = set(h.model.requests[1].tool_names)
         assert {READ, WRITE, "mcp__file__edit_file"} <= offered
         assert EXEC not in offered

@@ -11,7 +11,7 @@ from backend.domain.models import Message, Session, ToolCallRequest
 from backend.engine.turns.memory import CONSOLIDATION_PROMPT, read_memory_for_prompt, split_point
 from backend.testing import ModelRequest, Reply, ScriptedToolCall
 from backend.testing.harness import Harness, scripted_host
-from mcp_servers.memory import files
+from shared import memory_files
 
 NO_SERVERS = {"builtin_servers": False}
 PROMPTS = ["first: my name is Ada", "second: use metric units", "third: plan the trip", "fourth: book it"]
@@ -66,9 +66,9 @@ async def test_a_session_past_its_window_consolidates_older_messages_into_memory
         assert PROMPTS[2] not in transcript and PROMPTS[3] not in transcript
 
         # The memory files hold what it answered.
-        history = files.history_path(h.workspace).read_text()
+        history = memory_files.history_path(h.workspace).read_text()
         assert "Ada introduced herself and asked for metric units" in history
-        memory = files.memory_path(h.workspace).read_text()
+        memory = memory_files.memory_path(h.workspace).read_text()
         assert "## People\n\n- The person's name is Ada <!-- id:" in memory
         assert "- The person wants metric units <!-- id:" in memory
 
@@ -108,7 +108,7 @@ async def test_a_failed_consolidation_leaves_history_intact_and_the_session_comp
         h.model.assert_all_used()
         assert all(text in wire_text(h.model.requests[-1]) for text in (PROMPTS[0], "answer 0", PROMPTS[3]))
         assert (await h.host.store.get_session(session.id)).memory_from == 0
-        assert not files.history_path(h.workspace).exists() and not files.memory_path(h.workspace).exists()
+        assert not memory_files.history_path(h.workspace).exists() and not memory_files.memory_path(h.workspace).exists()
         events = await h.host.store.list_events(session.id)
         assert not any(e.type in ("memory.consolidated", "error") for e in events)
 
@@ -124,7 +124,7 @@ async def test_a_window_of_zero_never_consolidates(tmp_path: Path) -> None:
 
 async def test_memory_written_by_hand_reaches_the_system_prompt(tmp_path: Path) -> None:
     async with scripted_host(tmp_path, [Reply(text="hi")], **NO_SERVERS) as h:
-        files.save_facts(h.workspace, [("The person is called Grace", None)])
+        memory_files.save_facts(h.workspace, [("The person is called Grace", None)])
         await h.run("hello")
         assert "The person is called Grace" in (h.model.requests[0].system or "")
 
@@ -187,9 +187,9 @@ def test_with_no_older_cut_the_nearest_newer_one_is_taken() -> None:
 
 
 def test_memory_for_the_prompt_is_capped_at_a_line(tmp_path: Path) -> None:
-    files.save_facts(tmp_path, [(f"Fact number {i} with some padding text", None) for i in range(50)])
+    memory_files.save_facts(tmp_path, [(f"Fact number {i} with some padding text", None) for i in range(50)])
     capped = read_memory_for_prompt(tmp_path, limit=500)
     body, note = capped.rsplit("\n", 1)
-    assert len(body.encode()) <= 500 and body in files.memory_path(tmp_path).read_text()
+    assert len(body.encode()) <= 500 and body in memory_files.memory_path(tmp_path).read_text()
     assert "continues beyond 500 bytes" in note
     assert read_memory_for_prompt(tmp_path / "nowhere") == ""

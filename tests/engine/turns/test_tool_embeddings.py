@@ -15,7 +15,8 @@ from backend.config import ToolSelectionConfig
 from backend.domain.tools import ToolInfo
 from backend.engine.turns import tool_embeddings
 from backend.engine.turns.tool_embeddings import HybridIndex, cached, hybrid_index, tool_text
-from backend.engine.turns.tool_selection import Bm25Index, ToolSelection
+from backend.engine.turns.bm25 import Bm25Index
+from backend.engine.turns.tool_selection import ToolSelection
 
 TOOLS = [
     ToolInfo(name="mcp__ec2__reboot_instance", server="ec2", tool="reboot_instance", description="Reboot an EC2 instance."),

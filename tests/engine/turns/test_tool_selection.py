@@ -4,18 +4,12 @@ most-used and found tools plus `search_tools`; the gate still refuses every tool
 from __future__ import annotations
 
 import pytest
+from sample_tools import MANY, TOOLS, tool
 
 from backend.config import Settings, ToolSelectionConfig
 from backend.domain.models import Message, Session, ToolCallRecord
-from backend.domain.tools import ToolAnnotations, ToolInfo
-from backend.engine.turns.tool_selection import (
-    SEARCH_TOOLS,
-    Bm25Index,
-    ToolSelection,
-    most_used,
-    select_tools,
-    tokenize,
-)
+from backend.domain.tools import ToolInfo
+from backend.engine.turns.tool_selection import SEARCH_TOOLS, ToolSelection, most_used, select_tools
 from backend.engine.turns.turn import prepare_turn
 from backend.modes.registry import ModeRegistry
 from backend.paths import BUILTIN_MODES_DIR
@@ -25,45 +19,6 @@ from backend.testing.harness import scripted_host
 
 # The end-to-end test shares the module's file + shell pool (tests/conftest.py), on its loop.
 on_module_loop = pytest.mark.asyncio(loop_scope="module")
-
-SPECS = [
-    ("file", "read_file", "Read a text file in the workspace and return its contents."),
-    ("file", "write_file", "Write text to a file in the workspace, replacing it."),
-    ("shell", "exec", "Run a bash command in the workspace and return its output and exit code."),
-    ("github", "create_issue", "Open a new issue in a GitHub repository with a title and body."),
-    ("github", "list_pull_requests", "List the open pull requests of a GitHub repository."),
-    ("github", "merge_pull_request", "Merge a pull request once its checks pass."),
-    ("jira", "transition_ticket", "Move a Jira ticket to another workflow status."),
-    ("slack", "post_message", "Post a message to a Slack channel."),
-    ("slack", "list_channels", "List the Slack channels the bot can see."),
-    ("postgres", "run_query", "Run a read-only SQL query against the Postgres database."),
-    ("postgres", "list_tables", "List the tables of a database schema."),
-    ("stripe", "create_refund", "Refund a Stripe charge, in full or in part."),
-    ("stripe", "list_invoices", "List a customer's invoices."),
-    ("aws", "start_instance", "Start a stopped EC2 instance."),
-    ("aws", "upload_object", "Upload a file to an S3 bucket."),
-    ("calendar", "create_event", "Create a calendar event with attendees and a time."),
-    ("gmail", "send_email", "Send an email to one or more recipients."),
-    ("weather", "get_forecast", "Get the weather forecast for a city."),
-    ("maps", "directions", "Driving or walking directions between two places."),
-    ("notion", "search_pages", "Search the pages of a Notion workspace by text."),
-]
-
-
-def tool(server: str, name: str, description: str, title: str | None = None) -> ToolInfo:
-    return ToolInfo(
-        name=f"mcp__{server}__{name}",
-        server=server,
-        tool=name,
-        description=description,
-        annotations=ToolAnnotations(title=title),
-    )
-
-
-TOOLS = [tool(*spec) for spec in SPECS]
-# Filler so the catalog is large: tools that share no word with any query below.
-FILLER = [tool(f"misc{i}", f"thing_{i}", f"Frobnicate widget number {i} of the quux subsystem.") for i in range(200)]
-MANY = TOOLS + FILLER
 
 
 def config(**changes: object) -> ToolSelectionConfig:
@@ -87,41 +42,6 @@ def selection(**changes: object) -> ToolSelection:
     chosen = select_tools(MANY, config(**changes), found=[], remember=nowhere)
     assert chosen is not None
     return chosen
-
-
-# ranking
-
-
-def test_names_spelled_as_code_and_words_said_in_prose_become_the_same_terms():
-    assert tokenize("mcp__github__create_issue") == ["mcp", *tokenize("github creating issues")]
-    assert tokenize("listPullRequests") == tokenize("list pull requests")
-
-
-@pytest.mark.parametrize(
-    ("request_text", "needed"),
-    [
-        ("open an issue on GitHub about the crash", "mcp__github__create_issue"),
-        ("what will the weather be in Lisbon tomorrow", "mcp__weather__get_forecast"),
-        ("refund the customer's last charge", "mcp__stripe__create_refund"),
-        ("send a message to the team's slack channel: the deploy is done", "mcp__slack__post_message"),
-        ("which tables does the database have", "mcp__postgres__list_tables"),
-    ],
-)
-def test_the_tool_a_request_needs_ranks_first_among_two_hundred_unrelated_ones(request_text, needed):
-    ranked = Bm25Index(tools=MANY).rank(request_text, limit=3)
-    assert ranked[0].name == needed
-
-
-def test_a_tool_title_counts_toward_its_relevance():
-    titled = tool("x", "t1", "Does a thing.", title="Translate text between languages")
-    untitled = tool("x", "t2", "Does another thing.")
-    assert [t.name for t in Bm25Index(tools=[untitled, titled]).rank("translate this text", limit=2)] == ["mcp__x__t1"]
-
-
-def test_ranking_leaves_out_excluded_tools_and_tools_sharing_no_word():
-    ranked = Bm25Index(tools=MANY).rank("merge the pull request", limit=10, exclude={"mcp__github__merge_pull_request"})
-    assert "mcp__github__merge_pull_request" not in [t.name for t in ranked]
-    assert ranked and all(not t.name.startswith("mcp__misc") for t in ranked)
 
 
 # what a turn shows

@@ -12,11 +12,12 @@ import csv
 import io
 import json
 from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from backend.domain.models import AuditEntry
 from backend.store.base import NotFound, Store
-from backend.store.queries import AuditQuery
+from backend.domain.audit import AuditQuery
 
 ExportFormat = Literal["csv", "json"]
 PAGE = 500
@@ -115,6 +116,29 @@ async def export(store: Store, query: AuditQuery, fmt: ExportFormat) -> AsyncIte
         yield ("" if first else ",") + "\n" + json.dumps(row, ensure_ascii=False)
         first = False
     yield "\n]\n"
+
+
+@dataclass(kw_only=True)
+class AuditPage:
+    """One page of decisions, newest first, with the titles of their sessions by id."""
+
+    entries: list[AuditEntry]
+    titles: dict[str, str]
+
+
+class AuditLog:
+    """The permission decisions as people read them: pages, and exports."""
+
+    def __init__(self, store: Store) -> None:
+        self._store = store
+
+    async def page(self, query: AuditQuery, *, limit: int, offset: int) -> AuditPage:
+        entries = await self._store.list_audit(limit=limit, offset=offset, query=query)
+        return AuditPage(entries=entries, titles=await SessionTitles(self._store).of(entries))
+
+    def export(self, query: AuditQuery, fmt: ExportFormat) -> AsyncIterator[str]:
+        """Every matching row as CSV or one JSON array, in pieces (see `export`)."""
+        return export(self._store, query, fmt)
 
 
 def _take(buffer: io.StringIO) -> str:
