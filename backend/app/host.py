@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
 import logging
 import shutil
 import sys
@@ -27,6 +26,7 @@ from backend.app.cluster_links import ClusterLinks
 from backend.app.direct_tools import DirectTools
 from backend.app.auto_approve import AutoApprover
 from backend.app.model_settings import ModelSettings
+from backend.app.model_targets import DEMO_MODEL, ModelTargets
 from backend.app.policy import PolicyService
 from backend.app.servers import ServerFailures
 from backend.app.server_sign_ins import ServerSignIns
@@ -38,14 +38,12 @@ from backend.app.spend import SpendReport
 from backend.app.standing import Standing
 from backend.config import Settings
 from backend.host_identity import remember_host_id
-from backend.domain.models import Session
 from backend.domain.tools import ToolInfo
 from backend.engine.budget import BudgetGuard, BudgetLimits
 from backend.app.chat import Chat
-from backend.engine.claude_sdk import ClaudeSdkEngine, SdkTarget, sdk_base_url, sdk_model
+from backend.engine.claude_sdk import ClaudeSdkEngine
 from backend.engine.events import EventBus
 from backend.engine.loop import LoopLimits
-from backend.engine.models.client import LiteLLMClient
 from backend.engine.models.openai_direct import close_shared_client
 from backend.engine.runner import SessionRunner
 from backend.engine.models.sampling import Sampler, SamplingLimits
@@ -79,7 +77,6 @@ from backend.workflows.runner import WorkflowRunner
 log = logging.getLogger(__name__)
 
 
-DEMO_MODEL = "openai/overseer-demo"
 TOOLS_READY_TIMEOUT = 60.0
 SERVER_REQUEST_KINDS = ("elicitation", "sampling", "network")
 """Approvals asked for a server's own request, which a restart ends (they cannot be resumed)."""
@@ -153,7 +150,8 @@ class Host:
         self.elicitations = ElicitationDesk(self.broker, self)
         self.pool.elicitations.handler = self.elicitations.ask
         self.hooks = hooks or HookChain()
-        self.demo: Any = None
+        self.models = ModelTargets(settings, default_model=lambda: self.runner.default_model)
+        """Where each session's model requests go (the offline demo without a model configured)."""
         self.policies = PolicyService(settings)
         self.agents = Agents.from_settings(
             settings,
@@ -206,7 +204,7 @@ class Host:
             bus=self.bus,
             gate=self.gate,
             data_dir=self.data_dir,
-            target=self.sdk_target_for,
+            target=self.models.sdk_target_for,
             setting_sources=settings.claude_sdk_setting_sources,
         )
         known_secrets = [settings.api_key.get_secret_value()] if settings.api_key else []
@@ -219,7 +217,7 @@ class Host:
             bus=self.bus,
             gate=self.gate,
             list_tools=self._ready_tools,
-            model_for=self.model_for,
+            model_for=self.models.model_for,
             limits=LoopLimits(max_iterations=settings.max_iterations, tool_concurrency=settings.tool_concurrency),
             default_workspace=settings.resolved_workspace,
             default_model=settings.model or DEMO_MODEL,
@@ -256,7 +254,7 @@ class Host:
             bus=self.bus,
             session_of=self.store.get_session,
             mode_of=lambda session: self.modes.get(session.mode),
-            model_for=self.sampling_model_for,
+            model_for=self.models.sampling_model_for,
             add_usage=self.runner.add_usage,
             limits=SamplingLimits(policy=settings.sampling, max_tokens=settings.sampling_max_tokens),
         )
@@ -349,7 +347,7 @@ class Host:
         # Start failures reach stderr even while no session runs (`serve`, `mcp`).
         self._watching_servers = asyncio.create_task(self._report_start_failures(), name="mcp-start-failures")
         if self.is_demo:
-            self._demo_server()
+            self.models.demo_server()
         if self.runs is not None:  # before recovery: DBOS takes back this host's own runs as it starts
             await self.runs.start()
         await self.auto_approver.start()
@@ -414,8 +412,7 @@ class Host:
             await self.egress.aclose()
             shutil.rmtree(self.egress.directory, ignore_errors=True)
         await close_shared_client()  # the model's HTTP connections, after every run has ended
-        if self.demo is not None:
-            self.demo.stop()
+        self.models.stop_demo()
         if self.links is not None:
             await self.links.aclose()
         await self.store.close()
@@ -449,48 +446,3 @@ class Host:
             await self.server_failures.report()
         except Exception:  # a report that cannot be written must not go unseen either
             log.exception("reporting failed MCP servers failed")
-
-    def _demo_server(self) -> Any:
-        if self.demo is None:
-            from backend.testing.demo import demo_script
-            from backend.testing.model_server import ScriptedModelServer
-
-            self.demo = ScriptedModelServer(demo_script(str(self.settings.resolved_workspace))).start()
-        return self.demo
-
-    def model_for(self, session: Session) -> LiteLLMClient:
-        """The model client for a session: its own model, else the configured one, else the demo."""
-        s = self.settings
-        if (session.model or self.runner.default_model) == DEMO_MODEL:
-            return LiteLLMClient(model=DEMO_MODEL, api_base=self._demo_server().openai_base, api_key="demo", retries=0)
-        return LiteLLMClient(
-            model=session.model or s.model or DEMO_MODEL,
-            api_base=s.api_base,
-            api_key=s.api_key.get_secret_value() if s.api_key else None,
-            fallback_models=s.fallback_models,
-            retries=s.model_retries,
-            backoff=s.retry_backoff,
-            request_timeout=s.model_request_timeout,
-            stream_silence_timeout=s.model_stream_silence_timeout,
-            direct=s.model_transport == "auto",
-            thinking=s.thinking,
-        )
-
-    def sampling_model_for(self, session: Session, options: dict[str, Any]) -> LiteLLMClient:
-        """The session's model for a server's sampling request (either engine), with its limits;
-        without thinking, whose budget the request's `max_tokens` would have to hold."""
-        return dataclasses.replace(self.model_for(session), extra=options, thinking=None)
-
-    def sdk_target_for(self, session: Session) -> SdkTarget:
-        """Where a claude-sdk session's CLI sends model requests: the same model and base as LiteLLM's."""
-        s = self.settings
-        model = session.model or self.runner.default_model
-        if model == DEMO_MODEL:
-            return SdkTarget(model=model, base_url=self._demo_server().anthropic_base)
-        return SdkTarget(
-            model=sdk_model(model),
-            base_url=sdk_base_url(s.api_base),
-            api_key=s.api_key.get_secret_value() if s.api_key else None,
-            request_timeout=s.model_request_timeout,
-            thinking_budget=s.thinking.budget_tokens if s.thinking.enabled else None,
-        )

@@ -50,14 +50,14 @@ def test_the_host_points_a_session_s_cli_at_the_configured_model_base_and_key(tm
     settings = Settings(
         data_dir=tmp_path, workspace=tmp_path, model="anthropic/claude-x", api_base="http://127.0.0.1:7/v1", api_key="k"
     )
-    target = Host(settings).sdk_target_for(Session(id="s", workspace=str(tmp_path), model="anthropic/claude-y"))
+    target = Host(settings).models.sdk_target_for(Session(id="s", workspace=str(tmp_path), model="anthropic/claude-y"))
     limit = settings.model_request_timeout
     assert target == SdkTarget(model="claude-y", base_url="http://127.0.0.1:7", api_key="k", request_timeout=limit)
 
 
 def test_the_model_request_limit_reaches_the_cli_as_its_api_timeout(tmp_path: Path) -> None:
     settings = Settings(data_dir=tmp_path, workspace=tmp_path, model="anthropic/claude-x", model_request_timeout=45.0)
-    target = Host(settings).sdk_target_for(Session(id="s", workspace=str(tmp_path)))
+    target = Host(settings).models.sdk_target_for(Session(id="s", workspace=str(tmp_path)))
     assert sdk_env(target, data_dir=tmp_path, setting_sources=[])["API_TIMEOUT_MS"] == "45000"
     assert "API_TIMEOUT_MS" not in sdk_env(LOCAL, data_dir=tmp_path, setting_sources=[])
 

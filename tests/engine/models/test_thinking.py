@@ -178,8 +178,8 @@ async def test_a_model_known_to_have_no_reasoning_is_not_asked_to_reason(tmp_pat
 async def test_a_sampling_request_is_answered_without_thinking(tmp_path, pool):
     async with host_on("anthropic-direct", tmp_path, [], pool, **THINKING_ON) as h:
         session = await h.start("")
-        client = h.host.sampling_model_for(session, {"max_tokens": 100})
-        assert client.thinking is None and h.host.model_for(session).thinking == ThinkingConfig(**THINKING_ON["thinking"])
+        client = h.host.models.sampling_model_for(session, {"max_tokens": 100})
+        assert client.thinking is None and h.host.models.model_for(session).thinking == ThinkingConfig(**THINKING_ON["thinking"])
 
 
 def test_the_thinking_budget_fits_under_max_tokens_on_the_direct_anthropic_path():
