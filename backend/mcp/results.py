@@ -203,21 +203,27 @@ def cap_result(
 def write_inside(workspace: Path, relative: Path, data: bytes) -> None:
     """Write `data` to `workspace/relative`, folder by folder from the workspace, never through a
     symlink: a command may have planted one on the way (`.overseer/spill -> ../../other-agent`),
-    and the host, unconfined, must not follow it out of the workspace."""
+    and the host, unconfined, must not follow it out of the workspace.
+
+    Only the host's user may read what was written: a result may hold what a tool read with the
+    host's rights (a secret, a private file), so the file is 0600 and its folder 0700, whatever
+    the umask or an earlier, looser folder.
+    """
     flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
     workspace.mkdir(parents=True, exist_ok=True)  # the workspace itself is the host's, trusted
     folder = os.open(workspace, flags & ~os.O_NOFOLLOW)
     try:
         for name in relative.parent.parts:
             with contextlib.suppress(FileExistsError):
-                os.mkdir(name, 0o755, dir_fd=folder)
+                os.mkdir(name, 0o700, dir_fd=folder)
             inner = os.open(name, flags, dir_fd=folder)
             os.close(folder)
             folder = inner
+        os.fchmod(folder, 0o700)  # the file's own folder, even one made before files were private
         with contextlib.suppress(FileNotFoundError):  # a new file, never through a planted hard link
             os.unlink(relative.name, dir_fd=folder)
         created = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
-        out = os.open(relative.name, created, 0o644, dir_fd=folder)
+        out = os.open(relative.name, created, 0o600, dir_fd=folder)
         with os.fdopen(out, "wb") as file:
             file.write(data)
     finally:

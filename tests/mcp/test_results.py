@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import stat
 from pathlib import Path
 
 import mcp_types
@@ -197,3 +198,18 @@ def test_a_spill_folder_a_command_swapped_for_a_symlink_is_not_followed(tmp_path
     cut = cap_result(ToolResult(text="x" * 5000), workspace=workspace, call_id="c1", limit=100)
     assert cut.spilled_to is None and "could not be saved" in cut.text
     assert list(elsewhere.iterdir()) == []
+
+
+def test_a_spill_file_is_readable_by_the_host_user_only_and_so_is_its_folder(tmp_path: Path) -> None:
+    (tmp_path / SPILL_DIR).mkdir(parents=True, mode=0o755)  # a folder an older version made
+    (tmp_path / SPILL_DIR).chmod(0o755)
+    cut = cap_result(ToolResult(text="s" * 5000), workspace=tmp_path, call_id="c1", limit=100)
+    assert cut.spilled_to is not None
+    assert stat.S_IMODE((tmp_path / cut.spilled_to).stat().st_mode) == 0o600
+    assert stat.S_IMODE((tmp_path / SPILL_DIR).stat().st_mode) == 0o700
+
+
+def test_a_new_spill_folder_is_made_private(tmp_path: Path) -> None:
+    cap_result(ToolResult(text="s" * 5000), workspace=tmp_path, call_id="c1", limit=100)
+    assert stat.S_IMODE((tmp_path / SPILL_DIR).stat().st_mode) == 0o700
+    assert stat.S_IMODE((tmp_path / SPILL_DIR.parent).stat().st_mode) == 0o700
