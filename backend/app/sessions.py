@@ -15,6 +15,8 @@ from pathlib import Path
 from backend.domain.errors import BadRequest
 from backend.domain.models import (
     ACTIVE_STATUSES,
+    OVERSEER,
+    Door,
     EngineName,
     Event,
     Message,
@@ -27,6 +29,8 @@ from backend.domain.models import (
 from backend.domain.session_options import SessionOptions
 from backend.app.chat import Chat, ChatInput, ChatResult
 from backend.app.retry import refused_calls, retry_step
+from backend.app.session_edits import NotYourSession, may_manage
+from backend.auth import Principal
 from backend.engine.runner import SessionBusy, SessionRunner
 from backend.modes.model import UnknownMode
 from backend.approvals.broker import ApprovalBroker
@@ -221,12 +225,21 @@ class SessionService:
             await self.stop_elsewhere(sorted(await self.family(session_id)))
         return await self.runner.stop(session_id, timeout=timeout)
 
-    async def delete(self, session_id: str) -> None:
-        """Withdraw what is asked in the session, stop it, and delete it with its transcript."""
-        await self.store.get_session(session_id)
+    async def delete(self, session_id: str, *, by: Principal | None = None, via: Door = "core") -> None:
+        """Withdraw what is asked in the session, stop it, and delete it with its transcript.
+
+        `by` deletes it as they rename or archive it: its owner or an admin (NotYourSession
+        else); the withdrawn approvals and their audit rows name them. None: Overseer itself
+        (a refused first message's empty session).
+        """
+        session = await self.store.get_session(session_id)
+        if by is not None and not may_manage(by, session):
+            owner = "its owner" if session.created_by is None else f"its owner ({session.created_by.name})"
+            raise NotYourSession(f"only {owner} or an admin may delete session {session_id}; you are {by.name} ({by.role})")
+        decider = by.decider(via) if by is not None else OVERSEER
         # Gates on the session (a workflow's next step) are withdrawn, so whoever waits on them learns why.
         for approval in await self.broker.pending(session_id=session_id):
-            await self.broker.cancel(approval.id, DELETED)
+            await self.broker.cancel(approval.id, DELETED, decider=decider)
         await self.runner.stop(session_id)
         await self.store.delete_session(session_id)
         if self.runner.gate.media is not None:  # its tool results' images and audio go too

@@ -71,6 +71,7 @@ class ApprovalBroker:
         annotations: ToolAnnotations | None = None,
         reason: str = "",
         suggested_rules: list[str] | None = None,
+        always_scope: StandingScope | None = None,
         kind: ApprovalKind = "tool",
         timeout: float | None = None,
     ) -> Approval:
@@ -86,6 +87,7 @@ class ApprovalBroker:
             annotations=annotations or ToolAnnotations(),
             reason=reason,
             suggested_rules=suggested_rules or [],
+            always_scope=always_scope,
             created_at=now,
             expires_at=now + timedelta(seconds=self.timeout if timeout is None else timeout),
         )
@@ -149,11 +151,13 @@ class ApprovalBroker:
         status = "allowed" if decision.allows else "denied"
         return await self._close(approval, status, decision, by)
 
-    async def cancel(self, approval_id: str, message: str) -> None:
-        """Withdraw a pending approval (its session stopped); no tool runs for it."""
+    async def cancel(self, approval_id: str, message: str, *, decider: Decider = OVERSEER) -> None:
+        """Withdraw a pending approval (its session stopped or deleted); no tool runs for it.
+
+        `decider`: who withdrew it (the person who deleted the session), else Overseer itself."""
         try:
             approval = await self._store.get_approval(approval_id)
-            await self._close(approval, "cancelled", Decision(kind="deny", message=message), "stop")
+            await self._close(approval, "cancelled", Decision(kind="deny", message=message), "stop", decider)
         except (ApprovalClosed, NotFound):
             pass
 

@@ -132,3 +132,32 @@ async def test_the_list_hides_archived_sessions_when_asked_and_searches_titles_a
     assert await listed(archived="false") == {said}
     for bad in ("x" * 201, "a\x00b"):
         assert (await api.client.get("/api/sessions", params={"q": bad})).status_code == 422
+
+
+async def test_an_approver_cannot_delete_another_users_session_and_the_owner_who_does_is_named(api):
+    owner = key(api, "dora")
+    api.model.push(Reply(tool_calls=[ScriptedToolCall(name="mcp__file__write_file", arguments={"path": "d", "content": "x"})]))
+    sub = api.host.bus.subscribe(None)  # before the session starts: its approval cannot be missed
+    try:
+        created = await api.anonymous.post("/api/sessions", json={"prompt": "write"}, headers=owner)
+        session_id = created.json()["id"]
+        while not ((event := await sub.get(timeout=30)).type == "approval.requested" and event.session_id == session_id):
+            pass
+    finally:
+        api.host.bus.unsubscribe(sub)
+    approval_id = event.data["id"]
+    refused = await api.anonymous.delete(f"/api/sessions/{session_id}", headers=key(api, "mallory2"))
+    assert refused.status_code == 403 and "dora" in refused.json()["detail"], refused.text
+    assert (await api.anonymous.delete(f"/api/sessions/{session_id}", headers=key(api, "vic", role="viewer"))).status_code == 403
+    assert (await api.host.store.get_approval(approval_id)).status == "pending"  # nothing withdrawn
+    sub = api.host.bus.subscribe(session_id)
+    try:
+        assert (await api.anonymous.delete(f"/api/sessions/{session_id}", headers=owner)).status_code == 204
+        while (resolved := await sub.get(timeout=30)).type != "approval.resolved":
+            pass
+    finally:
+        api.host.bus.unsubscribe(sub)
+    assert resolved.data["id"] == approval_id and resolved.data["status"] == "cancelled"
+    assert (resolved.data["decider"]["name"], resolved.data["decider"]["via"]) == ("dora", "rest")
+    audit = await api.host.store.list_audit(session_id=session_id)
+    assert audit and all(e.decider.name == "dora" for e in audit), audit

@@ -93,9 +93,9 @@ async def stop_session(session_id: str, services: Services, _: Approver) -> Sess
 
 
 @router.delete("/{session_id}", status_code=status.HTTP_204_NO_CONTENT)
-async def delete_session(session_id: str, services: Services, _: Approver) -> Response:
-    """Withdraw the approvals asked in the session, stop it, delete it."""
-    await services.sessions.delete(session_id)
+async def delete_session(session_id: str, services: Services, principal: Approver) -> Response:
+    """Withdraw the approvals asked in the session, stop it, delete it (its owner or an admin)."""
+    await services.sessions.delete(session_id, by=principal, via="rest")
     return Response(status_code=status.HTTP_204_NO_CONTENT)
 
 
