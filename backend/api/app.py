@@ -11,9 +11,11 @@ from fastapi import FastAPI, Request, status
 from fastapi.exceptions import RequestValidationError
 from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import FileResponse, JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from backend.auth import Authenticator, UserConfig
 from backend.api.body_limit import BodyLimit
+from backend.api.methods import allowed_methods, http_error, method_not_allowed
 from backend.api.throttle import LoginThrottle
 from backend.api import oauth as oauth_api
 from backend.api.routes import agents, answer_links, approvals, login, modes, schedules, servers, sessions, skills
@@ -168,6 +170,8 @@ def _add_error_handlers(app: FastAPI) -> None:
 
         app.add_exception_handler(exc_type, handler)
 
+    app.add_exception_handler(StarletteHTTPException, http_error)  # 405: every method of the path
+
     @app.exception_handler(RequestValidationError)
     async def invalid_request(_: Request, exc: RequestValidationError) -> JSONResponse:
         problems = []
@@ -181,8 +185,12 @@ def _serve_dashboard(app: FastAPI, web_dist: Path) -> None:
     """The built dashboard at `/`, with client-side routes falling back to index.html."""
 
     @app.get("/{path:path}", include_in_schema=False, response_model=None)
-    async def dashboard(path: str) -> FileResponse | JSONResponse:
+    async def dashboard(path: str, request: Request) -> FileResponse | JSONResponse:
         if path.startswith(("api/", "ws")):
+            # A path another route takes with other methods is a 405 naming them, not a 404.
+            methods = allowed_methods(app.router.routes, request.scope, skip=app.state.dashboard_route)
+            if methods:
+                return method_not_allowed(request.method, request.url.path, methods)
             return _error(status.HTTP_404_NOT_FOUND, f"no route /{path}")
         index = web_dist / "index.html"
         if not index.is_file():
@@ -193,3 +201,5 @@ def _serve_dashboard(app: FastAPI, web_dist: Path) -> None:
         if path and candidate.is_file() and candidate.is_relative_to(web_dist.resolve()):
             return FileResponse(candidate)
         return FileResponse(index)
+
+    app.state.dashboard_route = app.router.routes[-1]  # the catch-all just added

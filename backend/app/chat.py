@@ -17,6 +17,7 @@ from backend.domain.errors import BadRequest
 from backend.domain.models import Attachment, Session
 from backend.engine.turns.context import ContextError, context_attachments, image_attachment
 from backend.engine.runner import SessionBusy, SessionRunner
+from backend.skills.model import UnknownSkill
 from backend.skills.prompt import ATTACHED_PREAMBLE, attached_skills_section
 
 COMMANDS: dict[str, str] = {
@@ -90,7 +91,12 @@ class Chat:
     def _skill_attachments(self, names: list[str], workspace: Path) -> list[Attachment]:
         attachments = []
         for name in dict.fromkeys(names):
-            skill = self.runner.skills.get(name, workspace)
+            try:
+                skill = self.runner.skills.get(name, workspace)
+            except UnknownSkill as exc:
+                # A 404 to a message reads as "no such session": a skill the message names that does
+                # not exist is a fault of the message (400), like an unknown /command.
+                raise BadRequest(str(exc)) from exc
             if not skill.available:
                 raise BadRequest(f"skill {name!r} cannot be attached: {skill.status}")
             text = attached_skills_section([skill])

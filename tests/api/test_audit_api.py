@@ -109,3 +109,10 @@ async def test_a_viewer_reads_and_exports_the_log(api):
     viewer = {"X-API-Key": api.app.state.auth.create_api_key("auditor", role="viewer")}
     response = await api.anonymous.get("/api/audit", params={"session_id": session_id, "format": "json"}, headers=viewer)
     assert response.status_code == 200 and len(response.json()) == 4
+
+
+async def test_a_time_bound_that_is_a_number_is_422_not_read_as_seconds_since_1970(api):
+    for params in ({"until": "0.5"}, {"since": "1700000000"}, {"since": "-1", "until": "2"}):
+        response = await api.client.get("/api/audit", params=params)
+        assert response.status_code == 422, (params, response.text)
+        assert "is a number, not a time" in response.json()["detail"]

@@ -79,3 +79,15 @@ async def test_a_context_path_no_file_can_have_is_a_400_not_a_500(api) -> None:
         )
         assert response.status_code == 400, (path, response.text)
         assert "not a usable path" in response.json()["detail"]
+
+
+async def test_an_unknown_skill_in_a_message_is_a_400_that_names_the_skill_not_a_404(api) -> None:
+    created = await api.client.post("/api/sessions", json={})
+    session_id = created.json()["id"]
+    response = await api.client.post(
+        f"/api/sessions/{session_id}/messages", json={"content": "hi", "attached_skills": ["no-such-skill"]}
+    )
+    assert response.status_code == 400, response.text
+    assert response.json()["detail"].startswith("unknown skill 'no-such-skill'")
+    first = await api.client.post("/api/sessions", json={"prompt": "hi", "attached_skills": ["no-such-skill"]})
+    assert first.status_code == 400 and "unknown skill 'no-such-skill'" in first.json()["detail"]

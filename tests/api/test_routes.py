@@ -44,9 +44,18 @@ async def test_health_is_public(api):
     assert response.status_code == 200 and response.json()["status"] == "ok"
 
 
+async def test_health_without_a_credential_says_ok_and_nothing_about_servers_version_or_sandbox(api):
+    response = await api.anonymous.get("/api/health", headers={"Authorization": "Bearer wrong"})
+    assert response.json() == {"status": "ok"}
+    assert (await api.anonymous.get("/api/health")).json() == {"status": "ok"}
+    full = (await api.client.get("/api/health")).json()
+    assert set(full) >= {"status", "version", "host_id", "servers", "sandbox"}
+    assert full["servers"]["file"] == "ready"
+
+
 async def test_health_reports_the_version_in_pyproject(api):
     project = tomllib.loads((Path(__file__).resolve().parents[2] / "pyproject.toml").read_text())["project"]
-    response = await api.anonymous.get("/api/health")
+    response = await api.client.get("/api/health")
     assert response.json()["version"] == project["version"]
 
 

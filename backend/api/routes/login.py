@@ -9,7 +9,7 @@ from fastapi import APIRouter, HTTPException, Request, Response, status
 from fastapi.responses import RedirectResponse
 
 from backend.auth import AuthError, Principal
-from backend.api.deps import COOKIE_NAME, AuthDep, Viewer
+from backend.api.deps import COOKIE_NAME, AuthDep, Viewer, credential_of
 from backend.api.schemas import LoginRequest, TokenResponse
 from backend.api.throttle import LoginThrottle, LoginThrottled
 
@@ -28,8 +28,15 @@ VERSION = _installed_version()
 
 
 @router.get("/api/health")
-async def health(request: Request) -> dict[str, object]:
+async def health(request: Request, auth: AuthDep) -> dict[str, object]:
+    """`ok` to anyone; a caller with a credential also reads the version, servers and sandbox.
+
+    Without one, it says no more: server names and states, the version and the sandbox tell an
+    attacker what runs here.
+    """
     services = request.app.state.services
+    if auth.authenticate(credential_of(request)) is None:
+        return {"status": "ok"}
     return {
         "status": "ok",
         "version": VERSION,

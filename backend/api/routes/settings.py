@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Literal
+from typing import Annotated, Literal
 
 from fastapi import APIRouter, Query
 from fastapi.responses import StreamingResponse
+from pydantic import BeforeValidator
 
 from backend.api.deps import MAX_STORED_INT, Admin, Services, Viewer
 from backend.app.audit import ExportFormat
@@ -46,6 +47,21 @@ NO_NUL = r"^[^\x00]*$"
 """Text a person types to filter by: anything but NUL, which no store can compare."""
 
 
+def _time_not_number(value: object) -> object:
+    """pydantic reads a number as seconds since 1970 (`until=0.5` is 1970-01-01T00:00:00.5Z):
+    a bound that is a number is a mistake, not a time; times are ISO 8601."""
+    if isinstance(value, str):
+        try:
+            float(value)
+        except ValueError:
+            return value
+        raise ValueError(f"{value!r} is a number, not a time: send ISO 8601 (2025-01-31T09:00:00Z)")
+    return value
+
+
+IsoTime = Annotated[datetime, BeforeValidator(_time_not_number)]
+
+
 @router.get(
     "/audit",
     response_model=None,
@@ -76,8 +92,8 @@ async def audit(
     who: str | None = Query(
         None, max_length=200, pattern=NO_NUL, description="who decided: a person, an API key, or overseer"
     ),
-    since: datetime | None = Query(None, description="rows at or after this time (ISO 8601; UTC unless it says)"),
-    until: datetime | None = Query(None, description="rows before this time"),
+    since: IsoTime | None = Query(None, description="rows at or after this time (ISO 8601; UTC unless it says)"),
+    until: IsoTime | None = Query(None, description="rows before this time"),
     format: ExportFormat | None = Query(None, description="csv or json: every matching row, as a download"),
 ) -> AuditPage | StreamingResponse:
     """Permission decisions, newest first, filtered; a page with session titles, or (`format`) an export."""
