@@ -14,6 +14,7 @@ from fastapi.responses import FileResponse, JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from backend.auth import Authenticator, UserConfig
+from backend.api.auth_first import AuthFirst
 from backend.api.body_limit import BodyLimit
 from backend.api.methods import allowed_methods, http_error, method_not_allowed
 from backend.api.throttle import LoginThrottle
@@ -80,6 +81,7 @@ def create_app(
     app.state.services = services
     app.state.auth = auth
     app.state.login_throttle = LoginThrottle()
+    app.add_middleware(AuthFirst, auth=auth)  # the credential, before any body is read (inside CORS)
     if settings.cors_origins:
         app.add_middleware(
             CORSMiddleware,

@@ -59,23 +59,27 @@ class BodyLimit:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        limit = body_cap(scope["method"], scope["path"])
-        declared = dict(scope.get("headers", [])).get(b"content-length")
-        if declared is not None and (not declared.isdigit() or int(declared) > limit):
-            await _refuse(send, limit)
-            return
-        received = 0
+        await serve_capped(self.app, scope, receive, send, body_cap(scope["method"], scope["path"]))
 
-        async def capped() -> Message:
-            nonlocal received
-            message = await receive()
-            if message["type"] == "http.request":
-                received += len(message.get("body", b""))
-                if received > limit:
-                    raise _too_large(limit)  # the app's exception middleware answers 413
-            return message
 
-        await self.app(scope, capped, send)
+async def serve_capped(app: ASGIApp, scope: Scope, receive: Receive, send: Send, limit: int) -> None:
+    """Run `app` on an HTTP request whose body may hold at most `limit` bytes (else 413)."""
+    declared = dict(scope.get("headers", [])).get(b"content-length")
+    if declared is not None and (not declared.isdigit() or int(declared) > limit):
+        await _refuse(send, limit)
+        return
+    received = 0
+
+    async def capped() -> Message:
+        nonlocal received
+        message = await receive()
+        if message["type"] == "http.request":
+            received += len(message.get("body", b""))
+            if received > limit:
+                raise _too_large(limit)  # the app's exception middleware answers 413
+        return message
+
+    await app(scope, capped, send)
 
 
 async def _refuse(send: Send, limit: int) -> None:
