@@ -29,7 +29,7 @@ from backend.api.routes import session_steps, spend, standing
 from backend.api.routes import workspace_trust as workspace_trust_api
 from backend.api.ws import router as ws_router
 from backend.config import Settings
-from backend.domain.errors import BadRequest, Conflict, DomainError, Forbidden, Invalid, NotFound
+from backend.domain.errors import BadRequest, Conflict, DomainError, Forbidden, Invalid, NotFound, StorageUnavailable
 from backend.app.host import Host
 from backend.channels import attach as attach_channels
 from backend.gateway.http import GatewayHttp, mcp_route
@@ -161,6 +161,7 @@ ERROR_STATUS: dict[type[DomainError], int] = {
     Forbidden: status.HTTP_403_FORBIDDEN,
     BadRequest: status.HTTP_400_BAD_REQUEST,
     Invalid: status.HTTP_422_UNPROCESSABLE_CONTENT,
+    StorageUnavailable: status.HTTP_503_SERVICE_UNAVAILABLE,  # nothing can be saved now: says why
 }
 
 

@@ -9,6 +9,7 @@ so it names the fault. Anything else that escapes a request is a bug (a 500), in
     Forbidden   403  the caller's role does not allow this
     BadRequest  400  the request cannot be carried out as asked
     Invalid     422  what was sent does not validate (a BadRequest)
+    StorageUnavailable  503  nothing can be saved now: the disk is full, the database read-only
 """
 
 from __future__ import annotations
@@ -43,6 +44,19 @@ class BadRequest(DomainError, ValueError):
 
 class Invalid(BadRequest):
     """What was sent does not validate against its grammar or schema (a malformed rule, settings)."""
+
+
+class StorageUnavailable(DomainError):
+    """The store cannot save anything now: the disk is full, or the database is read-only.
+
+    Not the caller's fault and not a bug: it passes once a person frees space or makes the
+    database writable again, so the request may be retried then. `reason` is what a person
+    reads ("the disk is full"); it is also the message.
+    """
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
 
 
 class ApprovalError(Exception):

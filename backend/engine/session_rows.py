@@ -11,8 +11,10 @@ See docs/architecture.md (the life of an approval).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+import logging
+from collections.abc import Awaitable, Callable, Sequence
 
+from backend.domain.errors import StorageUnavailable
 from backend.domain.models import ACTIVE_STATUSES, Session, SessionStatus, Usage
 from backend.domain.redact import redact
 from backend.engine.budget import BudgetGuard
@@ -20,6 +22,11 @@ from backend.engine.events import EventBus
 from backend.engine.loop import LoopResult
 from backend.engine.outcome import denied_stop_reason
 from backend.store.base import SessionDecision, Store
+
+log = logging.getLogger(__name__)
+
+STORAGE_RETRY_LIMIT = 30.0
+"""The longest wait (seconds) between two tries of a write the store refused for want of room."""
 
 
 class SessionRows:
@@ -38,6 +45,9 @@ class SessionRows:
         self._waiting: dict[str, int] = {}
         """Open approvals per running session; the status follows the count."""
         self._background: set[asyncio.Task[None]] = set()
+        self.storage_retry = 0.5
+        """The first wait (seconds) before a write the store refused (a full disk) is tried again;
+        each next wait doubles, up to STORAGE_RETRY_LIMIT."""
 
     def _lock(self, session_id: str) -> asyncio.Lock:
         return self._locks.setdefault(session_id, asyncio.Lock())
@@ -147,7 +157,37 @@ class SessionRows:
             await self.bus.publish(session_id, "error", {"message": error})
 
     async def record_failure(self, session_id: str, exc: Exception) -> None:
-        """A run that raised ends `error`, with what it raised (secrets redacted) as the error."""
-        message = redact(f"Internal error: {type(exc).__name__}: {exc}", self.secrets)
-        await self._update(session_id, status="error", error=message)
-        await self.bus.publish(session_id, "error", {"message": message})
+        """A run that raised ends `error`, with what it raised (secrets redacted) as the error.
+
+        A run the store stopped (a full disk, a read-only database) ends `error` with the reason
+        ("the disk is full"). That end is itself a write: it is tried again, with growing waits,
+        until the store takes it, so once the room is back the session says what happened and
+        never stays `running` with nobody running it. Meanwhile watchers are told at once, by an
+        event that is not stored. A stop ends the waiting (the stop's own write is then refused
+        the same way, and says so)."""
+        if isinstance(exc, StorageUnavailable):
+            message = exc.reason
+        else:
+            message = redact(f"Internal error: {type(exc).__name__}: {exc}", self.secrets)
+
+        async def write() -> None:
+            await self._update(session_id, status="error", error=message)
+            await self.bus.publish(session_id, "error", {"message": message})
+
+        await self._until_stored(session_id, write)
+
+    async def _until_stored(self, session_id: str, write: Callable[[], Awaitable[None]]) -> None:
+        """Do `write`, trying again while the store refuses it as unavailable."""
+        wait = self.storage_retry
+        told = False
+        while True:
+            try:
+                return await write()
+            except StorageUnavailable as exc:
+                if not told:
+                    told = True
+                    log.error("session %s: cannot save (%s); trying again until it can", session_id, exc.reason)
+                    note = f"Cannot save the session: {exc.reason}. It ends once there is room again."
+                    await self.bus.publish_delta(session_id, "error", {"message": note})
+            await asyncio.sleep(wait)
+            wait = min(wait * 2, STORAGE_RETRY_LIMIT)

@@ -10,6 +10,8 @@ the database inside the write transaction, whose BEGIN IMMEDIATE serialises writ
 from __future__ import annotations
 
 import asyncio
+import errno
+import logging
 import sqlite3
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -18,6 +20,7 @@ from typing import Any, ClassVar
 from backend.domain.models import Approval, Event, Message, Session
 from backend.paths import private_dir, private_file
 from backend.store.base import NotFound, SchemaTooNew, SessionDecision, Written, apply_decision, check_schema
+from backend.store.faults import storage_fault
 from backend.store.ready import Done
 from backend.store.schema import MIGRATIONS, SCHEMA_VERSION
 from backend.store.sql_seam import Statement
@@ -26,6 +29,8 @@ from backend.store.sqlite_thread import SqliteThread, Waits
 from backend.store.statements import SQLITE_SQL, Statements
 
 __all__ = ["SchemaTooNew", "SqliteStore"]
+
+log = logging.getLogger(__name__)
 
 
 class SqliteStore(SqlStore):
@@ -42,7 +47,16 @@ class SqliteStore(SqlStore):
     async def open(self) -> None:
         private_dir(self.path.parent)
         if str(self.path) != ":memory:":
-            private_file(self.path)  # SQLite gives its -wal and -shm files the database's mode
+            try:
+                private_file(self.path)  # SQLite gives its -wal and -shm files the database's mode
+            except OSError as exc:
+                # An immutable or read-only database still opens, to be read: each write is then
+                # refused as StorageUnavailable ("the database is read-only"), not the whole host.
+                if storage_fault(exc) is None and exc.errno not in (errno.EPERM, errno.EACCES):
+                    raise
+                if not self.path.is_file():
+                    raise
+                log.warning("%s is read-only (%s): it is opened to be read, and every write is refused", self.path, exc)
         await self.db.open()
         try:
             await self._migrate()

@@ -11,6 +11,11 @@ and back costs more than the write itself (two thread wake-ups per write, on eve
 event). When the lock is held (another process writing, or this one's worker), the write goes
 to the worker thread as before and waits there, never on the loop.
 
+A write SQLite refuses for want of room or permission raises `StorageUnavailable` (see
+`backend.store.faults`), and the transaction it was in is over: SQLite ends it by itself after a
+full disk, so a ROLLBACK is sent only while one is still open (one sent after would fail with
+"cannot rollback - no transaction is active" and hide why the write failed).
+
 WAL checkpoints do not run inside writes (SQLite's default, which stalls the unlucky write for
 milliseconds): a second connection on a second thread checkpoints in the background, which in
 WAL mode does not block the writer.
@@ -19,13 +24,17 @@ WAL mode does not block the writer.
 from __future__ import annotations
 
 import asyncio
+import logging
 import sqlite3
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, TypeVar
 
+from backend.store.faults import told
+
 T = TypeVar("T")
+log = logging.getLogger(__name__)
 
 
 class SqliteThread:
@@ -67,7 +76,10 @@ class SqliteThread:
             conn = self._checkpoint_conn
             if conn is None or self._checkpointer is None:
                 return
-            await loop.run_in_executor(self._checkpointer, conn.execute, "PRAGMA wal_checkpoint(PASSIVE)")
+            try:
+                await loop.run_in_executor(self._checkpointer, conn.execute, "PRAGMA wal_checkpoint(PASSIVE)")
+            except sqlite3.Error as exc:  # a full disk: the WAL keeps the writes; try again next time
+                log.warning("WAL checkpoint of %s failed: %s", self.path, told(exc))
 
     @property
     def conn(self) -> sqlite3.Connection:
@@ -109,7 +121,7 @@ class SqliteThread:
             return self._inline.execute(sql, params)
         except sqlite3.OperationalError as exc:
             if not _is_busy(exc):
-                raise
+                raise told(exc)
         return WAITS
 
     async def execute(self, sql: str, params: tuple[Any, ...] = ()) -> sqlite3.Cursor:
@@ -117,7 +129,7 @@ class SqliteThread:
         done = self.execute_now(sql, params)
         if not isinstance(done, Waits):
             return done
-        return await self.run(self.conn.execute, sql, params)
+        return await self.run(_statement, self.conn, sql, params)
 
     async def fetch_all(self, sql: str, params: tuple[Any, ...] = ()) -> list[Any]:
         """Rows of a query, read on the loop's thread (a WAL reader does not wait for writers)
@@ -169,18 +181,29 @@ WAITS = Waits()
 
 
 def _unit(conn: sqlite3.Connection, fn: Callable[[sqlite3.Connection], T]) -> T:
-    conn.execute("BEGIN IMMEDIATE")
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+    except sqlite3.OperationalError as exc:
+        if _is_busy(exc):
+            raise  # the caller waits for the lock
+        raise told(exc)  # a read-only database refuses the BEGIN itself
     try:
         result = fn(conn)
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
-    try:
         conn.execute("COMMIT")
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
+    except BaseException as exc:
+        # SQLite has already rolled back after some failures (a full disk): only roll back what is open.
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise told(exc)
     return result
+
+
+def _statement(conn: sqlite3.Connection, sql: str, params: tuple[Any, ...]) -> sqlite3.Cursor:
+    """One statement in its own transaction, on the worker thread."""
+    try:
+        return conn.execute(sql, params)
+    except sqlite3.Error as exc:
+        raise told(exc)
 
 
 def _is_busy(exc: sqlite3.OperationalError) -> bool:

@@ -21,11 +21,12 @@ from backend.domain.errors import (
     Forbidden,
     Invalid,
     NotFound,
+    StorageUnavailable,
 )
 from backend.engine.runner import SessionBusy
 from backend.rules.grammar import RuleError
 
-KINDS = (NotFound, Conflict, Forbidden, BadRequest, Invalid)
+KINDS = (NotFound, Conflict, Forbidden, BadRequest, Invalid, StorageUnavailable)
 
 
 async def _status_of(exc: Exception) -> tuple[int, dict]:
@@ -39,7 +40,7 @@ async def _status_of(exc: Exception) -> tuple[int, dict]:
     transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
     async with httpx.AsyncClient(transport=transport, base_url="http://test") as client:
         response = await client.get("/boom")
-    return response.status_code, (response.json() if response.status_code < 500 else {})
+    return response.status_code, (response.json() if response.status_code < 500 or response.status_code == 503 else {})
 
 
 @pytest.mark.parametrize(
@@ -55,6 +56,7 @@ async def _status_of(exc: Exception) -> tuple[int, dict]:
         (Invalid("'((' is not a rule"), 422),
         (RuleError("'mcp__*' would allow every tool"), 422),
         (ConfigError("overseer.yaml: not valid YAML"), 422),
+        (StorageUnavailable("the disk is full"), 503),
     ],
 )
 async def test_each_kind_of_domain_error_is_its_status_with_its_own_message(exc, code):

@@ -7,6 +7,7 @@ import asyncio
 import os
 import sqlite3
 import stat
+import subprocess
 
 import pytest
 
@@ -196,3 +197,51 @@ async def test_approvals_and_audit_are_listed_by_status_and_newest_audit_first(s
     page = await store.list_audit(limit=2)
     assert [e.tool_call_id for e in page] == ["c2", "c1"]
     assert page[0].id is not None
+
+
+# A full disk and a read-only database (issue 31, item 10): the write is refused with a reason a
+# person can act on, the connection is left clean, and writes work again once the room is back.
+
+
+async def test_a_write_on_a_full_disk_raises_storage_unavailable_and_writes_again_once_space_returns(tmp_path):
+    from backend.domain.errors import StorageUnavailable
+    from backend.testing.filesystems import fill, small_filesystem
+
+    with small_filesystem(tmp_path / "data", megabytes=4) as data:
+        async with SqliteStore(data / "o.db") as s:
+            await s.create_session(session())
+            filler = fill(data)
+            big = Message(session_id="s1", role="user", content="x" * 1_000_000)  # the WAL must grow
+            for attempt in range(2):  # on the loop's connection, then again (nothing left half-done)
+                with pytest.raises(StorageUnavailable) as refused:
+                    await s.add_message(big)
+                assert refused.value.reason == "the disk is full", attempt
+                assert "cannot rollback" not in repr(refused.value.__cause__)
+            with pytest.raises(StorageUnavailable):
+                await s.save_session(session().model_copy(update={"title": "x" * 1_000_000}))
+            filler.unlink()
+            stored = await s.add_message(big)
+            assert [m.idx for m in await s.list_messages("s1")] == [stored.idx]
+            assert (await s.get_session("s1")).title != "x" * 1_000_000
+
+
+async def test_a_write_to_an_immutable_database_raises_storage_unavailable_saying_it_is_read_only(tmp_path):
+    from backend.domain.errors import StorageUnavailable
+
+    path = tmp_path / "o.db"
+    async with SqliteStore(path) as s:
+        await s.create_session(session())
+    subprocess.run(["chattr", "+i", str(path)], check=True)
+    try:
+        async with SqliteStore(path) as s:
+            assert (await s.get_session("s1")).id == "s1"  # reads still work
+            for write in (
+                lambda: s.create_session(session("s2")),
+                lambda: s.add_message(Message(session_id="s1", role="user", content="hi")),
+                lambda: s.append_event(Event(session_id="s1", seq=0, type="message")),
+            ):
+                with pytest.raises(StorageUnavailable) as refused:
+                    await write()
+                assert refused.value.reason == "the database is read-only"
+    finally:
+        subprocess.run(["chattr", "-i", str(path)], check=True)
