@@ -18,7 +18,7 @@ from pathlib import Path
 
 from backend.app.file_preview import FileOnDisk, file_on_disk
 from backend.auth import Principal
-from backend.domain.errors import ApprovalClosed, ApprovalNotFound, Forbidden, Invalid
+from backend.domain.errors import ApprovalClosed, ApprovalNotFound, DomainError, Forbidden, Invalid
 from backend.domain.models import Approval, ApprovalStatus, Decision, Door
 from backend.approvals.broker import ApprovalBroker
 from backend.rules.bootstrap_guard import is_instruction_change
@@ -77,6 +77,39 @@ def _checked_sampling_answer(approval: Approval, decision: Decision) -> Decision
     return decision.model_copy(update={"updated_arguments": edited, "rules": None})
 
 
+def _decided_by(approval: Approval, by: Principal) -> bool:
+    """True when `by` is the person (or key, or client) who answered `approval`, through any door."""
+    decider = approval.decider
+    return approval.decided_by == "user" and decider is not None and (decider.name, decider.kind) == (by.name, by.kind)
+
+
+def _meaning(approval: Approval, decision: Decision | None) -> tuple[object, ...]:
+    """What a decision does to `approval`: answers that compare equal here are the same answer.
+
+    Kind, note and, where they apply, the standing rules (as a set) and the edited arguments (an
+    edit to the arguments as asked is no edit); any other field of the decision as it is.
+    """
+    if decision is None:
+        return ()
+    standing = decision.kind in ("allow_session", "allow_always") and decision.rules is not None
+    rules = tuple(sorted(set(decision.rules or []))) if standing else None
+    edited = decision.updated_arguments
+    if not decision.allows or edited == approval.arguments:
+        edited = None
+    rest = decision.model_dump(mode="json", exclude={"kind", "message", "rules", "updated_arguments"})
+    return (decision.kind, (decision.message or "").strip(), rules, edited, rest)
+
+
+def _who_decided_what(approval: Approval) -> str:
+    """Why a later, different answer changes nothing: who closed the approval, and how."""
+    decision = approval.decision
+    note = f" ({decision.message})" if decision is not None and decision.message else ""
+    if approval.decided_by == "user" and approval.decider is not None:
+        what = decision.kind if decision is not None else approval.status
+        return f"approval {approval.id} is already {approval.status}: {approval.decider.label} answered {what}{note}"
+    return f"approval {approval.id} is already {approval.status} by {approval.decided_by or 'overseer'}{note}"
+
+
 class ApprovalService:
     """Answers approvals on behalf of a principal; the only way people decide."""
 
@@ -87,6 +120,10 @@ class ApprovalService:
     async def answer(self, approval_id: str, decision: Decision, *, by: Principal, via: Door) -> Approval:
         """Check, then close the approval once with `decision`, recording `by` and `via`.
 
+        Safe to retry: the same answer again from the same principal (its response was lost to a
+        dropped connection) returns the approval as decided and changes nothing. Any other answer
+        to a closed approval raises ApprovalClosed, saying who decided what.
+
         Raises ApproverRequired, ApprovalNotFound, ApprovalClosed, PersonRequired, RuleInvalid or
         RuleNotPermitted; when it raises, nothing has changed.
         """
@@ -94,7 +131,7 @@ class ApprovalService:
             raise ApproverRequired(f"answering approvals needs the approver role; {by.name} is {by.role}")
         approval = await self.get(approval_id)
         if approval.status != "pending":
-            raise ApprovalClosed(f"approval {approval_id} is already {approval.status}")
+            return await self._repeated(approval, decision, by)
         if via == "auto" and is_instruction_change(approval):
             raise PersonRequired(
                 "the agent changing its own instructions needs a person's answer; auto-approve does not give it"
@@ -102,7 +139,25 @@ class ApprovalService:
         if via == "auto" and approval.kind == "unconfined":
             raise PersonRequired("a command outside the sandbox needs a person's answer; auto-approve does not give it")
         checked = await self._checked(approval, decision, by)
-        return await self._broker.answer(approval_id, checked, by="user", decider=by.decider(via))
+        try:
+            return await self._broker.answer(approval_id, checked, by="user", decider=by.decider(via))
+        except ApprovalClosed:  # closed meanwhile (on this host or another): perhaps by this answer, sent twice
+            return await self._repeated(await self.get(approval_id), decision, by)
+
+    async def _repeated(self, closed: Approval, decision: Decision, by: Principal) -> Approval:
+        """A closed approval answered again: as decided when it is `by`'s own answer repeated.
+
+        The repeat is checked as the first answer was, so "always allow" with the narrow rule left
+        implicit repeats the one that wrote it. Anything else is refused, naming who decided what.
+        """
+        if _decided_by(closed, by):
+            try:
+                checked: Decision | None = await self._checked(closed, decision, by)
+            except DomainError:  # a repeat the checks refuse is not the answer that closed it
+                checked = None
+            if checked is not None and _meaning(closed, checked) == _meaning(closed, closed.decision):
+                return closed
+        raise ApprovalClosed(_who_decided_what(closed))
 
     async def get(self, approval_id: str) -> Approval:
         """One approval, pending or closed (ApprovalNotFound for no such approval)."""

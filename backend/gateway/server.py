@@ -278,7 +278,8 @@ def build_server(gateway: Gateway) -> GatewayServer:
             Field(description="allow with these arguments instead (checked by the rules again)"),
         ] = None,
     ) -> ApprovalView:
-        """Answer a pending approval. The first answer counts; a closed approval is refused."""
+        """Answer a pending approval. The first answer counts: the same answer sent again returns
+        the approval as decided (safe to retry); any other answer to a closed approval is refused."""
         caller = require(gateway.caller, ctx, "approver")
         try:
             answer = Decision(kind=decision, message=message, updated_arguments=updated_arguments)

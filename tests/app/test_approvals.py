@@ -3,6 +3,8 @@ ghost approvals after a restart. Real host, real store, real file and shell serv
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 import yaml
 
@@ -139,3 +141,78 @@ async def test_a_decision_by_a_rule_names_overseer(tmp_path, pool):
         await h.run("write")
         [entry] = await h.host.store.list_audit()
         assert (entry.decided_by, entry.decider.kind, entry.decider.name) == ("rule", "system", "overseer")
+
+
+BOB = Principal(name="bob", role="approver", kind="user")
+
+
+async def test_an_answer_sent_again_by_its_approver_returns_the_approval_as_decided_and_the_tool_runs_once(
+    tmp_path, pool
+):
+    # Issue 31, item 12: a POST whose response was lost to a dropped connection is sent again.
+    script = [Reply(tool_calls=[shell("echo ran >> runs.txt")]), Reply(text="ok")]
+    async with scripted_host(tmp_path, script, pool=pool) as h:
+        session = await h.start("run")
+        approval = await h.next_approval()
+        first = await h.answer(approval, Decision(kind="allow_once", message="go"), by=ANN)
+        again = await h.answer(approval, Decision(kind="allow_once", message="go "), by=ANN)
+        by_link = await h.host.approvals.answer(
+            approval.id, Decision(kind="allow_once", message="go"), by=ANN, via="channel"
+        )
+        assert (await h.host.runner.wait(session.id, timeout=30)).status == "completed"
+        assert again == first and by_link == first
+        assert (first.status, first.decider.name, first.decider.via) == ("allowed", "ann", "rest")
+        assert (h.workspace / "runs.txt").read_text() == "ran\n"
+        assert [r.status for r in await h.host.store.list_tool_calls(session.id)] == ["done"]
+
+
+async def test_the_same_answer_sent_twice_at_once_closes_the_approval_once_and_both_get_it(tmp_path, pool):
+    script = [Reply(tool_calls=[shell("echo ran >> runs.txt")]), Reply(text="ok")]
+    async with scripted_host(tmp_path, script, pool=pool) as h:
+        session = await h.start("run")
+        approval = await h.next_approval()
+        both = await asyncio.gather(*(h.answer(approval, Decision(kind="allow_once"), by=ANN) for _ in range(2)))
+        assert (await h.host.runner.wait(session.id, timeout=30)).status == "completed"
+        assert both[0] == both[1] and both[0].status == "allowed"
+        assert (h.workspace / "runs.txt").read_text() == "ran\n"
+
+
+async def test_always_allow_sent_again_with_its_narrow_rule_left_implicit_or_named_is_the_same_answer(tmp_path, pool):
+    script = [Reply(tool_calls=[shell("ls -la")]), Reply(text="ok")]
+    async with scripted_host(tmp_path, script, pool=pool) as h:
+        session = await h.start("list")
+        approval = await h.next_approval()
+        first = await h.answer(approval, Decision(kind="allow_always"), by=ANN)
+        implicit = await h.answer(approval, Decision(kind="allow_always"), by=ANN)
+        named = await h.answer(approval, Decision(kind="allow_always", rules=first.decision.rules), by=ANN)
+        assert implicit == first and named == first
+        with pytest.raises(ApprovalClosed):  # another rule is another answer
+            await h.answer(approval, Decision(kind="allow_always", rules=["mcp__shell__exec(ls *)"]), by=ADMIN)
+        assert (await h.host.runner.wait(session.id, timeout=30)).status == "completed"
+
+
+async def test_a_different_answer_or_another_approver_to_a_closed_approval_is_refused_naming_who_decided_what(
+    tmp_path, pool
+):
+    script = [Reply(tool_calls=[shell("echo ran >> runs.txt")]), Reply(text="ok")]
+    async with scripted_host(tmp_path, script, pool=pool) as h:
+        session = await h.start("run")
+        approval = await h.next_approval()
+        await h.answer(approval, Decision(kind="allow_once"), by=ANN)
+        different = [
+            (Decision(kind="deny"), ANN),
+            (Decision(kind="allow_once", message="careful"), ANN),
+            (Decision(kind="allow_once", updated_arguments={"command": "echo other >> runs.txt"}), ANN),
+            (Decision(kind="allow_session"), ANN),
+            (Decision(kind="allow_once"), BOB),
+        ]
+        for decision, by in different:
+            with pytest.raises(ApprovalClosed) as refused:
+                await h.answer(approval, decision, by=by)
+            assert str(refused.value) == (
+                f"approval {approval.id} is already allowed: ann (user, via rest) answered allow_once"
+            )
+        assert (await h.host.runner.wait(session.id, timeout=30)).status == "completed"
+        assert (h.workspace / "runs.txt").read_text() == "ran\n"
+        closed = await h.host.store.get_approval(approval.id)
+        assert (closed.decision.kind, closed.decider.name) == ("allow_once", "ann")

@@ -354,3 +354,27 @@ async def test_an_mcp_servers_sampling_request_inside_the_invoked_agent_is_put_t
             assert json.loads(tool_result.text)["text"] == "Old pond"
             (approval,) = await h.host.store.list_approvals()
             assert (approval.kind, approval.status, approval.decision.kind) == ("sampling", "allowed", "allow_once")
+
+
+async def test_answer_approval_sent_again_the_same_way_returns_the_approval_as_decided(tmp_path, pool):
+    # Issue 31, item 12: a client whose connection dropped before the result came back retries.
+    async with scripted_host(tmp_path, [write_file(), Reply(text="ok")], pool=pool) as h:
+        server = build_server(Gateway(h.host.app_services))
+        progress = ProgressLog()
+        async with (
+            Client(server, mode="legacy") as invoker,
+            Client(server, mode="legacy") as other,
+            anyio.create_task_group() as tg,
+        ):
+            tg.start_soon(
+                lambda: invoker.call_tool("invoke_agent", {"prompt": "w"}, progress_callback=progress)
+            )
+            approval_id = await progress.approval()
+            answer = {"id": approval_id, "decision": "deny", "message": "not now"}
+            first = await other.call_tool("answer_approval", answer)
+            again = await other.call_tool("answer_approval", answer)
+            changed = await other.call_tool("answer_approval", {**answer, "message": "never"})
+        assert (first.is_error, again.is_error, changed.is_error) == (False, False, True)
+        assert again.structured_content == first.structured_content
+        assert "answered deny (not now)" in changed.content[0].text
+        assert not (h.workspace / "x.txt").exists()

@@ -85,7 +85,10 @@ async def confirm_answer(token: str, services: Services) -> HTMLResponse:
 
 @router.post("/answer/{token}", response_model=None)
 async def answer_by_link(token: str, services: Services, request: Request) -> HTMLResponse | JSONResponse:
-    """Decide, once, as the person the link was made for (ntfy's buttons POST here directly)."""
+    """Decide, once, as the person the link was made for (ntfy's buttons POST here directly).
+
+    The same link sent again (a retry after a dropped connection) answers as the first time and
+    changes nothing; another link to a closed approval gets 409 with who answered what."""
     link = _checked(token, services)
     if isinstance(link, HTMLResponse):
         return link

@@ -25,6 +25,8 @@ async def get_approval(approval_id: str, services: Services, _: Viewer) -> Appro
 
 @router.post("/{approval_id}")
 async def answer_approval(approval_id: str, body: AnswerApproval, services: Services, principal: Approver) -> Approval:
-    """Answer once; 409 when it was already answered or has expired, 403 for a rule broader
-    than the call needs (unless the caller is an admin), 422 for a rule that does not parse."""
+    """Answer once; the same answer sent again by the same caller (a retry after a lost response)
+    gets 200 and the approval as decided. 409 when it was answered otherwise or has expired (the
+    detail says who decided what), 403 for a rule broader than the call needs (unless the caller
+    is an admin), 422 for a rule that does not parse."""
     return await services.approvals.answer(approval_id, body.to_decision(), by=principal, via="rest")
