@@ -27,7 +27,7 @@ from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from backend.auth_store import ApiKeyFile, StoredApiKey, read_or_create_secret
+from backend.auth_store import ApiKeyFile, RevokedJwtFile, StoredApiKey, read_or_create_secret
 from backend.domain.models import Decider, Door, PrincipalKind
 
 with warnings.catch_warnings():
@@ -48,6 +48,7 @@ ROLE_RANK: dict[Role, int] = {"viewer": 0, "approver": 1, "admin": 2}
 TOKEN_FILE = "token"
 JWT_SECRET_FILE = "jwt_secret"
 API_KEYS_FILE = "api_keys.json"
+REVOKED_JWTS_FILE = "revoked_jwts.json"
 API_KEY_PREFIX = "ovr_"
 
 _LOGIN_FAILED = "invalid username or password"
@@ -59,6 +60,7 @@ _JWT_CLAIMS: dict[str, dict[str, Any]] = {
     "kind": {"essential": True, "values": ["token", "user", "api_key"]},
     "iat": {"essential": True},
     "exp": {"essential": True},
+    "jti": {"essential": True},  # what a logout revokes; a JWT without one cannot be signed out
 }
 
 
@@ -153,6 +155,7 @@ class Authenticator:
         self._jwt_ttl = jwt_ttl
         self._clock = clock
         self._keys = ApiKeyFile(directory / API_KEYS_FILE)
+        self._revoked = RevokedJwtFile(directory / REVOKED_JWTS_FILE, clock=clock)
         self._hasher = PasswordHasher()
         self._decoy_hash: str | None = None
         self._decoy_lock = threading.Lock()
@@ -186,7 +189,7 @@ class Authenticator:
         return self.issue_jwt(Principal(name=user.username, role=user.role, kind="user"))
 
     def issue_jwt(self, principal: Principal) -> str:
-        """A signed HS256 JWT for `principal` with claims sub, role, kind, iat and exp."""
+        """A signed HS256 JWT for `principal` with claims sub, role, kind, iat, exp and jti (its id)."""
         now = self._clock()
         claims = {
             "sub": principal.name,
@@ -194,6 +197,7 @@ class Authenticator:
             "kind": principal.kind,
             "iat": int(now),
             "exp": int(now + self._jwt_ttl),
+            "jti": secrets.token_urlsafe(16),
         }
         signed: bytes = _JWT.encode({"alg": "HS256"}, claims, self._jwt_key)
         return signed.decode("ascii")
@@ -239,11 +243,30 @@ class Authenticator:
         """Delete the key named `name`; False when there is none. JWTs issued for it stop working too."""
         return self._keys.remove(name)
 
-    def _authenticate_jwt(self, credential: str) -> Principal | None:
+    def revoke_jwt(self, credential: str) -> bool:
+        """Sign out a JWT issued here (a logout): refused from now on, also after a restart.
+
+        False, and nothing stored, for anything that is not a valid JWT (the token, an API key).
+        """
+        claims = self._valid_jwt_claims(credential) if credential.count(".") == 2 else None
+        if claims is None:
+            return False
+        self._revoked.revoke(claims["jti"], float(claims["exp"]))
+        return True
+
+    def _valid_jwt_claims(self, credential: str) -> dict[str, Any] | None:
         try:
             claims = _JWT.decode(credential, self._jwt_key, claims_options=_JWT_CLAIMS)
             claims.validate(now=self._clock())
         except (JoseError, ValueError):
+            return None
+        if not isinstance(claims["jti"], str) or self._revoked.is_revoked(claims["jti"]):
+            return None
+        return dict(claims)
+
+    def _authenticate_jwt(self, credential: str) -> Principal | None:
+        claims = self._valid_jwt_claims(credential)
+        if claims is None:
             return None
         name, kind = claims["sub"], claims["kind"]
         if kind == "token":

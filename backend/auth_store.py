@@ -14,6 +14,7 @@ import secrets
 import tempfile
 import threading
 from datetime import UTC, datetime
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -120,6 +121,62 @@ class ApiKeyFile:
         text = json.dumps(_KeyFileContent(keys=keys).model_dump(), indent=2) + "\n"
         os.replace(_private_temp_file(self._path, text), self._path)
         self._cached_stat = None
+
+
+class _RevokedContent(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    revoked: dict[str, float] = Field(default_factory=dict)
+    """A revoked JWT's id and when it would have expired anyway (seconds since 1970)."""
+
+
+class RevokedJwtFile:
+    """The ids of JWTs signed out before they expired, in one JSON file that survives a restart.
+
+    An id is kept only until its JWT would have expired, so the file holds at most the logouts
+    of one JWT lifetime. Re-read when another process changed it; an unreadable file revokes
+    everything it cannot read, so it fails closed: no JWT is accepted until it is fixed.
+    """
+
+    def __init__(self, path: Path, *, clock: Callable[[], float]) -> None:
+        self._path = path
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._cached: dict[str, float] = {}
+        self._cached_stat: tuple[int, int, int] | None = None
+
+    def revoke(self, jti: str, expires_at: float) -> None:
+        """Refuse the JWT with id `jti` from now until `expires_at`, when it would expire anyway."""
+        with self._lock:
+            now = self._clock()
+            kept = {key: exp for key, exp in self._load().items() if exp > now}
+            kept[jti] = expires_at
+            text = json.dumps(_RevokedContent(revoked=kept).model_dump(), indent=2) + "\n"
+            os.replace(_private_temp_file(self._path, text), self._path)
+            self._cached_stat = None
+
+    def is_revoked(self, jti: str) -> bool:
+        """True for a revoked id, and for every id while the file cannot be read."""
+        with self._lock:
+            try:
+                return jti in self._load()
+            except ValueError:
+                logger.exception("every login session is refused until %s is fixed", self._path)
+                return True
+
+    def _load(self) -> dict[str, float]:
+        try:
+            stat = self._path.stat()
+        except FileNotFoundError:
+            self._cached, self._cached_stat = {}, None
+            return self._cached
+        signature = (stat.st_ino, stat.st_mtime_ns, stat.st_size)
+        if signature != self._cached_stat:
+            try:
+                content = _RevokedContent.model_validate_json(self._path.read_bytes())
+            except ValidationError as exc:
+                raise ValueError(f"{self._path} is not a valid list of revoked logins") from exc
+            self._cached, self._cached_stat = content.revoked, signature
+        return self._cached
 
 
 def read_or_create_secret(path: Path) -> str:

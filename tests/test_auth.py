@@ -22,6 +22,8 @@ from backend.auth import (
 )
 from backend.auth_store import read_or_create_secret
 
+from authlib.jose import JsonWebToken  # noqa: E402  (after backend.auth, which quiets its import warning)
+
 
 class FakeClock:
     """A settable time source, so expiry is tested without sleeping."""
@@ -202,8 +204,10 @@ def test_jwt_round_trip_gives_the_role_and_its_claims(tmp_path, users, clock):
     claims = json.loads(base64.urlsafe_b64decode(payload + "=="))
 
     assert json.loads(base64.urlsafe_b64decode(header + "=="))["alg"] == "HS256"
+    jti = claims.pop("jti")
     assert claims == {"sub": "bob", "role": "viewer", "kind": "user",
                       "iat": int(clock.now), "exp": int(clock.now) + 24 * 3600}
+    assert isinstance(jti, str) and len(jti) >= 16
     assert auth.authenticate(jwt) == Principal(name="bob", role="viewer", kind="user")
 
 
@@ -215,6 +219,53 @@ def test_expired_jwt_is_refused(tmp_path, clock):
     assert auth.authenticate(jwt) is not None
     clock.now += 2
     assert auth.authenticate(jwt) is None
+
+
+def test_a_signed_out_jwt_is_refused_and_others_are_not_also_after_a_restart(tmp_path, users, clock):
+    auth = make_auth(tmp_path, users=users, clock=clock)
+    signed_out, other = auth.login("bob", "bob-password"), auth.login("bob", "bob-password")
+
+    assert auth.revoke_jwt(signed_out) is True
+    assert auth.authenticate(signed_out) is None
+    assert auth.authenticate(other) is not None
+    restarted = make_auth(tmp_path, users=users, clock=clock)
+    assert restarted.authenticate(signed_out) is None
+    assert restarted.authenticate(other) is not None
+    assert mode(tmp_path / "revoked_jwts.json") == 0o600
+
+
+def test_the_revocation_list_forgets_what_has_expired_anyway(tmp_path, clock):
+    auth = make_auth(tmp_path, clock=clock)
+    auth.revoke_jwt(auth.login("admin", auth.token))
+    clock.now += 24 * 3600 + 1
+    auth.revoke_jwt(auth.login("admin", auth.token))
+    assert len(json.loads((tmp_path / "revoked_jwts.json").read_text())["revoked"]) == 1
+
+
+def test_only_a_valid_jwt_can_be_revoked_and_the_token_stays_valid(tmp_path):
+    auth = make_auth(tmp_path)
+    assert auth.revoke_jwt(auth.token) is False
+    assert auth.revoke_jwt("a.b.c") is False
+    assert auth.authenticate(auth.token) is not None
+    assert not (tmp_path / "revoked_jwts.json").exists()
+
+
+def test_a_jwt_without_an_id_is_refused_as_it_could_not_be_signed_out(tmp_path, users):
+    auth = make_auth(tmp_path, users=users)
+    header, payload, _ = auth.login("bob", "bob-password").split(".")
+    claims = json.loads(base64.urlsafe_b64decode(payload + "=="))
+    del claims["jti"]
+    key = (tmp_path / "jwt_secret").read_text().strip().encode()
+    unsigned_out = JsonWebToken(["HS256"]).encode({"alg": "HS256"}, claims, key).decode()
+    assert auth.authenticate(unsigned_out) is None
+
+
+def test_an_unreadable_revocation_list_refuses_every_jwt(tmp_path, users):
+    auth = make_auth(tmp_path, users=users)
+    jwt = auth.login("bob", "bob-password")
+    (tmp_path / "revoked_jwts.json").write_text("{not json")
+    assert auth.authenticate(jwt) is None
+    assert auth.authenticate(auth.token) is not None
 
 
 def test_tampered_jwt_is_refused(tmp_path, users):

@@ -17,6 +17,7 @@ from backend.auth import Authenticator, UserConfig
 from backend.api.auth_first import AuthFirst
 from backend.api.body_limit import BodyLimit
 from backend.api.methods import allowed_methods, http_error, method_not_allowed
+from backend.api.origin_check import OriginCheck
 from backend.api.throttle import LoginThrottle
 from backend.api import oauth as oauth_api
 from backend.api.routes import agents, answer_links, approvals, login, modes, schedules, servers, sessions, skills
@@ -81,6 +82,7 @@ def create_app(
     app.state.services = services
     app.state.auth = auth
     app.state.login_throttle = LoginThrottle()
+    app.add_middleware(OriginCheck, allowed_origins=settings.cors_origins)  # cookie writes: this site's only
     app.add_middleware(AuthFirst, auth=auth)  # the credential, before any body is read (inside CORS)
     if settings.cors_origins:
         app.add_middleware(

@@ -17,13 +17,12 @@ A CORS preflight (OPTIONS) carries no credential by design and is never refused 
 
 from __future__ import annotations
 
-import json
-
 from starlette.requests import Request
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from backend.api.body_limit import KIB, serve_capped
 from backend.api.deps import credential_of
+from backend.api.early_answer import answer_early
 from backend.auth import Authenticator
 
 UNAUTHENTICATED_CAP = 64 * KIB
@@ -52,20 +51,6 @@ class AuthFirst:
         if self.auth.authenticate(credential_of(Request(scope))) is not None:
             await self.app(scope, receive, send)
         elif needs_credential(scope["method"], scope["path"]):
-            await _unauthorized(send, body_announced=_announces_body(scope))
+            await answer_early(scope, send, 401, "authentication required", [(b"www-authenticate", b"Bearer")])
         else:
             await serve_capped(self.app, scope, receive, send, UNAUTHENTICATED_CAP)
-
-
-def _announces_body(scope: Scope) -> bool:
-    headers = dict(scope.get("headers", []))
-    return b"transfer-encoding" in headers or headers.get(b"content-length", b"0") not in (b"0", b"")
-
-
-async def _unauthorized(send: Send, *, body_announced: bool) -> None:
-    body = json.dumps({"detail": "authentication required"}).encode()
-    headers = [(b"content-type", b"application/json"), (b"www-authenticate", b"Bearer")]
-    if body_announced:  # left unread: the connection cannot carry another request after it
-        headers.append((b"connection", b"close"))
-    await send({"type": "http.response.start", "status": 401, "headers": headers})
-    await send({"type": "http.response.body", "body": body})

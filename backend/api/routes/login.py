@@ -92,7 +92,15 @@ async def login_link(request: Request, auth: AuthDep, token: str = "") -> Respon
 
 
 @router.post("/api/auth/logout", status_code=status.HTTP_204_NO_CONTENT)
-async def logout(_: Viewer) -> Response:
+async def logout(_: Viewer, request: Request, auth: AuthDep) -> Response:
+    """Sign out: the JWT that made this request (cookie or bearer) is refused from now on.
+
+    The single-user token and API keys are not login sessions: they stay valid (revoke a key
+    with `overseer api-key revoke NAME`).
+    """
+    credential = credential_of(request)
+    if credential is not None:
+        auth.revoke_jwt(credential)
     response = Response(status_code=status.HTTP_204_NO_CONTENT)
     response.delete_cookie(COOKIE_NAME, path="/")
     return response
