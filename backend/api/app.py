@@ -18,6 +18,7 @@ from backend.api.auth_first import AuthFirst
 from backend.api.body_limit import BodyLimit
 from backend.api.methods import allowed_methods, http_error, method_not_allowed
 from backend.api.origin_check import OriginCheck
+from backend.api.replay_limits import ReplayRate
 from backend.api.throttle import LoginThrottle
 from backend.api import oauth as oauth_api
 from backend.api.routes import agents, answer_links, approvals, login, modes, schedules, servers, sessions, skills
@@ -82,6 +83,7 @@ def create_app(
     app.state.services = services
     app.state.auth = auth
     app.state.login_throttle = LoginThrottle()
+    app.state.replay_rate = ReplayRate()  # WebSocket replays per client (ws.py)
     app.add_middleware(OriginCheck, allowed_origins=settings.cors_origins)  # cookie writes: this site's only
     app.add_middleware(AuthFirst, auth=auth)  # the credential, before any body is read (inside CORS)
     if settings.cors_origins:

@@ -4,6 +4,12 @@ A client subscribes to all sessions or one, optionally with the seq it saw last 
 and gets exactly what it missed, then everything new. A bad credential closes with 4001; a
 browser page from another origin is refused.
 
+Replay is bounded (backend/api/replay_limits.py): one `subscribe` replays at most `REPLAY_PAGE`
+events. When more are waiting, `subscribed` says `"more": true`, the page follows, then
+`{"type": "replay.more"}`; no live events come until the client subscribes again with the seqs
+it now has, which continues exactly where the page ended. A client that replays too often gets
+an error with `retry_after` (seconds) instead.
+
 Servers are host-wide, not a session's: `{"type": "servers.subscribe"}` answers with every
 server at once and again whenever one changes (state, tools, added, removed, policies), as
 `{"type": "servers.changed", "changed": [names], "servers": [as GET /api/servers]}`, until
@@ -23,6 +29,7 @@ from pydantic import ValidationError
 
 from backend.api.deps import MAX_STORED_INT, credential_of
 from backend.api.routes.servers import server_views
+from backend.api.replay_limits import REPLAY_PAGE, ConnectionReplays, ReplayRate, ReplaysThrottled
 from backend.api.schemas import AnswerApproval
 from backend.app.servers import ServerWatch
 from backend.app.services import AppServices, Subscription
@@ -33,6 +40,7 @@ router = APIRouter()
 
 CLOSE_UNAUTHORIZED = 4001
 CLOSE_FORBIDDEN = 4003
+CLOSE_POLICY = 1008
 
 
 def origin_allowed(websocket: WebSocket, allowed: list[str]) -> bool:
@@ -70,6 +78,10 @@ class _Connection:
         self.server_watch: ServerWatch | None = None
         self.server_pump: asyncio.Task[None] | None = None
         self.send_lock = asyncio.Lock()
+        self.replays = ConnectionReplays()
+        self.replay_rate: ReplayRate = websocket.app.state.replay_rate
+        where = websocket.client.host if websocket.client else "unknown"
+        self.client = f"{principal.kind}:{principal.name}@{where}"
 
     async def send(self, payload: dict[str, Any]) -> None:
         async with self.send_lock:
@@ -115,20 +127,49 @@ class _Connection:
             ):
                 await self.send({"type": "error", "message": "since must map session ids to seq numbers"})
                 return
-            missed, sub = await bus.subscribe_all_from(since or {})
+            replays = bool(since)  # without `since`, only what happens from now on
         elif isinstance(session_id, str):
             if since is not None and not _is_seq(since):
                 await self.send({"type": "error", "message": "since must be a seq number"})
                 return
-            missed, sub = await bus.subscribe_from(session_id, since or 0)
+            replays = True  # from `since`, or from the start
         else:
             await self.send({"type": "error", "message": "session_id must be a string or null"})
             return
-        self.sub = sub
-        await self.send({"type": "subscribed", "session_id": session_id, "replayed": len(missed)})
-        for event in missed:
+        if replays:
+            try:
+                self.replay_rate.take(self.client)
+            except ReplaysThrottled as exc:
+                await self.send({"type": "error", "message": str(exc), "retry_after": exc.retry_after})
+                return
+        if session_id is None:
+            missed, sub = await bus.subscribe_all_from(since or {})
+        else:
+            missed, sub = await bus.subscribe_from(session_id, since or 0)
+        page, more = missed[:REPLAY_PAGE], len(missed) > REPLAY_PAGE
+        if more:
+            bus.unsubscribe(sub)  # live events wait until the client has paged up to them
+        else:
+            self.sub = sub
+        await self.send({"type": "subscribed", "session_id": session_id, "replayed": len(page), "more": more})
+        for event in page:
             await self.send(event.model_dump(mode="json"))
-        self.pump = asyncio.create_task(self._pump(sub))
+        self.replays.add(len(page))
+        if not more:
+            self.pump = asyncio.create_task(self._pump(sub))
+            return
+        await self.send(
+            {
+                "type": "replay.more",
+                "session_id": session_id,
+                "message": f"replayed {len(page)} events, the most one subscribe sends: "
+                "subscribe again with since set to the last seq you have of each session",
+            }
+        )
+        if self.replays.exhausted:
+            await self.websocket.close(
+                code=CLOSE_POLICY, reason=f"replayed {self.replays.replayed} events, the most one connection may"
+            )
 
     async def _pump(self, sub: Subscription) -> None:
         try:

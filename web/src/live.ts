@@ -124,6 +124,9 @@ export class LiveConnection {
       } else if (parsed && typeof parsed === "object" && (parsed as { type?: string }).type === "servers.changed") {
         const servers = parsed as ServersChanged;
         this.serversListeners.forEach((listener) => listener(servers));
+      } else if (parsed && typeof parsed === "object" && (parsed as { type?: string }).type === "replay.more") {
+        // One subscribe replays a page at most: ask for the next from the seqs we now hold.
+        socket.send(JSON.stringify({ type: "subscribe", session_id: null, since: this.sinceMap() }));
       } else if (parsed && typeof parsed === "object" && (parsed as { type?: string }).type === "error") {
         // The server cut us off for falling behind: reconnecting resumes from our last seq.
         const text = String((parsed as { message?: unknown }).message ?? "");
