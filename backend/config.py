@@ -237,6 +237,10 @@ class Settings(BaseSettings):
     approval counts). Runs are DBOS workflows on a queue that every host takes from; give every host
     the same value, the queue keeps one (backend/cluster/dbos_runs.py)."""
     workspace: Path | None = None
+    workspace_roots: list[Path] = Field(default_factory=list)
+    """Folders under which a session may work, besides the default workspace and the agents'
+    (backend/engine/workspaces.py). Never the data dir, a folder inside or holding it, or the
+    config file's folder: a session there is refused whatever the root says."""
     max_iterations: int = Field(default=40, ge=1)
     tool_concurrency: int = Field(default=8, ge=1)
     max_agent_depth: int = Field(default=3, ge=0)

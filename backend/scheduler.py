@@ -21,6 +21,7 @@ from datetime import datetime
 from typing import Literal, Protocol
 
 from backend.agents import Agents
+from backend.engine.workspaces import WorkspaceRoots
 from backend.domain.errors import BadRequest, NotFound
 from backend.domain.models import ACTIVE_STATUSES, Message, Session, utcnow
 from backend.domain.session_options import SessionOptions
@@ -73,9 +74,12 @@ class Scheduler:
         clock: Callable[[], datetime] = utcnow,
         catch_up: bool = True,
         agents: Agents | None = None,
+        workspaces: WorkspaceRoots | None = None,
     ) -> None:
-        """`agents`: the named agents and routes a job's new sessions go to (issue 19)."""
+        """`agents`: the named agents and routes a job's new sessions go to (issue 19).
+        `workspaces`: where a job's sessions may work, checked when the job is saved too."""
         self.agents = agents
+        self.workspaces = workspaces
         self.store = store
         self.runner = runner
         self.clock = clock
@@ -127,6 +131,8 @@ class Scheduler:
                 raise BadRequest(f"no session {session_id!r} to send the prompt to") from None
         if workspace is not None and existing_directory(workspace) is None:
             raise BadRequest(f"workspace {workspace} is not a directory")
+        if workspace is not None and self.workspaces is not None:
+            self.workspaces.check(workspace)  # WorkspaceRefused says why
 
     async def pause(self, schedule_id: str) -> Schedule:
         """Stop firing the job (a run in progress goes on); pausing a paused job changes nothing."""

@@ -60,15 +60,17 @@ class CreateSession(MessageExtras):
     title: str | None = Field(default=None, max_length=200)
     instructions: str = Field(default="", max_length=50_000)
 
-    def options(self, *, agent: str, created_by: Decider) -> SessionOptions:
+    def options(self, *, agent: str, created_by: Decider, chooses_workspace: bool = False) -> SessionOptions:
         """The new session's options: `agent` is the one the request is routed to (it names one, or
-        a route's, or main), `created_by` who asked."""
+        a route's, or main), `created_by` who asked; `chooses_workspace`: they are no admin, so
+        `workspace` must be one of the allowed workspaces (GET /api/workspaces)."""
         return SessionOptions(
             title=self.title,
             mode=self.mode,
             model=self.model,
             engine=self.engine,
             workspace=self.workspace,
+            chooses_workspace=chooses_workspace,
             agent=agent,
             instructions=self.instructions,
             created_by=created_by,

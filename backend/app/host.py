@@ -45,6 +45,7 @@ from backend.engine.claude_sdk import ClaudeSdkEngine
 from backend.engine.events import EventBus
 from backend.engine.loop import LoopLimits
 from backend.engine.models.openai_direct import close_shared_client
+from backend.engine.workspaces import WorkspaceRoots
 from backend.engine.runner import SessionRunner
 from backend.engine.models.sampling import Sampler, SamplingLimits
 from backend.mcp.config import HostApi, McpServerConfig, builtin_servers
@@ -232,6 +233,13 @@ class Host:
             agents=self.agents,
             budget=self.budget,
         )
+        self.runner.workspaces = WorkspaceRoots(
+            roots=settings.workspace_roots,
+            configured=self.runner.configured_workspaces,
+            data_dir=self.data_dir,
+            config_file=settings.config_file,
+        )
+        """Where sessions may work (issue 31): under workspace_roots, an agent's or the default workspace."""
         self.runs: Any = None
         """With a shared Postgres: the DBOS placement of runs on hosts (backend/cluster/dbos_runs.py)."""
         if settings.database_url is not None:
@@ -280,7 +288,9 @@ class Host:
         self.auto_approver = AutoApprover(store=self.store, bus=self.bus, approvals=self.approvals, broker=self.broker)
         """Answers the asks of sessions whose auto-approve switch is on, in the name of who turned it on."""
         self.session_edits = SessionEditor(store=self.store, runner=self.runner, auto=self.auto_approver)
-        self.scheduler = Scheduler(self.store, self.runner, catch_up=settings.cron_catch_up, agents=self.agents)
+        self.scheduler = Scheduler(
+            self.store, self.runner, catch_up=settings.cron_catch_up, agents=self.agents, workspaces=self.runner.workspaces
+        )
         self.attached: list[Attached] = []
         """Channels (Telegram, push, heartbeat), added by `backend.channels.attach`: started last, stopped first."""
         self.workflows = WorkflowRunner(

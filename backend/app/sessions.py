@@ -256,6 +256,13 @@ class SessionService:
         """Sessions, newest first; `text` is searched in titles and messages (case-insensitive, literally)."""
         return await self.store.list_sessions(statuses=statuses, limit=limit, archived=archived, text=text)
 
+    def workspaces(self) -> list[Path]:
+        """The workspaces a person may choose for a new session: the default one, the agents',
+        and the configured `workspace_roots`, each usable (backend/engine/workspaces.py)."""
+        if self.runner.workspaces is None:
+            return [self.runner.default_workspace]
+        return self.runner.workspaces.choices()
+
     async def get(self, session_id: str) -> Session:
         """The session as stored (NotFound for no such session)."""
         return await self.store.get_session(session_id)

@@ -29,6 +29,9 @@ class SessionOptions:
     workspace: str | Path | None = None
     """Default: the parent's (a child of its parent's agent), else the mode's `default_folder`
     under the agent's workspace, else the agent's workspace."""
+    chooses_workspace: bool = False
+    """Whoever asked is no admin: `workspace` must be one of the allowed workspaces exactly
+    (backend/engine/workspaces.py); an admin may name any folder under an allowed root."""
     agent: str | None = None
     """The named agent it belongs to. Default: its parent's, else main."""
     instructions: str = ""

@@ -37,6 +37,7 @@ from backend.engine.turns.memory import consolidate
 from backend.engine.turns.mode_switch import offers_switch, open_switch, pending_switch, switch_call_id, switch_outcome
 from backend.engine.placement import LocalPlacement, Placement
 from backend.engine.session_rows import SessionRows
+from backend.engine.workspaces import WorkspaceRoots
 from backend.engine.models.client import ModelClient
 from backend.engine.turns.turn import Turn, prepare_turn
 from backend.modes.registry import ModeRegistry
@@ -79,13 +80,16 @@ class SessionRunner(SessionRows):
         tool_selection: ToolSelectionConfig | None = None,
         agents: Agents | None = None,
         budget: BudgetGuard | None = None,
+        workspaces: WorkspaceRoots | None = None,
     ) -> None:
         """`memory_window`: messages a session keeps before older ones are consolidated (0: never).
         `claude_sdk` runs "claude-sdk" sessions; `default_engine` is for sessions that name none.
         `secrets` (the provider's API key, ...) never appear in a stored error or its event.
-        `budget`: spending limits checked before each model call (None: none)."""
+        `budget`: spending limits checked before each model call (None: none).
+        `workspaces`: where sessions may work (backend/engine/workspaces.py; None: anywhere)."""
         super().__init__(store=store, bus=bus, budget=budget, secrets=secrets)
         self.tool_selection = tool_selection or ToolSelectionConfig()
+        self.workspaces = workspaces
         self.agents = agents
         """The named agents (issue 19); None: one agent, main, with the default workspace and model."""
         if budget is not None:
@@ -132,12 +136,12 @@ class SessionRunner(SessionRows):
             found = existing_directory(workspace)
             if found is None:
                 raise BadRequest(f"workspace {workspace} is not a directory")
-            root = found.resolve()
+            root = self._allowed_workspace(found, chooser=options.chooses_workspace)
         elif chosen.default_folder:
-            root = (default_workspace / Path(chosen.default_folder).expanduser()).resolve()
+            root = self._allowed_workspace((default_workspace / Path(chosen.default_folder).expanduser()).resolve())
             root.mkdir(parents=True, exist_ok=True)
         else:
-            root = default_workspace
+            root = self._allowed_workspace(default_workspace)
         if not root.is_dir():
             raise BadRequest(f"workspace {root} is not a directory")
         session = Session(
@@ -161,6 +165,15 @@ class SessionRunner(SessionRows):
         if prompt:
             await self.send(session.id, prompt)
         return session
+
+    def _allowed_workspace(self, folder: Path, *, chooser: bool = False) -> Path:
+        """`folder` resolved, if sessions may work there (WorkspaceRefused, saying why, else)."""
+        return folder.resolve() if self.workspaces is None else self.workspaces.check(folder, chooser=chooser)
+
+    def configured_workspaces(self) -> list[Path]:
+        """The default workspace and every agent's, as they are now."""
+        agents = self.agents.list() if self.agents is not None else []
+        return [self.default_workspace, *(a.workspace for a in agents)]
 
     async def send(self, session_id: str, content: str, *, attachments: list[Attachment] | None = None) -> Message:
         """Persist a user message first, then make sure a run will read it."""

@@ -71,11 +71,18 @@ class WorkflowRunner:
 
     # runs
 
-    async def start(self, name: str, input: str, *, workspace: str | None = None) -> WorkflowRun:  # noqa: A002
-        """Start a run: its first step's session is created before this returns."""
+    async def start(
+        self, name: str, input: str, *, workspace: str | None = None, chooses_workspace: bool = False  # noqa: A002
+    ) -> WorkflowRun:
+        """Start a run: its first step's session is created before this returns.
+
+        `workspace` lies under an allowed root (WorkspaceRefused else); with `chooses_workspace`
+        (the caller is no admin) it is one of the allowed workspaces exactly."""
         workflow = self.definition(name)
         if workspace is not None and existing_directory(workspace) is None:
             raise BadRequest(f"workspace {workspace} is not a directory")
+        if workspace is not None and self.runner.workspaces is not None:
+            workspace = str(self.runner.workspaces.check(workspace, chooser=chooses_workspace))
         run = WorkflowRun(
             id=uuid.uuid4().hex,
             workflow=workflow.name,

@@ -81,7 +81,7 @@ async def test_a_top_level_invoke_is_an_api_session_and_a_child_is_an_agent_sess
 async def test_a_child_works_in_its_parents_workspace_with_its_parents_model(tmp_path):
     other = tmp_path / "elsewhere"
     other.mkdir()
-    async with scripted_host(tmp_path, [Reply(text="p"), Reply(text="c")], **NO_SERVERS) as h:
+    async with scripted_host(tmp_path, [Reply(text="p"), Reply(text="c")], workspace_roots=[other], **NO_SERVERS) as h:
         parent = await h.host.runner.create(
             prompt="p", options=SessionOptions(workspace=other, model="openai/other-model")
         )

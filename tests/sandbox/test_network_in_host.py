@@ -66,7 +66,7 @@ async def test_an_allowlisted_name_is_reached_through_the_proxy_and_nothing_else
         "policies": {EXEC: "always_allow"},
         "sandbox": {"network": {"allow": [f"localhost:{listed}"]}},
     }
-    async with scripted_host(tmp_path, script, pool=pool, workspace=tmp_path, **settings) as h:
+    async with scripted_host(tmp_path, script, pool=pool, **settings) as h:
         session = await h.run("fetch", timeout=60)
         proxied, direct, other = await h.host.store.list_tool_calls(session.id)
         assert await h.host.broker.pending() == []  # a direct connection asks nobody: it has no route
@@ -83,7 +83,7 @@ async def test_a_new_host_is_a_network_approval_and_its_answer_is_honoured(
     url = f"http://127.0.0.1:{unlisted}/"
     script = [curl(url), curl(url), Reply(text="done")]
     settings = {"policies": {EXEC: "always_allow"}, "sandbox": {"network": {"enabled": True}}}
-    async with scripted_host(tmp_path, script, pool=pool, workspace=tmp_path, **settings) as h:
+    async with scripted_host(tmp_path, script, pool=pool, **settings) as h:
         session = await h.start("fetch twice")
         decisions = [Decision(kind="deny", message="not that one"), Decision(kind="allow_once")]
         for decision in decisions:

@@ -10,6 +10,7 @@ import type {
   LiveEvent,
   MessageExtras,
   Mode,
+  WorkspaceChoice,
   ModeRemoved,
   ModeWrite,
   Skill,
@@ -157,6 +158,8 @@ export const api = {
   deleteSchedule: (id: string) => request<void>("DELETE", `/api/schedules/${encodeURIComponent(id)}`),
 
   modes: () => request<Mode[]>("GET", "/api/modes"),
+  /** The workspaces anyone may choose for a new session (an admin may also name a folder under one). */
+  workspaces: () => request<WorkspaceChoice[]>("GET", "/api/workspaces"),
   saveMode: (name: string, body: ModeWrite) => request<Mode>("PUT", `/api/modes/${encodeURIComponent(name)}`, body),
   deleteMode: (name: string) => request<ModeRemoved>("DELETE", `/api/modes/${encodeURIComponent(name)}`),
 

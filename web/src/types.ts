@@ -158,6 +158,7 @@ export interface Health {
 // ---- modes, skills, workflows (backend/modes, backend/skills, backend/workflows) ----
 
 export type Mode = Sent<Schemas["Mode"]>;
+export type WorkspaceChoice = Sent<Schemas["WorkspaceChoice"]>;
 /** The body of PUT /api/modes/{name}. */
 export type ModeWrite = Schemas["ModeWrite"];
 export type ModeRemoved = Sent<Schemas["ModeRemoved"]>;

@@ -22,6 +22,7 @@ async def create_session(body: CreateSession, services: Services, principal: App
         options=body.options(
             agent=services.agent_routes.agent_for("rest", user=principal.name, named=body.agent),
             created_by=principal.decider("rest"),
+            chooses_workspace=not principal.can("admin"),
         ),
         first=body.chat_input(body.prompt) if body.prompt else None,
     )

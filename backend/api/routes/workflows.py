@@ -32,9 +32,12 @@ def get_workflow(name: str, services: Services, _: Viewer) -> Workflow:
 
 
 @router.post("/api/workflows/{name}/runs", status_code=status.HTTP_201_CREATED)
-async def start_run(name: str, body: WorkflowRunCreate, services: Services, _: Approver) -> WorkflowRun:
-    """Start a run; its first step's session exists when this answers."""
-    return await services.workflows.start(name, body.input, workspace=body.workspace)
+async def start_run(name: str, body: WorkflowRunCreate, services: Services, principal: Approver) -> WorkflowRun:
+    """Start a run; its first step's session exists when this answers (a non-admin's `workspace`
+    is one of the allowed workspaces, GET /api/workspaces)."""
+    return await services.workflows.start(
+        name, body.input, workspace=body.workspace, chooses_workspace=not principal.can("admin")
+    )
 
 
 @router.get("/api/workflow-runs")

@@ -170,7 +170,8 @@ def test_a_session_takes_its_engine_from_the_request_the_cli_or_the_configured_d
 
 
 async def test_a_new_session_gets_the_host_s_default_engine_unless_it_names_one(tmp_path: Path) -> None:
-    host = Host(Settings(data_dir=tmp_path / "data", workspace=tmp_path, default_engine="claude-sdk", builtin_servers=False))
+    host = Host(Settings(data_dir=tmp_path / "data", workspace=tmp_path / "work", default_engine="claude-sdk", builtin_servers=False))
+    (tmp_path / "work").mkdir()
     await host.store.open()
     try:
         assert (await host.runner.create(options=SessionOptions(title="a"))).engine == "claude-sdk"

@@ -1,12 +1,15 @@
 // The new-session form in the sidebar: prompt, agent (when there is more than one), mode (from
 // /api/modes), model, workspace, and optional instructions for this session only (folded away).
+// The workspace is a choice among the allowed ones (GET /api/workspaces); only an admin may type
+// another folder (under one of them), and the server refuses anything else either way.
 
-import { useState, type FormEvent } from "react";
+import { useEffect, useState, type FormEvent } from "react";
 import { useAgents } from "../agents";
 import { api } from "../api";
 import { useModes } from "../modes";
 import { navigate, sessionHref } from "../router";
-import { upsertSession } from "../store";
+import { upsertSession, useAppState } from "../store";
+import type { WorkspaceChoice } from "../types";
 
 export function NewSessionForm({ onCreated }: { onCreated: () => void }) {
   const modes = useModes();
@@ -21,6 +24,11 @@ export function NewSessionForm({ onCreated }: { onCreated: () => void }) {
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
   const chosen = modes?.find((m) => m.name === mode);
+  const admin = useAppState().me?.role === "admin";
+  const [choices, setChoices] = useState<WorkspaceChoice[]>([]);
+  useEffect(() => {
+    api.workspaces().then(setChoices, () => setChoices([]));
+  }, []);
 
   const submit = async (event: FormEvent) => {
     event.preventDefault();
@@ -121,12 +129,35 @@ export function NewSessionForm({ onCreated }: { onCreated: () => void }) {
       )}
       <label>
         Workspace
-        <input
-          data-testid="new-session-workspace"
-          value={workspace}
-          placeholder={chosen?.default_folder ? `default workspace / ${chosen.default_folder}` : "default workspace"}
-          onChange={(e) => setWorkspace(e.target.value)}
-        />
+        {admin ? (
+          <>
+            <input
+              data-testid="new-session-workspace"
+              list="new-session-workspaces"
+              value={workspace}
+              placeholder={chosen?.default_folder ? `default workspace / ${chosen.default_folder}` : "default workspace"}
+              onChange={(e) => setWorkspace(e.target.value)}
+            />
+            <datalist id="new-session-workspaces">
+              {choices.map((c) => (
+                <option key={c.path} value={c.path} />
+              ))}
+            </datalist>
+          </>
+        ) : (
+          <select data-testid="new-session-workspace" value={workspace} onChange={(e) => setWorkspace(e.target.value)}>
+            <option value="">
+              {chosen?.default_folder ? `default workspace / ${chosen.default_folder}` : "default workspace"}
+            </option>
+            {choices
+              .filter((c) => !c.default)
+              .map((c) => (
+                <option key={c.path} value={c.path}>
+                  {c.path}
+                </option>
+              ))}
+          </select>
+        )}
       </label>
       <details className="instructions-box">
         <summary data-testid="new-session-instructions-toggle">Instructions (optional)</summary>
