@@ -14,7 +14,13 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Health */
+        /**
+         * Health
+         * @description `ok` to anyone; a caller with a credential also reads the version, servers and sandbox.
+         *
+         *     Without one, it says no more: server names and states, the version and the sandbox tell an
+         *     attacker what runs here.
+         */
         get: operations["health_api_health_get"];
         put?: never;
         post?: never;
@@ -53,7 +59,13 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Logout */
+        /**
+         * Logout
+         * @description Sign out: the JWT that made this request (cookie or bearer) is refused from now on.
+         *
+         *     The single-user token and API keys are not login sessions: they stay valid (revoke a key
+         *     with `overseer api-key revoke NAME`).
+         */
         post: operations["logout_api_auth_logout_post"];
         delete?: never;
         options?: never;
@@ -115,7 +127,7 @@ export interface paths {
         post?: never;
         /**
          * Delete Session
-         * @description Withdraw the approvals asked in the session, stop it, delete it.
+         * @description Withdraw the approvals asked in the session, stop it, delete it (its owner or an admin).
          */
         delete: operations["delete_session_api_sessions__session_id__delete"];
         options?: never;
@@ -233,8 +245,10 @@ export interface paths {
         put?: never;
         /**
          * Answer Approval
-         * @description Answer once; 409 when it was already answered or has expired, 403 for a rule broader
-         *     than the call needs (unless the caller is an admin), 422 for a rule that does not parse.
+         * @description Answer once; the same answer sent again by the same caller (a retry after a lost response)
+         *     gets 200 and the approval as decided. 409 when it was answered otherwise or has expired (the
+         *     detail says who decided what), 403 for a rule broader than the call needs (unless the caller
+         *     is an admin), 422 for a rule that does not parse.
          */
         post: operations["answer_approval_api_approvals__approval_id__post"];
         delete?: never;
@@ -811,7 +825,8 @@ export interface paths {
         put?: never;
         /**
          * Start Run
-         * @description Start a run; its first step's session exists when this answers.
+         * @description Start a run; its first step's session exists when this answers (a non-admin's `workspace`
+         *     is one of the allowed workspaces, GET /api/workspaces).
          */
         post: operations["start_run_api_workflows__name__runs_post"];
         delete?: never;
@@ -1084,6 +1099,27 @@ export interface paths {
          *     exactly what they read. A config file counts from the host's next start, skills at once.
          */
         post: operations["trust_api_workspace_trust_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/workspaces": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List Workspaces
+         * @description The default workspace, the agents' and the configured `workspace_roots` (each usable): the
+         *     choices of anyone who is not an admin (an admin may name any folder under them).
+         */
+        get: operations["list_workspaces_api_workspaces_get"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -2711,6 +2747,16 @@ export interface components {
              * @default false
              */
             approve?: boolean;
+        };
+        /**
+         * WorkspaceChoice
+         * @description One allowed workspace: its resolved path, and whether it is the host's default one.
+         */
+        WorkspaceChoice: {
+            /** Path */
+            path: string;
+            /** Default */
+            default: boolean;
         };
         /** ErrorBody */
         ErrorBody: {
@@ -5561,6 +5607,35 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            /** @description Refused; `detail` says why */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    list_workspaces_api_workspaces_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WorkspaceChoice"][];
                 };
             };
             /** @description Refused; `detail` says why */
