@@ -15,6 +15,7 @@ from pathlib import Path
 from backend.domain.errors import BadRequest
 from backend.domain.models import (
     ACTIVE_STATUSES,
+    Decider,
     OVERSEER,
     Door,
     EngineName,
@@ -218,12 +219,13 @@ class SessionService:
             output_tokens=done.usage.output_tokens,
         )
 
-    async def stop(self, session_id: str, *, timeout: float = 10) -> Session:
-        """Stop a session's run and its sub-agents' runs (NotFound for no such session)."""
+    async def stop(self, session_id: str, *, timeout: float = 10, by: Decider | None = None) -> Session:
+        """Stop a session's run and its sub-agents' runs (NotFound for no such session); the calls
+        it cuts short are recorded as stopped by `by` (Overseer itself when None)."""
         await self.store.get_session(session_id)
         if self.stop_elsewhere is not None:  # its run, or a sub-agent's, may execute on another host
             await self.stop_elsewhere(sorted(await self.family(session_id)))
-        return await self.runner.stop(session_id, timeout=timeout)
+        return await self.runner.stop(session_id, timeout=timeout, by=by)
 
     async def delete(self, session_id: str, *, by: Principal | None = None, via: Door = "core") -> None:
         """Withdraw what is asked in the session, stop it, and delete it with its transcript.

@@ -110,6 +110,9 @@ class ToolGate:
         self.shutting_down = False
         """Set on host shutdown: cancelled calls are then left as stored, for recovery."""
         self._allowed: dict[tuple[str, str], GateDecision] = {}
+        self.stoppers: dict[str, Decider] = {}
+        """Who is stopping a session's run, while the stop is under way (the runner's `stop`): the
+        calls it cuts short are recorded as stopped by them."""
         """The ledger: calls `decide` allowed that have not run yet, by (session id, call id)."""
 
     @property
@@ -440,12 +443,18 @@ class ToolGate:
         await self._finish(record, ToolResult.error(INTERRUPTED), "interrupted")
 
     async def _stopped(self, record: ToolCallRecord, approval: Approval | None) -> None:
+        by = self.stoppers.get(record.session_id, OVERSEER)
         if approval is None:
             approval = await self.broker.latest_for_call(record.session_id, record.id)
         if approval is not None and approval.status == "pending":
-            await self.broker.cancel(approval.id, "The session was stopped.")
+            await self.broker.cancel(approval.id, STOPPED, decider=by)
         if record.finished_at is None:
-            await self._finish(record, ToolResult.error("Stopped by the person before this tool call finished."), "stopped")
+            await self.record_stopped(record, by, ran=record.status == "running")
+
+    async def record_stopped(self, record: ToolCallRecord, by: Decider, *, ran: bool = False) -> None:
+        """A call a stop cut short, told to the model as such: it is never asked or run again."""
+        when = "before this tool call finished" if ran else "before it ran"
+        await self._finish(record, ToolResult.error(f"Stopped by {by.name} {when}."), "stopped")
 
     async def _audit(
         self,
@@ -457,6 +466,10 @@ class ToolGate:
         decider: Decider = OVERSEER,
     ) -> None:
         await self.store.add_audit(AuditEntry.of(record, decision, by, detail, latency_ms, decider))
+
+
+STOPPED = "The session was stopped."
+"""What a stop writes on the approvals it withdraws."""
 
 
 def _event_of(written: Written) -> Event:

@@ -20,8 +20,10 @@ from backend.config import ToolSelectionConfig
 from backend.domain.errors import BadRequest, Conflict
 from backend.domain.models import (
     ACTIVE_STATUSES,
+    OVERSEER,
     Approval,
     Attachment,
+    Decider,
     EngineName,
     Message,
     Session,
@@ -50,6 +52,10 @@ if TYPE_CHECKING:
     from backend.engine.claude_sdk import ClaudeSdkEngine
 
 log = logging.getLogger(__name__)
+
+
+STOP_WAIT = 10.0
+"""Seconds a stop waits for its run to end (and a message sent meanwhile, for the stop)."""
 
 
 class SessionBusy(Conflict):
@@ -176,8 +182,12 @@ class SessionRunner(SessionRows):
         return [self.default_workspace, *(a.workspace for a in agents)]
 
     async def send(self, session_id: str, content: str, *, attachments: list[Attachment] | None = None) -> Message:
-        """Persist a user message first, then make sure a run will read it."""
+        """Persist a user message first, then make sure a run will read it.
+
+        A message that arrives while a stop is under way waits (bounded) for the stopped run to
+        record what it cut short: the model then reads the stopped calls' results, then this."""
         session = await self.store.get_session(session_id)
+        await self._after_stop(session_id)
         message = await self.store.add_message(
             Message(session_id=session_id, role="user", content=content, attachments=attachments or [])
         )
@@ -190,6 +200,7 @@ class SessionRunner(SessionRows):
         """Persist messages a person put to the session (their words, a step to try again) in
         order, then make sure a run reads them; the caller checked that no run is going on."""
         session = await self.store.get_session(session_id)
+        await self._after_stop(session_id)
         stored = []
         for message in messages:
             stored.append(await self.store.add_message(message))
@@ -197,6 +208,12 @@ class SessionRunner(SessionRows):
         if not self.is_running(session_id):
             await self._start(session)
         return stored
+
+    async def _after_stop(self, session_id: str) -> None:
+        """Wait (bounded) for a run being stopped to end; no wait for a run not being stopped."""
+        task = self._tasks.get(session_id)
+        if task is not None and not task.done() and task.cancelling():
+            await asyncio.wait({task}, timeout=STOP_WAIT)
 
     def is_running(self, session_id: str) -> bool:
         task = self._tasks.get(session_id)
@@ -370,18 +387,23 @@ class SessionRunner(SessionRows):
         workspaces = {a.id: a.workspace for a in self.agents.list()}
         return AgentFence.build(agent.id, workspaces, self.data_dir / AGENTS_FOLDER)
 
-    async def stop(self, session_id: str, *, timeout: float = 10) -> Session:
-        """Cancel a run and its sub-agents' runs; each ends `stopped` with every tool call recorded."""
+    async def stop(self, session_id: str, *, timeout: float = STOP_WAIT, by: Decider | None = None) -> Session:
+        """Cancel a run and its sub-agents' runs; each ends `stopped` with every tool call recorded
+        as stopped by `by` (Overseer itself when None)."""
         task = self._tasks.get(session_id)
         if task is not None and not task.done():
-            task.cancel()
-            await asyncio.wait({task}, timeout=timeout)
+            self.gate.stoppers[session_id] = by or OVERSEER
+            try:
+                task.cancel()
+                await asyncio.wait({task}, timeout=timeout)
+            finally:
+                self.gate.stoppers.pop(session_id, None)
         session = await self.store.get_session(session_id)
         if session.status in ACTIVE_STATUSES:
             session = await self._update(session_id, status="stopped")
         # A child works for its parent: once the parent is stopped, nobody waits for its answer.
         for child in await self.store.list_children(session_id, statuses=ACTIVE_STATUSES):
-            await self.stop(child.id, timeout=timeout)
+            await self.stop(child.id, timeout=timeout, by=by)
         return session
 
     async def wait(self, session_id: str, timeout: float | None = None) -> Session:

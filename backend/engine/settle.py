@@ -1,9 +1,10 @@
 """After a restart (or a stop mid-round): settle the tool calls an earlier run left open.
 
 Both engines settle them here, the same way: a call that was running is reported to the model
-as interrupted and never re-run; any other is passed to the gate again as `resumed`, so an
-approval still pending is asked again under its old id, one answered meanwhile stands, and one
-the rules now decide by themselves is closed with their verdict.
+as interrupted and never re-run; one whose approval a stop withdrew stays stopped (a stop whose
+run ended before it could say so: another host's, or a shutdown's); any other is passed to the
+gate again as `resumed`, so an approval still pending is asked again under its old id, one
+answered meanwhile stands, and one the rules now decide by themselves is closed with their verdict.
 
 See docs/architecture.md (the life of an approval).
 """
@@ -13,7 +14,7 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass
 
-from backend.domain.models import Message, ToolCallRequest
+from backend.domain.models import OVERSEER, Message, ToolCallRecord, ToolCallRequest
 from backend.approvals.gate import INTERRUPTED, GateCall, GateSession, ToolGate
 from backend.store.base import Store
 
@@ -50,6 +51,13 @@ async def settle_open_calls(
         if record is not None and record.status == "running":
             await gate.record_interrupted(record)
             return Settled(call=call, text=INTERRUPTED)
+        asked = await gate.broker.latest_for_call(session.session_id, call.id)
+        if asked is not None and asked.status == "cancelled" and asked.decided_by == "stop":
+            stopped = record or ToolCallRecord(
+                id=call.id, session_id=session.session_id, name=call.name, arguments=call.arguments
+            )
+            await gate.record_stopped(stopped, asked.decider or OVERSEER)
+            return Settled(call=call, text=stopped.result or "")
         async with semaphore:
             gate_call = GateCall(
                 id=call.id,

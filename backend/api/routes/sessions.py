@@ -89,8 +89,8 @@ async def send_message(session_id: str, body: SendMessage, services: Services, _
 
 
 @router.post("/{session_id}/stop")
-async def stop_session(session_id: str, services: Services, _: Approver) -> Session:
-    return await services.sessions.stop(session_id)
+async def stop_session(session_id: str, services: Services, principal: Approver) -> Session:
+    return await services.sessions.stop(session_id, by=principal.decider("rest"))
 
 
 @router.delete("/{session_id}", status_code=status.HTTP_204_NO_CONTENT)
