@@ -48,6 +48,11 @@ CLUSTER_TOKEN = "cluster-test-token"
 START_TIMEOUT = 90.0
 """A host's start on a loaded 2-core machine: imports, migrations, its MCP servers' spawn."""
 EVENT_TIMEOUT = 30.0
+CLIENT_KEEPALIVE_EXPIRY = 2.0
+"""Seconds a client keeps an idle connection to a host: well under the host's keep-alive timeout
+(uvicorn's timeout_keep_alive, 5 s), so a client never sends on a connection the host is closing
+(that race lost an answer to `ReadError('')`: bench/keepalive_race.py, issue 31 item 12)."""
+CLIENT_LIMITS = httpx.Limits(keepalive_expiry=CLIENT_KEEPALIVE_EXPIRY)
 
 
 def free_port() -> int:
@@ -111,13 +116,18 @@ class ClusterHost:
         """An authenticated HTTP client for this host's API (one, made on first use)."""
         if not self._clients:
             self._clients.append(
-                httpx.Client(base_url=self.url, headers={"Authorization": f"Bearer {CLUSTER_TOKEN}"}, timeout=30)
+                httpx.Client(
+                    base_url=self.url, headers={"Authorization": f"Bearer {CLUSTER_TOKEN}"}, timeout=30,
+                    limits=CLIENT_LIMITS,
+                )
             )
         return self._clients[0]
 
     def async_api(self) -> httpx.AsyncClient:
         """A new authenticated async HTTP client; the caller closes it."""
-        return httpx.AsyncClient(base_url=self.url, headers={"Authorization": f"Bearer {CLUSTER_TOKEN}"}, timeout=30)
+        return httpx.AsyncClient(
+            base_url=self.url, headers={"Authorization": f"Bearer {CLUSTER_TOKEN}"}, timeout=30, limits=CLIENT_LIMITS
+        )
 
     @property
     def ws_url(self) -> str:
