@@ -260,10 +260,9 @@ def _status_json(status: Any) -> dict[str, Any]:
 
 
 def _serve(args: argparse.Namespace) -> int:
-    import uvicorn
-
     from backend.api.app import create_app
     from backend.api.server import OverseerServer
+    from backend.api.server_limits import server_config
     from backend.auth import AuthError, UserConfig, check_bind
 
     settings = _settings(args, host=args.host, port=args.port)
@@ -290,10 +289,8 @@ def _serve(args: argparse.Namespace) -> int:
     sandbox = app.state.host.sandbox.status
     _warn_if_unconfined(sandbox.summary(), sandbox.confined)
     # Info level for uvicorn's start-up lines ("running on ..." says the socket is listening);
-    # access lines stay off.
-    OverseerServer(
-        uvicorn.Config(app, host=settings.host, port=settings.port, log_level="info", access_log=False)
-    ).run()
+    # access lines stay off; timeouts and connection limits in backend/api/server_limits.py.
+    OverseerServer(server_config(app, host=settings.host, port=settings.port)).run()
     return 0
 
 
