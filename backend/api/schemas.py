@@ -7,7 +7,16 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from backend.config import PolicyValue
-from backend.domain.models import Decider, Decision, DecisionKind, EngineName, Message, Session, ToolCallRecord
+from backend.domain.models import (
+    Decider,
+    Decision,
+    DecisionKind,
+    EngineName,
+    Message,
+    Session,
+    StandingScopeKind,
+    ToolCallRecord,
+)
 from backend.domain.session_options import SessionOptions
 from backend.domain.tools import ServerType
 from backend.app.chat import ChatInput, ImageInput
@@ -103,10 +112,17 @@ class AnswerApproval(Strict):
     message: str | None = Field(default=None, max_length=10_000)
     updated_arguments: dict[str, Any] | None = None
     rules: list[str] | None = None
+    scope: StandingScopeKind | None = None
+    """For allow_always: `workspace` or `agent` (the session's own, a non-admin's only choice and
+    default) or `global` (every session: admins only, and their default)."""
 
     def to_decision(self) -> Decision:
         return Decision(
-            kind=self.decision, message=self.message, updated_arguments=self.updated_arguments, rules=self.rules
+            kind=self.decision,
+            message=self.message,
+            updated_arguments=self.updated_arguments,
+            rules=self.rules,
+            scope=self.scope,
         )
 
 

@@ -6,6 +6,8 @@ answer here, as a principal. The door checks, before anything closes:
 - the rules a standing decision ("allow for this session", "always allow") would write: each
   must parse, and a non-admin may write only the narrow rules suggested for the call (the call
   as allowed, edits included): anything broader is an admin's power, refused with the rule named;
+  a non-admin's "always allow" is kept for the session's workspace (or named agent), never for
+  every session, and needs a narrow rule (issue 31, item 2);
 - that an automatic answer (the auto-approve switch) is not given to a question only a person may
   answer: the agent changing its own instruction files (backend/rules/bootstrap_guard.py);
 - then the approval is closed once, in the store, with the principal and its door recorded on
@@ -19,7 +21,7 @@ from pathlib import Path
 from backend.app.file_preview import FileOnDisk, file_on_disk
 from backend.auth import Principal
 from backend.domain.errors import ApprovalClosed, ApprovalNotFound, DomainError, Forbidden, Invalid
-from backend.domain.models import Approval, ApprovalStatus, Decision, Door
+from backend.domain.models import Approval, ApprovalStatus, Decision, Door, Session, StandingScope, StandingScopeKind
 from backend.approvals.broker import ApprovalBroker
 from backend.rules.bootstrap_guard import is_instruction_change
 from backend.approvals.elicitation_desk import checked_content
@@ -110,6 +112,24 @@ def _who_decided_what(approval: Approval) -> str:
     return f"approval {approval.id} is already {approval.status} by {approval.decided_by or 'overseer'}{note}"
 
 
+def _checked_scope(approval: Approval, decision: Decision, session: Session, admin: bool) -> StandingScopeKind:
+    """Where an "always allow" is kept: the session's own scope (its named agent's, else its
+    workspace's) unless an admin says "global", which is an admin's default too."""
+    local = approval.always_scope or StandingScope.of_session(session.workspace, session.agent_id)
+    wanted = decision.scope or ("global" if admin else local.kind)
+    if wanted == "global":
+        if not admin:
+            raise RuleNotPermitted(
+                f"only an admin may allow a rule for every session; yours is kept for this {local.label}"
+            )
+        return "global"
+    if wanted != local.kind:
+        raise DecisionInvalid(
+            f"this session's own scope is its {local.label}, not a {wanted}: send scope {local.kind!r} or leave it out"
+        )
+    return wanted
+
+
 class ApprovalService:
     """Answers approvals on behalf of a principal; the only way people decide."""
 
@@ -198,13 +218,15 @@ class ApprovalService:
                     "only an admin may allow a host for every session; allow it once or for this session"
                 )
             return decision
-        narrow = await self._narrow_rules(approval, decision)
+        session = await self._store.get_session(approval.session_id)
+        narrow = self._narrow_rules(approval, decision, session)
         rules = narrow if decision.rules is None else list(dict.fromkeys(decision.rules))
         try:
             RuleSet.from_config({"allow": rules}, source="approval", strict=True)
         except RuleError as exc:
             raise RuleInvalid(str(exc)) from exc
-        if not by.can("admin"):
+        admin = by.can("admin")
+        if not admin:
             broader = [r for r in rules if r not in narrow]
             if broader:
                 offered = ", ".join(narrow) or "none (this call cannot be allowed by a rule)"
@@ -212,11 +234,16 @@ class ApprovalService:
                     f"rule {broader[0]!r} is broader than this call needs; only an admin may write it. "
                     f"The narrow rule for this call: {offered}"
                 )
-        return decision.model_copy(update={"rules": rules})
+            if decision.kind == "allow_always" and not rules:
+                raise RuleNotPermitted(
+                    f"only an admin may allow every call of {approval.tool_name}; allow it once or for this session"
+                )
+        if decision.kind != "allow_always":
+            return decision.model_copy(update={"rules": rules, "scope": None})
+        return decision.model_copy(update={"rules": rules, "scope": _checked_scope(approval, decision, session, admin)})
 
-    async def _narrow_rules(self, approval: Approval, decision: Decision) -> list[str]:
+    def _narrow_rules(self, approval: Approval, decision: Decision, session: Session) -> list[str]:
         """The narrow rules for the call as it will run (edited arguments included)."""
-        session = await self._store.get_session(approval.session_id)
         view = ToolCallView(
             name=approval.tool_name,
             arguments=decision.updated_arguments if decision.updated_arguments is not None else approval.arguments,

@@ -3,19 +3,29 @@
 The gate reads the rules in force through `engine` (it never holds its own copy) and the
 settings routes change them here. Every change is validated first, written to the config file,
 and then applied at once; a change that does not validate changes nothing.
+
+An "always allow" for one workspace's (or one named agent's) sessions, what a non-admin may
+write, is kept apart from the global policy, in `always_rules.json` in the data dir (owner-only).
 """
 
 from __future__ import annotations
 
+import json
 import logging
+import os
 import threading
 from collections.abc import Mapping
 from pathlib import Path
 
+from backend.domain.models import StandingScope
 from backend.domain.tools import ToolInfo
 from backend.config import PermissionsConfig, PolicyValue, Settings, append_allow_rules, update_config_file
+from backend.paths import private_dir, private_opener
 from backend.rules.policy_engine import DEFAULT_POLICIES, PolicyEngine
-from backend.rules.grammar import RuleSet
+from backend.rules.grammar import RuleError, RuleSet
+from backend.rules.scoped_allows import ScopedAllows
+
+SCOPED_RULES_FILE = "always_rules.json"
 
 log = logging.getLogger(__name__)
 
@@ -36,6 +46,8 @@ class PolicyService:
         self._permissions = settings.permissions.model_copy(deep=True)
         self._policies: dict[str, PolicyValue] = dict(settings.policies)
         self._engine = self._build(self._permissions, self._policies)
+        self._scoped_file = settings.data_dir.expanduser() / SCOPED_RULES_FILE
+        self._scoped = _load_scoped(self._scoped_file)
         # Settings routes run in the event loop, "always allow" too; the lock only guards the
         # read-modify-write of the config file against a future caller from a worker thread.
         self._lock = threading.Lock()
@@ -81,12 +93,29 @@ class PolicyService:
             self._policies, self._engine = merged, engine
         return self.policies
 
-    def add_always_allow(self, rules: list[str]) -> None:
-        """Add "always allow" rules to the config file and the rules in force; idempotent.
+    def scoped_rules(self, scope: StandingScope) -> RuleSet | None:
+        """The "always allow" rules kept for one workspace's (or named agent's) sessions."""
+        return self._scoped.rules_for(scope)
 
-        The rules were validated (and, for a non-admin, narrowed) by the approval door before
-        the approval closed; a rule already in force writes nothing.
+    def scoped_rule_texts(self, scope: StandingScope) -> list[str]:
+        """The same rules as written."""
+        return self._scoped.raw_for(scope)
+
+    def add_always_allow(self, rules: list[str], *, scope: StandingScope | None = None) -> None:
+        """Add "always allow" rules for `scope`'s sessions, or (None) to the config file and the
+        rules in force for every session; idempotent.
+
+        The rules were validated (and, for a non-admin, narrowed and scoped) by the approval door
+        before the approval closed; a rule already kept there writes nothing.
         """
+        if scope is not None:
+            with self._lock:
+                new = self._scoped.add(scope, rules)
+                if new:
+                    _save_scoped(self._scoped_file, self._scoped)
+            if new:
+                log.info("always-allow rules %s kept for %s", new, scope.label or f"{scope.kind} {scope.name}")
+            return
         with self._lock:
             new = [r for r in rules if r not in self._permissions.allow]
             if not new:
@@ -98,3 +127,28 @@ class PolicyService:
 
     def _build(self, permissions: PermissionsConfig, policies: Mapping[str, PolicyValue]) -> PolicyEngine:
         return build_policy(permissions, policies, read_only_auto_allow=self._read_only_auto_allow)
+
+
+def _load_scoped(path: Path) -> ScopedAllows:
+    """The scoped rules saved in `path`; none when it is missing. Only allow rules live there,
+    so a file that cannot be read allows nothing more (said loudly, never a crash)."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return ScopedAllows()
+    except (OSError, ValueError) as exc:
+        log.error("%s cannot be read (%s): its always-allow rules are not in force", path, exc)
+        return ScopedAllows()
+    try:
+        return ScopedAllows.from_data(data if isinstance(data, dict) else {})
+    except RuleError as exc:
+        log.error("%s holds a bad rule (%s): its always-allow rules are not in force", path, exc)
+        return ScopedAllows()
+
+
+def _save_scoped(path: Path, scoped: ScopedAllows) -> None:
+    private_dir(path.parent)
+    temp = path.with_suffix(".json.tmp")
+    with open(temp, "w", encoding="utf-8", opener=private_opener) as out:
+        json.dump(scoped.as_data(), out, indent=1)
+    os.replace(temp, path)

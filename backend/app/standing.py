@@ -14,7 +14,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from backend.domain.models import Session
+from backend.domain.models import Session, StandingScope
 from backend.domain.tools import ToolInfo
 from backend.app.policy import PolicyService
 from backend.modes.model import Mode
@@ -43,10 +43,16 @@ class StandingRules(BaseModel):
     """Plan mode: nothing that writes runs unasked, whatever the rules say."""
 
 
-def standing_rules(session: Session, mode: Mode, engine: PolicyEngine, tools: list[ToolInfo]) -> StandingRules:
-    """The standing rules of `session` in `mode`, over the tools there are now."""
+def standing_rules(
+    session: Session, mode: Mode, engine: PolicyEngine, tools: list[ToolInfo], scoped: list[str] | None = None
+) -> StandingRules:
+    """The standing rules of `session` in `mode`, over the tools there are now; `scoped`: the
+    "always allow" rules kept for its workspace (or named agent)."""
     offered = mode.offered_tools(tools)
     rules = [StandingRule(rule=r.raw, source=r.source) for r in engine.rules.allow if not r.carve_out]
+    if scoped:
+        where = StandingScope.of_session(session.workspace, session.agent_id)
+        rules += [StandingRule(rule=r, source=where.label) for r in scoped]
     rules += [StandingRule(rule=r, source="session") for r in session.session_rules]
     plan = mode.name == "plan"
     unasked = []
@@ -75,4 +81,5 @@ class Standing:
 
     async def of(self, session_id: str) -> StandingRules:
         session = await self._store.get_session(session_id)
-        return standing_rules(session, self._modes.get(session.mode), self._policies.engine, self._tools())
+        scoped = self._policies.scoped_rule_texts(StandingScope.of_session(session.workspace, session.agent_id))
+        return standing_rules(session, self._modes.get(session.mode), self._policies.engine, self._tools(), scoped)

@@ -26,6 +26,7 @@ from backend.domain.models import (
     Decision,
     Event,
     EventType,
+    StandingScope,
     utcnow,
 )
 from backend.domain.tools import ToolAnnotations

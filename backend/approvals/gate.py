@@ -122,8 +122,9 @@ class ToolGate:
 
     def evaluate(self, session: GateSession, view: ToolCallView) -> Evaluation:
         session_rules = RuleSet.from_config({"allow": session.rules}, source="session") if session.rules else None
-        if session.agent_rules is not None:
-            session_rules = RuleSet.concat(session.agent_rules, session_rules)
+        scoped = self.policies.scoped_rules(session.standing_scope)  # "always allow" for this workspace/agent
+        if session.agent_rules is not None or scoped is not None:
+            session_rules = RuleSet.concat(session.agent_rules, scoped, session_rules)
         evaluation = self.policy.evaluate(
             view, session_rules=session_rules, mode=session.mode, mode_policies=session.mode_policies
         )
@@ -289,6 +290,7 @@ class ToolGate:
                     annotations=view.annotations,
                     reason=evaluation.reason,
                     suggested_rules=[] if outside else bootstrap_guard.suggested_rules(evaluation, view),
+                    always_scope=session.standing_scope,
                     kind="unconfined" if outside else "tool",
                 )
             approval = await self.broker.wait(approval.id)
@@ -305,8 +307,8 @@ class ToolGate:
         session.rules.extend(r for r in rules if r not in session.rules)
         if decision.kind == "allow_session":
             await self.sessions.add_session_rules(session.session_id, rules)
-        else:
-            self.policies.add_always_allow(rules)
+        else:  # the door said where (global only for an admin); unsaid, it stays with this workspace/agent
+            self.policies.add_always_allow(rules, scope=None if decision.scope == "global" else session.standing_scope)
         await self._answer_covered(session)
 
     async def _close_stale_approval(self, record: ToolCallRecord, evaluation: Evaluation, by: DecidedBy) -> None:

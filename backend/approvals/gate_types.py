@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from backend.domain.models import AuditEntry, Event, EventType, ToolCallRecord
+from backend.domain.models import AuditEntry, Event, EventType, StandingScope, ToolCallRecord
 from backend.domain.tools import ToolInfo, ToolResult
 from backend.rules.agent_fence import AgentFence
 from backend.approvals.broker import Publisher
@@ -84,10 +84,18 @@ class GateSession:
     tool is refused before any policy is looked at: the model was never shown it."""
     agent_rules: RuleSet | None = None
     """The session's named agent's own rules (issue 19), added to the global ones; deny still wins."""
+    agent_id: str | None = None
+    """The named agent the session runs (None or "main": none), whose "always allow" rules it shares."""
     sandbox: AgentSandbox | None = None
     """The named agent's own sandbox settings (network allowlist, auto_allow), if it has any."""
     fence: AgentFence | None = None
     """The other named agents' folders, which its calls may not touch (None: it is the only agent)."""
+
+
+    @property
+    def standing_scope(self) -> StandingScope:
+        """Where a non-admin's "always allow" in this session is kept: its agent's, else its workspace's."""
+        return StandingScope.of_session(self.workspace, self.agent_id)
 
 
 @dataclass(kw_only=True)

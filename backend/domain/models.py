@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, Field
@@ -31,6 +33,9 @@ ApprovalStatus = Literal["pending", "allowed", "denied", "expired", "cancelled"]
 DecisionKind = Literal["allow_once", "allow_session", "allow_always", "deny", "cancel"]
 """`cancel` answers only an elicitation: the person dismissed the question without deciding."""
 DecidedBy = Literal["rule", "policy", "user", "timeout", "hook", "stop"]
+StandingScopeKind = Literal["workspace", "agent", "global"]
+"""Where an "always allow" rule is kept: for the sessions of one workspace, of one named agent, or
+for every session (the global policy, which only an admin may write)."""
 ApprovalKind = Literal["tool", "mode_switch", "workflow_step", "elicitation", "sampling", "network", "unconfined"]
 """What an approval gates: a tool call, a plan's switch to its next mode, a workflow's next step,
 a server's question to the person (`elicitation/create`: accept with content, decline, cancel),
@@ -276,10 +281,34 @@ class Decision(BaseModel):
     updated_arguments: dict[str, Any] | None = None
     rules: list[str] | None = None
     """For allow_always / allow_session: the rules to add; None means the narrowest rule for the call."""
+    scope: StandingScopeKind | None = None
+    """For allow_always: where the rules are kept. None: the session's own scope (its named agent's,
+    else its workspace's) for a non-admin, the global policy for an admin. Only an admin may say
+    "global"; the approval door fills it in before the approval closes."""
 
     @property
     def allows(self) -> bool:
         return self.kind not in ("deny", "cancel")
+
+
+class StandingScope(BaseModel):
+    """The sessions an "always allow" rule covers: one workspace's, one named agent's, or all of them."""
+
+    kind: StandingScopeKind
+    name: str = ""
+    """The workspace's absolute path or the agent's id; "" for global."""
+    label: str = ""
+    """How a person reads it: `workspace ~/x`, `agent docs`, `every session (global policy)`."""
+
+    @classmethod
+    def of_session(cls, workspace: str | Path, agent_id: str | None) -> StandingScope:
+        """A session's own scope: its named agent's when it runs one, else its workspace's."""
+        if agent_id and agent_id != "main":
+            return cls(kind="agent", name=agent_id, label=f"agent {agent_id}")
+        path = os.path.normpath(str(workspace))
+        home = str(Path.home())
+        shown = "~" + path[len(home) :] if path == home or path.startswith(home.rstrip("/") + "/") else path
+        return cls(kind="workspace", name=path, label=f"workspace {shown}")
 
 
 class Approval(BaseModel):
@@ -300,7 +329,10 @@ class Approval(BaseModel):
     reason: str = ""
     """Why it asks: the rule or policy that produced `ask`."""
     suggested_rules: list[str] = Field(default_factory=list)
-    """What "always allow" would write."""
+    """What "always allow" would write: the narrowest rules covering the call."""
+    always_scope: StandingScope | None = None
+    """Where a non-admin's "always allow" keeps them: the session's named agent, else its workspace
+    (an admin's goes to the global policy unless the decision says otherwise)."""
     status: ApprovalStatus = "pending"
     decision: Decision | None = None
     decided_by: DecidedBy | None = None

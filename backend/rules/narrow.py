@@ -1,12 +1,22 @@
-"""The narrow rule an "always allow" (or "allow for session") decision writes."""
+"""The narrow rule an "always allow" (or "allow for session") decision writes.
+
+Narrow means this call, not the tool: a file tool's rule names the path it touches, a shell
+rule the command's pattern, any other tool's rule its one argument's value. A call no such rule
+can express exactly gets none; only an admin may then allow the whole tool.
+"""
 
 from __future__ import annotations
 
+import json
+import os
 import re
 from collections.abc import Sequence
 
+from backend.rules.param_match import PARAM_NAME
+from backend.rules.path_match import path_candidates
 from backend.rules.policy_engine import ToolCallView
-from backend.rules.grammar import SHELL_TOOL, Rule, RuleSet
+from backend.rules.grammar import FILE_TOOLS, SHELL_TOOL, Rule, RuleError, RuleSet, parse_rule
+from backend.rules.rule_match import Subject, allowing_rules
 from backend.rules.shell_match import (
     CommandPart,
     ShellPattern,
@@ -32,10 +42,15 @@ def narrow_rules_for(call: ToolCallView, *, rules: RuleSet | None = None) -> lis
     (`mcp__shell__exec(npm test *)`); parts `rules` already allow are left out. It gives []
     (refuse) when the command hands an interpreter inline code (`python -c`, `bash -c`,
     `node -e`) or no allow rule could ever match it (unparseable, too long, invisible
-    characters). Any other tool gives its single tool name.
+    characters). A file tool gives the path it touches, workspace-relative
+    (`mcp__file__write_file(./notes.txt)`, `mcp__file__edit_file(src/app.py)`; `//abs` outside
+    it). Any other tool with exactly one argument gives `tool(param:value)`. Anything else, or a
+    rule that would not match exactly this call, gives [].
     """
+    if call.name in FILE_TOOLS:
+        return _exact(call, _path_rule(call))
     if call.name != SHELL_TOOL:
-        return [call.name]
+        return _exact(call, _param_rule(call))
     command = call.arguments.get("command") if isinstance(call.arguments, dict) else None
     if not isinstance(command, str):
         return []
@@ -74,3 +89,54 @@ def _already_allowed(part: CommandPart, allow_rules: Sequence[Rule]) -> bool:
         )
         for rule in allow_rules
     )
+
+
+_PATH_MAGIC = re.compile(r"([\\*?\[\]])")
+
+
+def _path_rule(call: ToolCallView) -> str | None:
+    """`tool(./name)`, `tool(dir/name)` inside the workspace, `tool(//abs/path)` outside it."""
+    raw = call.arguments.get("path") if isinstance(call.arguments, dict) else None
+    found = path_candidates(raw, call.workspace)
+    if not found or "\n" in found[0]:
+        return None
+    path = found[0]  # the lexical reading; a symlink whose target differs fails the exactness check
+    workspace = os.path.normpath(str(call.workspace))
+    if path == workspace:
+        return None  # the whole workspace is no narrow rule
+    if path.startswith(workspace.rstrip("/") + "/"):
+        rel = _PATH_MAGIC.sub(r"\\\1", path[len(workspace.rstrip("/")) + 1 :])
+        spec = rel if "/" in rel and not rel.startswith("!") else "./" + rel
+    else:
+        spec = "//" + _PATH_MAGIC.sub(r"\\\1", path.lstrip("/"))
+    return f"{call.name}({spec})"
+
+
+def _param_rule(call: ToolCallView) -> str | None:
+    """`tool(param:value)` for a call with exactly one scalar argument a glob can name exactly."""
+    if not isinstance(call.arguments, dict) or len(call.arguments) != 1:
+        return None
+    [(name, value)] = call.arguments.items()
+    if isinstance(value, str):
+        text = value
+    elif value is None or isinstance(value, bool | int | float):
+        text = json.dumps(value)
+    else:
+        return None
+    if not PARAM_NAME.match(str(name)) or "*" in text:
+        return None  # a star is always a wildcard in a parameter glob
+    return f"{call.name}({name}:{text})"
+
+
+def _exact(call: ToolCallView, rule: str | None) -> list[str]:
+    """[rule] when it parses and allows `call`; else [] (no narrow rule covers the call)."""
+    if rule is None:
+        return []
+    try:
+        parsed = parse_rule(rule, effect="allow", source="approval")
+    except RuleError:
+        return []
+    subject = Subject(call.name, call.arguments, call.workspace)
+    if parsed is None or allowing_rules([parsed], subject, write_allowed=lambda _: False) is None:
+        return []
+    return [rule]

@@ -11,6 +11,8 @@ from backend.rules.globbing import compile_star
 
 ParamMatch = Literal["match", "miss", "unchecked"]
 
+PARAM_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]*$")
+"""What a parameter's name may be in a `param:value-glob` specifier."""
 _SPEC = re.compile(r"^([A-Za-z_][A-Za-z0-9_.-]*):(.*)$", re.DOTALL)
 
 

@@ -8,9 +8,11 @@ from pathlib import Path
 from typing import Any, Literal, Protocol, get_args
 
 from backend.domain.errors import Invalid
+from backend.domain.models import StandingScope
 from backend.domain.tools import ToolAnnotations, full_tool_name, split_tool_name
 from backend.rules.path_match import is_inside
 from backend.rules.rule_match import Hit, Subject, allowing_rules, match_deny_like
+from backend.rules.scoped_allows import ScopedAllows
 from backend.rules.grammar import (
     FILE_READ_TOOLS,
     FILE_WRITE_TOOLS,
@@ -346,8 +348,13 @@ class PolicySource(Protocol):
     @property
     def engine(self) -> PolicyEngine: ...
 
-    def add_always_allow(self, rules: list[str]) -> None:
-        """Add "always allow" rules; idempotent (a rule already in force changes nothing)."""
+    def scoped_rules(self, scope: StandingScope) -> RuleSet | None:
+        """The "always allow" rules kept for one workspace's (or named agent's) sessions."""
+        ...
+
+    def add_always_allow(self, rules: list[str], *, scope: StandingScope | None = None) -> None:
+        """Add "always allow" rules for `scope`'s sessions (None: every session's, the global
+        policy); idempotent (a rule already kept there changes nothing)."""
         ...
 
 
@@ -356,12 +363,19 @@ class FixedPolicy:
 
     def __init__(self, engine: PolicyEngine) -> None:
         self._engine = engine
+        self._scoped = ScopedAllows()
 
     @property
     def engine(self) -> PolicyEngine:
         return self._engine
 
-    def add_always_allow(self, rules: list[str]) -> None:
+    def scoped_rules(self, scope: StandingScope) -> RuleSet | None:
+        return self._scoped.rules_for(scope)
+
+    def add_always_allow(self, rules: list[str], *, scope: StandingScope | None = None) -> None:
+        if scope is not None:
+            self._scoped.add(scope, rules)
+            return
         known = {r.raw for r in self._engine.rules.allow}
         new = [r for r in rules if r not in known]
         if new:

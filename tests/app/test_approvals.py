@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-import yaml
 
 from backend.app.approvals import ApproverRequired, RuleInvalid, RuleNotPermitted
 from backend.auth import Principal
@@ -76,10 +75,12 @@ async def test_an_approver_may_not_write_a_rule_broader_than_the_call_and_nothin
         assert (await h.host.store.get_session(session.id)).session_rules == []
         config = h.host.settings.writable_config_file
         assert not config.exists() or "mcp__shell__exec" not in config.read_text()
-        # The narrow rule it was offered is fine.
+        # The narrow rule it was offered is fine, kept for this workspace's sessions only.
         await h.answer(approval, Decision(kind="allow_always", rules=approval.suggested_rules), by=ANN)
         assert (await h.host.runner.wait(session.id, timeout=30)).status == "completed"
-        assert yaml.safe_load(config.read_text())["permissions"]["allow"] == ["mcp__shell__exec(ls -la)"]
+        assert not config.exists() or "mcp__shell__exec" not in config.read_text()
+        assert approval.always_scope is not None
+        assert h.host.policies.scoped_rule_texts(approval.always_scope) == ["mcp__shell__exec(ls -la)"]
 
 
 async def test_an_admin_may_widen_a_standing_rule(tmp_path, pool):

@@ -293,6 +293,11 @@ class CoreMachine(RuleBasedStateMachine):
             narrow = self.narrow(before, decision.updated_arguments)
             if not spec.who.can("admin") and any(r not in narrow for r in decision.rules):
                 return RuleNotPermitted
+        if decision.kind == "allow_always" and not spec.who.can("admin"):
+            # A non-admin's "always" needs a narrow rule (issue 31, item 2): none, and only an admin may.
+            written = decision.rules if decision.rules is not None else self.narrow(before, decision.updated_arguments)
+            if not written:
+                return RuleNotPermitted
         if before.expires_at <= now:
             return ApprovalClosed  # the door finds it expired and closes it so
         return None

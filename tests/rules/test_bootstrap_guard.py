@@ -126,7 +126,7 @@ def test_an_allow_meant_to_stand_counts_as_once_for_an_instruction_change():
     session = Decision(kind="allow_session")
     assert as_once(ALLOWED, session) is session
     assert suggested_rules(change, call(WRITE, path="SOUL.md", content="x")) == []
-    assert suggested_rules(ALLOWED, call(WRITE, path="notes.md", content="x")) == [WRITE]
+    assert suggested_rules(ALLOWED, call(WRITE, path="notes.md", content="x")) == [f"{WRITE}(./notes.md)"]
 
 
 def test_an_edit_that_newly_reaches_an_instruction_file_is_refused():

@@ -8,7 +8,7 @@ from backend.rules.narrow import narrow_rules_for
 from backend.rules.policy_engine import PolicyEngine
 from backend.rules.grammar import RuleSet
 
-from .support import READ, WRITE, call, rules, shell
+from .support import EDIT, LIST, READ, WRITE, call, rules, shell
 
 
 @pytest.mark.parametrize(
@@ -54,9 +54,54 @@ def test_command_no_allow_rule_could_match_is_refused(command):
     assert narrow_rules_for(shell(command)) == []
 
 
-def test_other_tools_get_their_single_tool_name():
-    assert narrow_rules_for(call(WRITE, path="a", content="")) == ["mcp__file__write_file"]
-    assert narrow_rules_for(call("mcp__github__create_issue", repo="a/b")) == ["mcp__github__create_issue"]
+@pytest.mark.parametrize(
+    ("tool", "path", "expected"),
+    [
+        (WRITE, "notes.txt", "mcp__file__write_file(./notes.txt)"),
+        (WRITE, "./notes.txt", "mcp__file__write_file(./notes.txt)"),
+        (WRITE, "/repo/src/app.py", "mcp__file__write_file(src/app.py)"),
+        (EDIT, "src/../lib/a*b?.py", "mcp__file__edit_file(lib/a\\*b\\?.py)"),
+        (WRITE, "!x/y", "mcp__file__write_file(./!x/y)"),
+        (WRITE, "/etc/motd", "mcp__file__write_file(//etc/motd)"),
+        (READ, "../other/x", "mcp__file__read_file(//other/x)"),
+    ],
+)
+def test_a_file_tool_gets_the_path_of_this_call_not_the_whole_tool(tool, path, expected):
+    assert narrow_rules_for(call(tool, path=path, content="")) == [expected]
+
+
+def test_a_file_rule_covers_that_path_and_no_other():
+    [rule] = narrow_rules_for(call(WRITE, path="notes.txt", content=""))
+    engine = PolicyEngine(rules(allow=[rule]))
+    assert engine.evaluate(call(WRITE, path="notes.txt", content="x")).verdict == "allow"
+    for other in ("other.txt", "sub/notes.txt", "notes.txt.bak"):
+        assert engine.evaluate(call(WRITE, path=other, content="x")).verdict == "ask"
+    [starred] = narrow_rules_for(call(WRITE, path="a*.txt", content=""))
+    assert PolicyEngine(rules(allow=[starred])).evaluate(call(WRITE, path="ab.txt", content="")).verdict == "ask"
+
+
+@pytest.mark.parametrize("path", [".", "/repo", "", None, "trailing space ", "new\nline"])
+def test_a_file_call_no_path_rule_can_name_exactly_gets_none(path):
+    arguments = {} if path is None else {"path": path}
+    assert narrow_rules_for(call(WRITE, **arguments)) == []
+    assert narrow_rules_for(call(LIST, **arguments)) == []
+
+
+def test_another_tool_gets_its_one_argument_as_param_value():
+    assert narrow_rules_for(call("mcp__github__get_issue", number=3)) == ["mcp__github__get_issue(number:3)"]
+    assert narrow_rules_for(call("mcp__github__create_issue", repo="a/b")) == ["mcp__github__create_issue(repo:a/b)"]
+    [rule] = narrow_rules_for(call("mcp__github__create_issue", repo="a/b"))
+    engine = PolicyEngine(rules(allow=[rule]))
+    assert engine.evaluate(call("mcp__github__create_issue", repo="a/b")).verdict == "allow"
+    assert engine.evaluate(call("mcp__github__create_issue", repo="a/c")).verdict == "ask"
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [{}, {"repo": "a/b", "title": "x"}, {"repo": "a/*"}, {"repo": ["a"]}, {"repo": " padded "}, {"a b": "x"}],
+)
+def test_another_tool_whose_call_one_param_rule_cannot_name_exactly_gets_none(arguments):
+    assert narrow_rules_for(call("mcp__github__create_issue", **arguments)) == []
 
 
 def test_parts_already_allowed_are_left_out():
@@ -97,10 +142,11 @@ def test_exact_rule_does_not_widen_to_other_arguments():
     assert engine.evaluate(shell("rm -rf /"), session_rules=written).verdict == "ask"
 
 
-def test_file_tool_rule_round_trips():
+def test_file_tool_rule_round_trips_for_its_path_only():
     written = RuleSet.from_config(
         {"allow": narrow_rules_for(call(WRITE, path="a", content=""))}, source="user"
     )
     engine = PolicyEngine(RuleSet())
-    assert engine.evaluate(call(WRITE, path="b", content=""), session_rules=written).verdict == "allow"
-    assert engine.evaluate(call(READ, path="b"), session_rules=written).verdict == "allow"
+    assert engine.evaluate(call(WRITE, path="a", content="x"), session_rules=written).verdict == "allow"
+    assert engine.evaluate(call(WRITE, path="b", content=""), session_rules=written).verdict == "ask"
+    assert engine.evaluate(call(READ, path="b"), session_rules=written).verdict == "allow"  # reads: their policy

@@ -92,6 +92,7 @@ async def prepare_turn(
         mode_policies=dict(mode.policies),
         offered=frozenset(t.name for t in tools) if mode.tools != "all" or limited else None,
         agent_rules=agent.rules if agent is not None else None,
+        agent_id=agent.id if agent is not None else None,
         sandbox=agent.config.sandbox if agent is not None else None,
         fence=fence,
     )
