@@ -48,9 +48,10 @@ class MessageExtras(Strict):
     context_paths: list[str] = Field(default_factory=list, max_length=50)
     images: list[ImageIn] = Field(default_factory=list, max_length=10)
 
-    def chat_input(self, text: str) -> ChatInput:
+    def chat_input(self, text: str, *, author: Decider | None = None) -> ChatInput:
         return ChatInput(
             text=text,
+            author=author,
             attached_skills=self.attached_skills,
             context_paths=self.context_paths,
             images=[ImageInput(name=i.name, data=i.data, mime_type=i.mime_type) for i in self.images],

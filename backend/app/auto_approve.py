@@ -7,6 +7,10 @@ allow once, recorded on the approval and its audit row with the person and the d
 A deny is never overridden: only an ask becomes an approval at all. Gates between modes,
 workflow steps and servers' own requests (questions, sampling) are left to a person; only tool
 calls are answered.
+
+It covers only turns started by the person who turned it on: when a user message of the current
+turn has another author (another person, an API key, a channel, Overseer itself), the turn's
+calls ask as usual, their approvals in the inbox, and a notice in the session says why.
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ import logging
 from backend.app.approvals import ApprovalService
 from backend.auth import Principal
 from backend.domain.errors import ApprovalError, DomainError
-from backend.domain.models import Approval, Decision, Session
+from backend.domain.models import Approval, Decider, Decision, Message, Session
 from backend.engine.events import EventBus, Subscription
 from backend.approvals.broker import ApprovalBroker
 from backend.store.base import NotFound, Store
@@ -36,6 +40,23 @@ def auto_principal(session: Session) -> Principal | None:
     by = session.auto_approve.by
     role = by.role if by.role in ("admin", "approver", "viewer") else "viewer"
     return Principal(name=by.name, role=role, kind=by.kind)  # type: ignore[arg-type]  # checked above
+
+
+def turn_authors(messages: list[Message]) -> list[Decider | None]:
+    """The authors of the user messages of the session's current turn: those since the agent's
+    last answer in words (an assistant message that called no tools)."""
+    authors: list[Decider | None] = []
+    for message in reversed(messages):
+        if message.role == "assistant" and not message.tool_calls:
+            break
+        if message.role == "user":
+            authors.append(message.author)
+    return authors
+
+
+def same_person(author: Decider | None, owner: Decider) -> bool:
+    """Whether a message's author is the switch's owner (the same name and kind; any door)."""
+    return author is not None and (author.name, author.kind) == (owner.name, owner.kind)
 
 
 class AutoApprover:
@@ -90,6 +111,17 @@ class AutoApprover:
         if principal is None or session.auto_approve is None:
             return False
         if approval.created_at < session.auto_approve.since and not asked_before:
+            return False
+        owner = session.auto_approve.by
+        others = [a for a in turn_authors(await self._store.list_messages(session.id)) if not same_person(a, owner)]
+        if others:
+            who = ", ".join(sorted({a.label if a else "Overseer itself" for a in others}))
+            text = (
+                f"Auto-approve (turned on by {owner.name}) covers only turns {owner.name}'s messages start; "
+                f"this turn has a message from {who}, so this call waits for a person."
+            )
+            log.info("auto-approve left approval %s to a person: %s", approval.id, text)
+            await self._bus.publish(session.id, "notice", {"command": "auto_approve", "text": text})
             return False
         decision = Decision(kind="allow_once", message=f"auto-approve, turned on by {principal.name}")
         try:

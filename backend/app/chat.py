@@ -14,7 +14,7 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from backend.domain.errors import BadRequest
-from backend.domain.models import Attachment, Session
+from backend.domain.models import Attachment, Decider, Session
 from backend.engine.turns.context import ContextError, context_attachments, image_attachment
 from backend.engine.runner import SessionBusy, SessionRunner
 from backend.skills.model import UnknownSkill
@@ -41,6 +41,8 @@ class ChatInput:
     attached_skills: list[str] = field(default_factory=list)
     context_paths: list[str] = field(default_factory=list)
     images: list[ImageInput] = field(default_factory=list)
+    author: Decider | None = None
+    """Who wrote it, through which door (None: Overseer itself)."""
 
 
 class ChatResult(BaseModel):
@@ -85,7 +87,7 @@ class Chat:
             raise ContextError(f"a context path cannot be read: {exc}") from exc
         if not text and not attachments:
             raise BadRequest("the message is empty")
-        message = await self.runner.send(session_id, text, attachments=attachments)
+        message = await self.runner.send(session_id, text, attachments=attachments, author=chat.author)
         return ChatResult(idx=message.idx, attached_skills=[a.name for a in attachments if a.kind == "skill"])
 
     def _skill_attachments(self, names: list[str], workspace: Path) -> list[Attachment]:

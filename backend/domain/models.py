@@ -217,6 +217,9 @@ class Message(BaseModel):
     """A tool message's images and audio, kept as files (see `backend.store.media`)."""
     thinking: str = ""
     """An assistant message's reasoning, whole, for the person: never sent back to the model."""
+    author: Decider | None = None
+    """A user message's author, through which door (None: Overseer itself, or written before
+    authors were kept). Auto-approve covers only turns its owner's messages started."""
     thinking_blocks: list[SignedThinking] = Field(default_factory=list)
     """Its signed Anthropic blocks, echoed only within their own tool loop (`backend.engine.models.thinking`)."""
     created_at: datetime = Field(default_factory=utcnow)

@@ -169,7 +169,7 @@ class SessionRunner(SessionRows):
         await self.store.create_session(session)
         await self.bus.publish(session.id, "session.created", session.model_dump(mode="json"))
         if prompt:
-            await self.send(session.id, prompt)
+            await self.send(session.id, prompt, author=options.created_by)
         return session
 
     def _allowed_workspace(self, folder: Path, *, chooser: bool = False) -> Path:
@@ -181,7 +181,14 @@ class SessionRunner(SessionRows):
         agents = self.agents.list() if self.agents is not None else []
         return [self.default_workspace, *(a.workspace for a in agents)]
 
-    async def send(self, session_id: str, content: str, *, attachments: list[Attachment] | None = None) -> Message:
+    async def send(
+        self,
+        session_id: str,
+        content: str,
+        *,
+        attachments: list[Attachment] | None = None,
+        author: Decider | None = None,
+    ) -> Message:
         """Persist a user message first, then make sure a run will read it.
 
         A message that arrives while a stop is under way waits (bounded) for the stopped run to
@@ -189,7 +196,7 @@ class SessionRunner(SessionRows):
         session = await self.store.get_session(session_id)
         await self._after_stop(session_id)
         message = await self.store.add_message(
-            Message(session_id=session_id, role="user", content=content, attachments=attachments or [])
+            Message(session_id=session_id, role="user", content=content, attachments=attachments or [], author=author)
         )
         await self.bus.publish(session_id, "message", message.model_dump(mode="json"))
         if not self.is_running(session_id):

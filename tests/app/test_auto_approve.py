@@ -9,7 +9,7 @@ import pytest
 from backend.domain.session_options import SessionOptions
 from backend.app.session_edits import SessionEdit
 from backend.auth import Principal
-from backend.domain.models import Approval
+from backend.domain.models import Approval, Decision
 from backend.testing import Reply, ScriptedToolCall
 from backend.testing.harness import only_servers, scripted_host
 
@@ -39,7 +39,7 @@ async def test_asks_become_allows_in_the_name_of_who_turned_it_on_and_a_deny_rul
         session = await h.host.runner.create(options=SessionOptions(created_by=ANN.decider("rest")))
         on = await switch(h, session.id, True)
         assert on.auto_approve is not None and on.auto_approve.by.name == "ann"
-        await h.host.runner.send(session.id, "go")
+        await h.host.runner.send(session.id, "go", author=ANN.decider("rest"))
         done = await h.host.runner.wait(session.id, timeout=30)
         assert done.status == "completed"
 
@@ -81,7 +81,7 @@ async def test_turned_off_it_answers_nothing_more(tmp_path, pool):
         await switch(h, session.id, True)
         off = await switch(h, session.id, False)
         assert off.auto_approve is None
-        await h.host.runner.send(session.id, "go")
+        await h.host.runner.send(session.id, "go", author=ANN.decider("rest"))
         approval: Approval = await h.next_approval()
         assert await h.host.auto_approver.consider(approval) is False
         assert (await h.host.store.get_approval(approval.id)).status == "pending"
@@ -96,7 +96,7 @@ async def test_a_switch_turned_on_by_someone_without_the_approver_role_answers_n
         from backend.domain.models import AutoApprove
 
         await h.host.runner.edit(session.id, lambda s: {"auto_approve": AutoApprove(by=VIEWER.decider("rest"))})
-        await h.host.runner.send(session.id, "go")
+        await h.host.runner.send(session.id, "go", author=ANN.decider("rest"))
         approval = await h.next_approval()
         assert await h.host.auto_approver.consider(approval) is False
         assert (await h.host.store.get_approval(approval.id)).status == "pending"
@@ -111,10 +111,33 @@ async def test_the_agent_changing_its_own_instructions_still_waits_for_a_person(
     async with scripted_host(tmp_path, script, pool=pool, mcp_servers=only_servers("file")) as h:
         session = await h.host.runner.create(options=SessionOptions(created_by=ANN.decider("rest")))
         await switch(h, session.id, True)
-        await h.host.runner.send(session.id, "go")
+        await h.host.runner.send(session.id, "go", author=ANN.decider("rest"))
         approval = await h.next_approval()
         assert await h.host.auto_approver.consider(approval) is False
         await switch(h, session.id, True, approve_pending=True)
         assert (await h.host.store.get_approval(approval.id)).status == "pending"
         assert not (h.workspace / "AGENTS.md").exists()
         await h.host.runner.stop(session.id)
+
+
+async def test_another_persons_message_starts_a_turn_that_asks_and_the_session_says_why(tmp_path, pool):
+    bob = Principal(name="bob", role="approver", kind="user")
+    script = [Reply(tool_calls=[shell("echo mine", "m1")]), Reply(text="ok"), Reply(tool_calls=[shell("echo bob", "b1")]), Reply(text="ok")]
+    async with scripted_host(tmp_path, script, pool=pool, mcp_servers=only_servers("shell")) as h:
+        session = await h.host.runner.create(options=SessionOptions(created_by=ANN.decider("rest")))
+        await switch(h, session.id, True)
+        await h.host.runner.send(session.id, "go", author=ANN.decider("rest"))
+        assert (await h.host.runner.wait(session.id, timeout=30)).status == "completed"  # ann's turn: unasked
+        await h.host.runner.send(session.id, "now mine", author=bob.decider("rest"))
+        while (approval := await h.next_approval()).tool_call_id != "b1":  # past ann's, answered
+            pass
+        notice = await h.next_event("notice", timeout=30)
+        assert "bob (user, via rest)" in notice.data["text"] and "waits for a person" in notice.data["text"]
+        assert (await h.host.store.get_approval(approval.id)).status == "pending"  # in the inbox, as usual
+        messages = await h.host.store.list_messages(session.id)
+        assert [m.author.name for m in messages if m.role == "user"] == ["ann", "bob"]
+        await h.host.approvals.answer(approval.id, Decision(kind="allow_once"), by=bob, via="rest")
+        assert (await h.host.runner.wait(session.id, timeout=30)).status == "completed"
+        audit = {a.tool_call_id: a for a in await h.host.store.list_audit(session_id=session.id)}
+        assert (audit["m1"].decider.name, audit["m1"].decider.via) == ("ann", "auto")
+        assert (audit["b1"].decider.name, audit["b1"].decider.via) == ("bob", "rest")

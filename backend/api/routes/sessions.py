@@ -24,7 +24,7 @@ async def create_session(body: CreateSession, services: Services, principal: App
             created_by=principal.decider("rest"),
             chooses_workspace=not principal.can("admin"),
         ),
-        first=body.chat_input(body.prompt) if body.prompt else None,
+        first=body.chat_input(body.prompt, author=principal.decider("rest")) if body.prompt else None,
     )
     return created.session
 
@@ -83,9 +83,12 @@ async def session_events(
 
 
 @router.post("/{session_id}/messages", status_code=status.HTTP_202_ACCEPTED)
-async def send_message(session_id: str, body: SendMessage, services: Services, _: Approver) -> ChatResult:
-    """Send a message (with skills, context paths, images) or run a chat command (`/new`, `/help`, `/mode`)."""
-    return await services.sessions.submit(session_id, body.chat_input(body.content))
+async def send_message(session_id: str, body: SendMessage, services: Services, principal: Approver) -> ChatResult:
+    """Send a message (with skills, context paths, images) or run a chat command (`/new`, `/help`, `/mode`).
+
+    The message names its author: auto-approve covers only its owner's turns, so a turn another
+    person's message starts asks, its approvals in the inbox as usual."""
+    return await services.sessions.submit(session_id, body.chat_input(body.content, author=principal.decider("rest")))
 
 
 @router.post("/{session_id}/stop")

@@ -44,7 +44,7 @@ export function AutoApproveSwitch({ session, pending }: { session: Session; pend
         disabled={!manage || busy || asking}
         title={
           manage
-            ? "Allow what this session's rules would ask about, in your name. A deny still denies."
+            ? "Allow what this session's rules would ask about, in your name, in turns your own messages start (another person's message still asks). A deny still denies."
             : "Only the session's owner or an admin can change this"
         }
         onClick={() => {
@@ -57,7 +57,7 @@ export function AutoApproveSwitch({ session, pending }: { session: Session; pend
       </button>
       {on && by && session.auto_approve && (
         <span className="muted small" data-testid="auto-approve-by">
-          by {by.name} since {formatTime(session.auto_approve.since)} · asks are allowed, denies still deny
+          by {by.name} since {formatTime(session.auto_approve.since)} · asks in {by.name}'s turns are allowed, others' ask, denies still deny
         </span>
       )}
       {asking && (
