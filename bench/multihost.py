@@ -11,7 +11,9 @@ are left on a host that is killed (SIGKILL); the time to their interrupted resul
 
     .venv/bin/python bench/multihost.py --sessions 600 --calls 5 --hosts 3
 
-Prints JSON. The full size needs the machine to itself.
+Prints JSON. The full size needs the machine to itself. An answer lost to a dropped connection is
+sent again (a bounded number of times); when one is lost even so, the bench says so on stderr and
+exits 1.
 """
 
 from __future__ import annotations
@@ -43,6 +45,28 @@ from backend.testing.script import ScriptedToolCall  # noqa: E402
 
 CALLS = 5
 SLOW = "sleep 300"
+ANSWER_ATTEMPTS = 5
+ANSWER_BACKOFF = 0.25
+"""An answer lost to a dropped connection is sent again, after 0.25, 0.5, 1 and 2 s: answers are
+safe to retry (the same answer again gets 200 and the approval as decided, issue 31 item 12)."""
+
+
+async def post_answer(client: httpx.AsyncClient, approval_id: str, *, timeout: float = 30) -> int:
+    """POST allow_once, again on a dropped connection (never on an HTTP error); the retries it took.
+
+    Raises the last transport error once every attempt failed, and HTTPStatusError for a refusal.
+    """
+    for attempt in range(ANSWER_ATTEMPTS):
+        try:
+            response = await client.post(f"/api/approvals/{approval_id}", json={"decision": "allow_once"}, timeout=timeout)
+        except httpx.TransportError:
+            if attempt == ANSWER_ATTEMPTS - 1:
+                raise
+            await asyncio.sleep(ANSWER_BACKOFF * 2**attempt)
+            continue
+        response.raise_for_status()
+        return attempt
+    raise AssertionError("unreachable")
 
 
 def agent(request: ModelRequest) -> Reply:
@@ -78,6 +102,7 @@ class Load:
         self._answering: set[asyncio.Task[None]] = set()
         self._lookup: psycopg.AsyncConnection[Any] | None = None
         self.failed_answers: list[str] = []
+        self.answer_retries = 0
         self.not_allowed: list[str] = []
         """Approvals closed otherwise than by the bench's allow (an expiry: an answer that never woke its run)."""
         self._lookup_lock = asyncio.Lock()
@@ -106,13 +131,9 @@ class Load:
         answerer = others[hash(event["data"]["id"]) % len(others)]
         self.answered_at[event["data"]["tool_call_id"]] = time.perf_counter()
         try:
-            response = await self.clients[answerer].post(
-                f"/api/approvals/{event['data']['id']}", json={"decision": "allow_once"},
-                # Hundreds of answers at once wait for one of the client's 100 connections: the
-                # default 30 s (PoolTimeout) once left an approval unanswered until it expired.
-                timeout=600,
-            )
-            response.raise_for_status()
+            # Hundreds of answers at once wait for one of the client's 100 connections: the
+            # default 30 s (PoolTimeout) once left an approval unanswered until it expired.
+            self.answer_retries += await post_answer(self.clients[answerer], event["data"]["id"], timeout=600)
         except Exception as exc:  # a task's exception would go unseen: say which answer failed
             self.failed_answers.append(f"{event['data']['id']} on {answerer}: {exc!r}")
 
@@ -181,7 +202,9 @@ class Load:
             "sessions_with_seq_gaps": gapped,
             "duplicated_events": duplicated,
             "lost_events": lost,
+            "failed_answer_count": len(self.failed_answers),
             "failed_answers": self.failed_answers[:10],
+            "answer_retries": self.answer_retries,
             "approvals_not_allowed": self.not_allowed[:10],
         }
 
@@ -253,7 +276,7 @@ def recovery(hosts: list[ClusterHost], database_url: str, count: int = 3) -> dic
                     if message.get("session_id") not in batch:
                         continue
                     if message.get("type") == "approval.requested":
-                        await api.post(f"/api/approvals/{message['data']['id']}", json={"decision": "allow_once"})
+                        await post_answer(api, message["data"]["id"])
                     elif message.get("type") == "tool.started":
                         started.add(message["session_id"])
                 with psycopg.connect(database_url, autocommit=True) as conn:
@@ -329,6 +352,11 @@ def main() -> None:
             "sqlite_one_host": sqlite_host(Path(single), args.sessions, args.calls, args.timeout),
         }
     print(json.dumps(result, indent=2))
+    failed = {side: result[side]["failed_answer_count"] for side in ("multihost", "sqlite_one_host")}
+    if any(failed.values()):
+        print(f"bench/multihost.py: FAILED: answers lost after {ANSWER_ATTEMPTS} attempts: {failed} "
+              f"(see failed_answers above)", file=sys.stderr)
+        sys.exit(1)
 
 
 if __name__ == "__main__":
