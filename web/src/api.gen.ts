@@ -171,6 +171,9 @@ export interface paths {
         /**
          * Send Message
          * @description Send a message (with skills, context paths, images) or run a chat command (`/new`, `/help`, `/mode`).
+         *
+         *     The message names its author: auto-approve covers only its owner's turns, so a turn another
+         *     person's message starts asks, its approvals in the inbox as usual.
          */
         post: operations["send_message_api_sessions__session_id__messages_post"];
         delete?: never;
@@ -1195,6 +1198,8 @@ export interface components {
             } | null;
             /** Rules */
             rules?: string[] | null;
+            /** Scope */
+            scope?: ("workspace" | "agent" | "global") | null;
         };
         /**
          * Approval
@@ -1231,6 +1236,7 @@ export interface components {
             reason?: string;
             /** Suggested Rules */
             suggested_rules?: string[];
+            always_scope?: components["schemas"]["StandingScope"] | null;
             /**
              * Status
              * @default pending
@@ -1390,6 +1396,8 @@ export interface components {
             } | null;
             /** Rules */
             rules?: string[] | null;
+            /** Scope */
+            scope?: ("workspace" | "agent" | "global") | null;
         };
         /**
          * EditSession
@@ -1580,6 +1588,7 @@ export interface components {
              * @default
              */
             thinking?: string;
+            author?: components["schemas"]["Decider"] | null;
             /** Thinking Blocks */
             thinking_blocks?: components["schemas"]["SignedThinking"][];
             /**
@@ -2378,6 +2387,27 @@ export interface components {
              * @default false
              */
             no_writes?: boolean;
+        };
+        /**
+         * StandingScope
+         * @description The sessions an "always allow" rule covers: one workspace's, one named agent's, or all of them.
+         */
+        StandingScope: {
+            /**
+             * Kind
+             * @enum {string}
+             */
+            kind: "workspace" | "agent" | "global";
+            /**
+             * Name
+             * @default
+             */
+            name?: string;
+            /**
+             * Label
+             * @default
+             */
+            label?: string;
         };
         /**
          * StepRun
