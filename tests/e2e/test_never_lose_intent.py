@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from playwright.sync_api import Page, WebSocketRoute, expect
+from playwright.sync_api import Page, Route, WebSocketRoute, expect
 
 from backend.testing import Reply
 
@@ -128,3 +128,34 @@ def test_a_page_loaded_while_the_server_is_down_loads_everything_once_it_is_back
     expect(page.get_by_test_id("session-view")).to_contain_text("Do the scripted work")  # its transcript
     page.get_by_test_id("nav-settings").click()
     expect(page.get_by_test_id("model-save")).to_be_visible()  # who we are was loaded too (admin)
+
+
+def test_an_answer_whose_response_was_lost_to_a_dropped_connection_is_sent_again_and_counts_once(serve, new_page):
+    # Issue 31, item 12: the answer reached the server, its response did not; the page sends it
+    # again (answers are safe to repeat) instead of saying it was not sent.
+    h = serve([calls(shell("echo ran >> runs.txt")), Reply(text="done")])
+    page = new_page(h)
+    session = start_session(h)
+    expect(card(page)).to_be_visible()
+    (pending,) = approvals(h, status="pending")
+    posts = DecisionRequests(page)
+    dropped: list[int] = []
+
+    def lose_the_first_response(route: Route) -> None:
+        if route.request.method != "POST" or dropped:
+            route.continue_()
+            return
+        answered = route.fetch()  # the server records the answer ...
+        dropped.append(answered.status)
+        route.abort("connectionreset")  # ... and the page sees the connection drop
+
+    page.route(f"**/api/approvals/{pending.id}", lose_the_first_response)
+    with page.expect_response(lambda r: r.request.method == "POST" and pending.id in r.url) as retried:
+        card(page).get_by_test_id("approve-once").click()
+    assert retried.value.status == 200 and dropped == [200]
+    expect(decided(page, pending.id)).to_contain_text("allowed once")
+    expect(page.get_by_test_id("approval-error")).to_have_count(0)
+    assert [p["body"]["decision"] for p in posts.sent] == ["allow_once", "allow_once"]
+    assert wait_session(h, session.id).status == "completed"
+    assert (h.workspace / "runs.txt").read_text() == "ran\n"
+    assert approval(h, pending.id).decision.kind == "allow_once"

@@ -97,6 +97,24 @@ export async function request<T>(method: string, path: string, body?: unknown): 
   return parsed as T;
 }
 
+/** How `retryingNetwork` retries: 4 attempts, 0.3 s before the second, doubling after. */
+export const NETWORK_RETRY = { attempts: 4, firstDelayMs: 300 };
+
+/** `send()`, sent again when the network failed it (fetch's TypeError: a dropped connection, a
+ * response lost on the way), a bounded number of times with a growing pause; an HTTP error (an
+ * ApiError) is the server's answer and is never retried. Only for requests safe to repeat: an
+ * answer to an approval is (the same answer again gets the approval as decided). */
+export async function retryingNetwork<T>(send: () => Promise<T>, retry = NETWORK_RETRY): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await send();
+    } catch (error) {
+      if (!(error instanceof TypeError) || attempt >= retry.attempts) throw error;
+      await new Promise((resolve) => setTimeout(resolve, retry.firstDelayMs * 2 ** (attempt - 1)));
+    }
+  }
+}
+
 export const api = {
   me: () => request<Me>("GET", "/api/me"),
   login: (username: string, password: string) =>
@@ -124,8 +142,9 @@ export const api = {
   pendingApprovals: () => request<Approval[]>("GET", "/api/approvals?status=pending"),
   approval: (id: string) => request<Approval>("GET", `/api/approvals/${encodeURIComponent(id)}`),
   fileOnDisk: (id: string) => request<FileOnDisk>("GET", `/api/approvals/${encodeURIComponent(id)}/file`),
+  /** Sent again on a dropped connection: a lost response must not lose the answer (issue 31, item 12). */
   decide: (id: string, body: DecisionBody) =>
-    request<Approval>("POST", `/api/approvals/${encodeURIComponent(id)}`, body),
+    retryingNetwork(() => request<Approval>("POST", `/api/approvals/${encodeURIComponent(id)}`, body)),
 
   servers: () => request<ServerInfo[]>("GET", "/api/servers"),
   serverLog: (name: string, lines = 100) =>
