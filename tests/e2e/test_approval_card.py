@@ -12,6 +12,8 @@ import re
 import pytest
 from playwright.sync_api import expect
 
+from backend.auth import Authenticator
+from backend.domain.models import StandingScope
 from backend.testing import Reply, ScriptedToolCall
 
 from .dashboard import (
@@ -121,7 +123,12 @@ def test_always_allow_shows_the_exact_rule_and_scope_and_escape_cancels_without_
     rule = page.get_by_test_id("always-rule")
     expect(rule).to_have_value("mcp__shell__exec(npm test *)")
     expect(rule).to_be_focused()
-    expect(page.get_by_test_id("always-scope")).to_contain_text("Scope: user")
+    # An admin's default: every session; keeping it to this workspace is the other choice.
+    expect(page.get_by_test_id("always-summary")).to_have_text(
+        "Always allow commands: mcp__shell__exec(npm test *) in every session (global policy)"
+    )
+    expect(page.get_by_test_id("always-scope-global")).to_be_checked()
+    expect(page.get_by_test_id("always-scope")).to_contain_text("only this session's workspace ")
     page.keyboard.press("Escape")
 
     expect(page.get_by_test_id("always-panel")).to_have_count(0)
@@ -131,6 +138,45 @@ def test_always_allow_shows_the_exact_rule_and_scope_and_escape_cancels_without_
     assert approval(h, pending.id).status == "pending"
     assert h.host.policies.permissions.allow == []
     assert not h.host.settings.writable_config_file.exists()
+
+
+def test_an_approvers_always_allow_shows_the_path_rule_and_workspace_before_saving_it_there(serve, browser):
+    # Issue 31, item 2: the card says exactly what is written, and where, before Always is pressed.
+    h = serve([calls(ScriptedToolCall(name=WRITE, arguments={"path": "notes.txt", "content": "hi\n"})), Reply(text="ok")])
+    key = Authenticator(data_dir=h.data_dir, token=h.token, users=[]).create_api_key("ann", role="approver")
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    try:
+        page = context.new_page()
+        page.goto(f"{h.url}/login?token={key}")
+        expect(page.get_by_test_id("pending-counter")).to_be_visible()
+        session = start_session(h)
+        expect(card(page)).to_be_visible()
+        (pending,) = approvals(h, status="pending")
+        scope = StandingScope.of_session(h.workspace, None)
+        assert pending.always_scope == scope
+        posts = DecisionRequests(page)
+
+        page.keyboard.press("a")
+        expect(page.get_by_test_id("always-summary")).to_have_text(
+            f"Always allow writes: {WRITE}(./notes.txt) in {scope.label}"
+        )
+        expect(page.get_by_test_id("always-scope")).to_have_text(
+            f"Scope: {scope.label} — later sessions there run it unasked; no other session does."
+        )
+        expect(page.get_by_test_id("always-scope-global")).to_have_count(0)
+        screenshot(page, "approval-card-always-approver")
+        page.get_by_test_id("always-rule").press("Enter")
+
+        expect(decided(page, pending.id)).to_contain_text("always allowed")
+        assert [p["body"] for p in posts.sent] == [
+            {"decision": "allow_always", "rules": [f"{WRITE}(./notes.txt)"], "scope": "workspace"}
+        ]
+        assert wait_session(h, session.id).status == "completed"
+        assert h.host.policies.scoped_rule_texts(scope) == [f"{WRITE}(./notes.txt)"]
+        assert h.host.policies.permissions.allow == []
+        assert not h.host.settings.writable_config_file.exists()
+    finally:
+        context.close()
 
 
 def test_always_allow_enter_saves_the_edited_rule_and_runs_the_call(serve, new_page):

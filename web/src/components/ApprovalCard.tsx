@@ -13,6 +13,7 @@ import { ArgumentsView } from "./Arguments";
 import { ArgumentsEditor } from "./ArgumentsEditor";
 import { useFileOnDisk } from "../fileOnDisk";
 import { reveal } from "../reveal";
+import { alwaysSummary, localScope, scopeChoices, type AlwaysScope } from "../alwaysRule";
 import "../person.css";
 
 type Mode = "buttons" | "always" | "reason" | "edit";
@@ -122,10 +123,13 @@ export function CardMeta(props: {
 }
 
 export function ApprovalCard({ approval, position, total, shortcuts }: CardProps) {
-  const { sessions, submitting, errors } = useAppState();
+  const { sessions, submitting, errors, me } = useAppState();
   const [mode, setMode] = useState<Mode>("buttons");
   const [raw, setRaw] = useState(false);
   const [rules, setRules] = useState<string[]>(approval.suggested_rules);
+  const scopes = scopeChoices(me, localScope(approval, sessions[approval.session_id]));
+  const [scope, setScope] = useState<AlwaysScope>(scopes[0].kind);
+  const scopeLabel = (scopes.find((s) => s.kind === scope) ?? scopes[0]).label;
   const [reason, setReason] = useState("");
   const [editedArgs, setEditedArgs] = useState<Record<string, unknown> | null>(approval.arguments);
   const panelRef = useRef<HTMLDivElement>(null);
@@ -144,6 +148,10 @@ export function ApprovalCard({ approval, position, total, shortcuts }: CardProps
     ? "A command outside the sandbox is allowed once at a time."
     : "Changes to the agent's own instructions are allowed once at a time.";
   const canAlways = approval.suggested_rules.length > 0 && !onceOnly;
+  const noNarrowRule =
+    me?.role === "admin"
+      ? "No narrow rule can cover this call; allow it once or for the session."
+      : `Only an admin may allow every call of ${approval.tool_name}; allow it once or for this session.`;
 
   const cleanRules = rules.map((r) => r.trim()).filter(Boolean);
 
@@ -153,11 +161,12 @@ export function ApprovalCard({ approval, position, total, shortcuts }: CardProps
   const openAlways = () => {
     if (!canAlways) return;
     setRules(approval.suggested_rules);
+    setScope(scopes[0].kind);
     setMode("always");
   };
   const confirmAlways = () => {
     if (cleanRules.length === 0) return;
-    void decide(approval, { decision: "allow_always", rules: cleanRules });
+    void decide(approval, { decision: "allow_always", rules: cleanRules, scope });
   };
   const sendDeny = () => void decide(approval, { decision: "deny", message: reason.trim() || undefined });
   const sendEdited = () => {
@@ -258,9 +267,12 @@ export function ApprovalCard({ approval, position, total, shortcuts }: CardProps
 
       {mode === "always" && (
         <div ref={panelRef} className="mode-panel" data-testid="always-panel" role="group" aria-label="Always allow">
+          <p className="always-summary" data-testid="always-summary">
+            <strong>{alwaysSummary(approval.tool_name, cleanRules, scopeLabel)}</strong>
+          </p>
           <p>
-            <strong>Always allow</strong> writes {cleanRules.length === 1 ? "this rule" : "these rules"} to your allow
-            list. Edit the pattern if you want it narrower or wider.
+            Saved before the call runs; later calls {cleanRules.length === 1 ? "it matches" : "they match"} run without
+            asking. {me?.role === "admin" ? "Edit the pattern if you want it narrower or wider." : "You may narrow the pattern; only an admin may widen it."}
           </p>
           {rules.map((rule, i) => (
             <input
@@ -275,10 +287,35 @@ export function ApprovalCard({ approval, position, total, shortcuts }: CardProps
               onKeyDown={(e) => fieldKeys(e, confirmAlways)}
             />
           ))}
-          <p className="scope" data-testid="always-scope">
-            Scope: <strong>user</strong> — saved to the config file's <code>permissions.allow</code>; applies to every
-            session.
-          </p>
+          {scopes.length > 1 ? (
+            <fieldset className="scope" data-testid="always-scope">
+              <legend>Scope</legend>
+              {scopes.map((s) => (
+                <label key={s.kind}>
+                  <input
+                    type="radio"
+                    name={`scope-${approval.id}`}
+                    value={s.kind}
+                    data-testid={`always-scope-${s.kind}`}
+                    checked={scope === s.kind}
+                    onChange={() => setScope(s.kind)}
+                    onKeyDown={(e) => fieldKeys(e, confirmAlways)}
+                  />{" "}
+                  {s.kind === "global" ? (
+                    <>
+                      {s.label}: the config file's <code>permissions.allow</code>
+                    </>
+                  ) : (
+                    <>only this session's {s.label}</>
+                  )}
+                </label>
+              ))}
+            </fieldset>
+          ) : (
+            <p className="scope" data-testid="always-scope">
+              Scope: <strong>{scopeLabel}</strong> — later sessions there run it unasked; no other session does.
+            </p>
+          )}
           <div className="actions">
             <button type="button" className="btn primary" data-testid="always-confirm" disabled={busy || cleanRules.length === 0} onClick={confirmAlways}>
               Save rule and allow <kbd>Enter</kbd>
@@ -368,7 +405,7 @@ export function ApprovalCard({ approval, position, total, shortcuts }: CardProps
                 ? undefined
                 : onceOnly
                   ? onceTitle
-                  : "No narrow rule can cover this call; allow it once or for the session."
+                  : noNarrowRule
             }
             onClick={openAlways}
           >
