@@ -75,6 +75,7 @@ ROUTES: dict[tuple[str, str], Need] = {
     ("GET", "/api/spend"): "viewer",
     ("GET", "/api/workspace-trust"): "admin",
     ("POST", "/api/workspace-trust"): "admin",
+    ("GET", "/api/workspaces"): "viewer",  # the folders a session may run in
     # Tool servers: what runs on the host is an admin's to change.
     ("GET", "/api/servers"): "viewer",
     ("POST", "/api/servers"): "admin",
