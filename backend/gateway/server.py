@@ -267,7 +267,10 @@ def build_server(gateway: Gateway) -> GatewayServer:
         id: Annotated[str, Field(description="the approval id")],
         decision: Annotated[
             Literal["allow_once", "allow_session", "allow_always", "deny"],
-            Field(description="allow_always also writes a standing allow rule to the config"),
+            Field(
+                description="allow_always also keeps the call's narrow rule (always_rules) for its session's "
+                "workspace or agent (always_scope); an admin's is kept for every session"
+            ),
         ],
         ctx: Context,
         message: Annotated[

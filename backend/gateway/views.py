@@ -101,6 +101,11 @@ class ApprovalView(BaseModel):
     tool_name: str
     arguments: dict[str, Any] = Field(default_factory=dict)
     reason: str = ""
+    always_rules: list[str] = Field(default_factory=list)
+    """What allow_always would write: the narrow rules of this call (none: only an admin may)."""
+    always_scope: str = ""
+    """Where a non-admin's allow_always keeps them (`workspace ~/x`, `agent docs`); an admin's
+    goes to every session."""
     status: str
     decision: str | None = None
     message: str | None = None
@@ -117,6 +122,8 @@ class ApprovalView(BaseModel):
             tool_name=approval.tool_name,
             arguments=approval.arguments,
             reason=approval.reason,
+            always_rules=approval.suggested_rules,
+            always_scope=approval.always_scope.label if approval.always_scope else "",
             status=approval.status,
             decision=approval.decision.kind if approval.decision else None,
             message=approval.decision.message if approval.decision else None,
