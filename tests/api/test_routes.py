@@ -132,6 +132,26 @@ async def test_an_answer_records_the_api_key_that_gave_it_and_a_broad_rule_from_
     assert [(a["decision"], a["decider"]["name"]) for a in audit] == [("allow", "ci-bot")]
 
 
+async def test_an_approver_keys_always_allow_is_kept_for_the_workspace_and_a_global_scope_is_403(api):
+    # Issue 31, item 2: the REST body's scope; the approval says what and where before anyone answers.
+    api.model.push(write(), Reply(text="done"))
+    as_key = {"X-API-Key": api.app.state.auth.create_api_key("ci-bot", role="approver")}
+    session_id = (await api.client.post("/api/sessions", json={"prompt": "write"})).json()["id"]
+    approval = await _pending_approval(api)
+    assert approval["suggested_rules"] == ["mcp__file__write_file(./notes.txt)"]
+    assert approval["always_scope"]["kind"] == "workspace"
+    url = f"/api/approvals/{approval['id']}"
+    wide = await api.anonymous.post(url, json={"decision": "allow_always", "scope": "global"}, headers=as_key)
+    assert wide.status_code == 403 and "only an admin" in wide.json()["detail"]
+    kept = await api.anonymous.post(url, json={"decision": "allow_always"}, headers=as_key)
+    assert kept.status_code == 200
+    assert kept.json()["decision"]["rules"] == ["mcp__file__write_file(./notes.txt)"]
+    assert kept.json()["decision"]["scope"] == "workspace"
+    await api.host.runner.wait(session_id, timeout=30)
+    config = api.host.settings.writable_config_file
+    assert not config.exists() or "mcp__file__write_file" not in config.read_text()
+
+
 async def test_answering_an_unknown_approval_is_404(api):
     response = await api.client.post("/api/approvals/nope", json={"decision": "allow_once"})
     assert response.status_code == 404
