@@ -9,13 +9,15 @@ restart), every card of it is edited to show the outcome.
 
 from __future__ import annotations
 
+import asyncio
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, TypeVar
 
 from telegram import Bot, CallbackQuery, InlineKeyboardButton, InlineKeyboardMarkup
 from telegram.error import BadRequest as TelegramBadRequest
+from telegram.error import NetworkError as TelegramNetworkError
 from telegram.error import TelegramError
 
 from backend.app.approvals import ApprovalService
@@ -32,6 +34,26 @@ Press = Literal["once", "session", "deny", "reason"]
 PRESS_CODES: dict[str, Press] = {"o": "once", "s": "session", "d": "deny", "r": "reason"}
 """The callback data is `<code>:<approval id>`: 34 bytes, well under Telegram's 64."""
 REASON_PROMPT = "Why deny it? Your next message here is the reason the agent reads."
+SEND_ATTEMPTS, SEND_BACKOFF = 3, 0.5
+"""A toast or a card's edit lost to a dropped connection is sent again, 0.5 s then 1 s later: both
+are safe to repeat (issue 31, item 12). A new card is not: a lost response may hide a sent one."""
+T = TypeVar("T")
+
+
+async def retrying(send: Callable[[], Awaitable[T]]) -> T:
+    """`send()`, again on a network failure (a dropped connection, a timeout), never on Telegram's
+    refusal (BadRequest, which python-telegram-bot derives from NetworkError): bounded, with backoff."""
+    for attempt in range(1, SEND_ATTEMPTS + 1):
+        try:
+            return await send()
+        except TelegramBadRequest:
+            raise
+        except TelegramNetworkError as exc:
+            if attempt == SEND_ATTEMPTS:
+                raise
+            log.info("telegram: %s; sending again (attempt %d of %d)", type(exc).__name__, attempt + 1, SEND_ATTEMPTS)
+            await asyncio.sleep(SEND_BACKOFF * 2 ** (attempt - 1))
+    raise AssertionError("unreachable")
 
 
 def keyboard(approval: Approval) -> InlineKeyboardMarkup:
@@ -211,13 +233,13 @@ class ApprovalCards:
 
     async def _toast(self, query: CallbackQuery, text: str) -> None:
         try:
-            await query.answer(trimmed(text, 200))  # Telegram shows at most 200 characters
+            await retrying(lambda: query.answer(trimmed(text, 200)))  # Telegram shows at most 200 characters
         except TelegramError as exc:
             log.warning("telegram: answering a button press failed: %s", type(exc).__name__)
 
     async def _edit(self, card: Card, text: str) -> None:
         try:
-            await self.bot.edit_message_text(text, chat_id=card.chat_id, message_id=card.message_id)
+            await retrying(lambda: self.bot.edit_message_text(text, chat_id=card.chat_id, message_id=card.message_id))
         except TelegramBadRequest as exc:  # "message is not modified", or deleted by the person
             log.info("telegram: card %s in chat %s not edited: %s", card.message_id, card.chat_id, exc.message)
         except TelegramError as exc:

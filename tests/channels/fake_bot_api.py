@@ -39,6 +39,9 @@ class FakeBotApi:
     """message id -> the bot's message as it stands (text and keyboard after edits)."""
     files: dict[str, bytes] = field(default_factory=dict)
     refused_tokens: int = 0
+    drop: dict[str, int] = field(default_factory=dict)
+    """method -> how many of its next requests lose their connection, unanswered (and unrecorded)."""
+    dropped: list[Call] = field(default_factory=list)
     _updates: list[dict[str, Any]] = field(default_factory=list)
     _next_update: int = 1
     _next_message: int = 1000
@@ -162,6 +165,12 @@ class FakeBotApi:
         params = await _params(request)
         if method == "getUpdates":
             return _ok(await self._get_updates(params))
+        if self.drop.get(method):
+            self.drop[method] -= 1
+            self.dropped.append(Call(method=method, params=params))
+            assert request.transport is not None
+            request.transport.abort()  # the connection drops before any response
+            return web.Response()  # never sent
         async with self._changed:
             self.calls.append(Call(method=method, params=params))
             result = self._result(method, params)

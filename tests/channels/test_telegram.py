@@ -203,3 +203,20 @@ async def test_a_sub_agents_approval_goes_to_the_chat_of_the_telegram_session_ab
     assert approval.session_id == child.id
     assert int(card.params["chat_id"]) == BOB
     assert len(api.called("sendMessage")) == 2  # "hi" and the card: ann (notify) got nothing
+
+
+async def test_a_press_whose_toast_and_card_edit_lose_their_connection_sends_them_again(tmp_path: Path, pool: McpPool):
+    # Issue 31, item 12: the answer is in; what tells the person so is sent again after a dropped connection.
+    with ScriptedModelServer(write_notes) as model:
+        async with FakeBotApi() as api, telegram_host(tmp_path, model, api, pool) as h:
+            approval, _ = await card_of_new_session(h, api)
+            message_id = max(api.messages)
+            api.drop.update({"answerCallbackQuery": 1, "editMessageText": 1})
+            query = await api.press(ANN, message_id, f"o:{approval.id}")
+            toast = await api.wait_for("answerCallbackQuery", lambda p: p["callback_query_id"] == query)
+            edited = await api.wait_for("editMessageText", lambda p: int(p["message_id"]) == message_id)
+            done = await h.host.runner.wait(approval.session_id, timeout=BOUND)
+    assert sorted(c.method for c in api.dropped) == ["answerCallbackQuery", "editMessageText"]
+    assert "Allowed once by ann" in toast.params["text"]
+    assert "Allowed once by ann (via channel)" in edited.params["text"]
+    assert done.status == "completed" and (h.workspace / "notes.txt").read_text() == "hello"
