@@ -129,3 +129,32 @@ def _stopped(event: dict[str, Any], session_id: str) -> bool:
         and event.get("type") == "session.status"
         and event["data"]["status"] == "stopped"
     )
+
+
+def test_the_same_answer_sent_to_two_hosts_is_200_on_both_and_the_tool_runs_once(tmp_path: Path):
+    # Issue 31, item 12: an answer whose response was lost is sent again, perhaps to another host.
+    with start_cluster(tmp_path, count_once, hosts=2) as cluster:
+        a, b = cluster.hosts
+        with a.events() as dashboard:
+            session_id = b.api.post("/api/sessions", json={"prompt": "count"}).json()["id"]
+            asked = dashboard.next(lambda e: e.get("session_id") == session_id and e["type"] == "approval.requested")
+            approval_id = asked["data"]["id"]
+            answers: dict[str, Any] = {}
+            ready = threading.Barrier(2)
+
+            def answer(host) -> None:
+                ready.wait(timeout=10)
+                answers[host.name] = host.api.post(f"/api/approvals/{approval_id}", json={"decision": "allow_once"})
+
+            threads = [threading.Thread(target=answer, args=(host,)) for host in (a, b)]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join(timeout=30)
+            later = a.api.post(f"/api/approvals/{approval_id}", json={"decision": "allow_once"})
+            other = b.api.post(f"/api/approvals/{approval_id}", json={"decision": "deny"})
+            dashboard.next(is_status(session_id, "completed"))
+        assert [answers[h.name].status_code for h in (a, b)] == [200, 200], {k: r.text for k, r in answers.items()}
+        assert answers[a.name].json() == answers[b.name].json() == later.json()
+        assert other.status_code == 409 and "admin (token, via rest) answered allow_once" in other.json()["detail"]
+        assert (cluster.workspace / "count.txt").read_text() == "ran\n"
