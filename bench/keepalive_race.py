@@ -1,8 +1,8 @@
 """Why a host dropped an answer (issue 31, item 12): uvicorn's keep-alive timeout racing a reused connection.
 
 The 600-session bench lost one answer POST to `ReadError('')`. This reproduces that error
-deterministically with the two libraries involved, uvicorn (h11, the asyncio loop, as `overseer
-serve` runs) and httpx:
+deterministically with the two libraries involved: uvicorn as `overseer serve` runs it (its
+`server_config`: the guarded h11 protocol, the asyncio loop) and httpx:
 
 1. The client makes a request and keeps the connection. uvicorn arms its keep-alive timer when it
    has sent the response (`t_s + timeout_keep_alive`); httpx starts its idle clock when it has
@@ -43,6 +43,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import httpx  # noqa: E402
 import uvicorn  # noqa: E402
 
+from backend.api.server_limits import KEEP_ALIVE_TIMEOUT, server_config  # noqa: E402
 from backend.testing.cluster import CLIENT_KEEPALIVE_EXPIRY  # noqa: E402
 
 BOUND = 10.0
@@ -55,7 +56,7 @@ async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
 
 
 class Server(uvicorn.Server):
-    """uvicorn in a thread, on the asyncio loop and h11 (as `overseer serve`), on a given socket."""
+    """uvicorn in a thread, configured as `overseer serve`, on a given socket."""
 
     def __init__(self, config: uvicorn.Config) -> None:
         super().__init__(config)
@@ -75,8 +76,9 @@ def race(*, server_keepalive: int, client_keepalive: float, client_delay: float)
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
-    config = uvicorn.Config(
-        app, loop="asyncio", http="h11", lifespan="off", log_level="warning", timeout_keep_alive=server_keepalive
+    config = server_config(
+        app, host="127.0.0.1", port=port, loop="asyncio", lifespan="off", log_level="warning",
+        timeout_keep_alive=server_keepalive,
     )
     server = Server(config)
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
@@ -136,7 +138,8 @@ def race(*, server_keepalive: int, client_keepalive: float, client_delay: float)
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--server-keepalive", type=int, default=5, help="uvicorn's timeout_keep_alive (default 5)")
+    parser.add_argument("--server-keepalive", type=int, default=KEEP_ALIVE_TIMEOUT,
+                        help=f"uvicorn's timeout_keep_alive (overseer serve's: {KEEP_ALIVE_TIMEOUT})")
     parser.add_argument("--client-keepalive", type=float, default=5.0, help=(
         f"httpx's keepalive_expiry (httpx's default 5; the project's clients use {CLIENT_KEEPALIVE_EXPIRY})"))
     parser.add_argument("--client-delay", type=float, default=0.2, help="seconds a busy client takes to close a response")

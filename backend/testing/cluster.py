@@ -38,6 +38,7 @@ from typing import Any
 import httpx
 from websockets.sync.client import ClientConnection, connect
 
+from backend.api.server_limits import KEEP_ALIVE_TIMEOUT
 from backend.testing.harness import SCRIPTED_MODEL, only_servers_env
 from backend.testing.model_server import ScriptedModelServer
 from backend.testing.postgres import fresh_database
@@ -48,10 +49,10 @@ CLUSTER_TOKEN = "cluster-test-token"
 START_TIMEOUT = 90.0
 """A host's start on a loaded 2-core machine: imports, migrations, its MCP servers' spawn."""
 EVENT_TIMEOUT = 30.0
-CLIENT_KEEPALIVE_EXPIRY = 2.0
-"""Seconds a client keeps an idle connection to a host: well under the host's keep-alive timeout
-(uvicorn's timeout_keep_alive, 5 s), so a client never sends on a connection the host is closing
-(that race lost an answer to `ReadError('')`: bench/keepalive_race.py, issue 31 item 12)."""
+CLIENT_KEEPALIVE_EXPIRY = KEEP_ALIVE_TIMEOUT * 0.4
+"""Seconds a client keeps an idle connection to a host (2 s): well under the host's keep-alive
+timeout (5 s), so a client never sends on a connection the host is closing (that race lost an
+answer to `ReadError('')`: bench/keepalive_race.py, issue 31 item 12)."""
 CLIENT_LIMITS = httpx.Limits(keepalive_expiry=CLIENT_KEEPALIVE_EXPIRY)
 
 
