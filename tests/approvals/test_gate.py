@@ -8,7 +8,7 @@ import contextlib
 import pytest
 import yaml
 
-from backend.domain.models import Decision
+from backend.domain.models import Approval, Decision
 from backend.approvals.tool_hooks import Block, HookChain, ToolHooks
 from backend.testing import Reply, ScriptedToolCall
 from backend.testing.harness import scripted_host
@@ -210,16 +210,26 @@ async def test_every_tool_that_ran_has_an_allow_audit_row_written_before_it_star
 
 
 async def test_concurrent_answers_to_one_approval_run_the_tool_once(tmp_path, pool):
+    # The same answer sent four times at once (a retried POST) is one decision: each caller gets
+    # the approval as decided; a different answer racing them is refused.
     script = [Reply(tool_calls=[write("notes.txt")]), Reply(text="ok")]
     async with scripted_host(tmp_path, script, pool=pool) as h:
         session = await h.start("write")
         approval = await h.next_approval()
         results = await asyncio.gather(
-            *(h.answer(approval, Decision(kind="allow_once")) for _ in range(4)), return_exceptions=True
+            *(h.answer(approval, Decision(kind="allow_once")) for _ in range(4)),
+            h.answer(approval, Decision(kind="deny", message="no")),
+            return_exceptions=True,
         )
-        assert sum(not isinstance(r, Exception) for r in results) == 1
+        allowed, denied = results[:4], results[4]
+        if isinstance(denied, Exception):  # an allow came first: every allow is that one decision
+            assert all(isinstance(r, Approval) and r.decision.kind == "allow_once" for r in allowed)
+        else:  # the deny came first: every allow is refused
+            assert all(isinstance(r, Exception) for r in allowed)
         await h.host.runner.wait(session.id, timeout=30)
-        assert len([e for e in await h.host.store.list_audit() if e.decision == "allow"]) == 1
+        assert len(await h.host.store.list_audit()) == 1
+        ran = [r for r in await h.host.store.list_tool_calls(session.id) if r.status == "done"]
+        assert len(ran) == (0 if not isinstance(denied, Exception) else 1)
 
 
 # decide and execute: the two halves the Claude Agent SDK engine calls separately
