@@ -136,7 +136,8 @@ class SessionService:
         session = await self._open(
             options or SessionOptions(), title=title_of(prompt) or "invoke", origin="api"
         )
-        await self.runner.send(session.id, prompt)
+        # The prompt is its creator's message: auto-approve covers only turns its owner starts.
+        await self.runner.send(session.id, prompt, author=options.created_by if options else None)
         return session
 
     async def _open(self, options: SessionOptions, *, title: str | None, origin: SessionOrigin) -> Session:

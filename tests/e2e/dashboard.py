@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from playwright.sync_api import Locator, Page, Request
 
+from backend.auth import Principal
 from backend.domain.models import ACTIVE_STATUSES, Approval, AuditEntry, Session, ToolCallRecord
 from backend.domain.session_options import SessionOptions
 from backend.mcp.config import McpServerConfig
@@ -34,9 +36,17 @@ def calls(*tool_calls: ScriptedToolCall, text: str = "") -> Reply:
     return Reply(text=text, tool_calls=list(tool_calls))
 
 
+DASHBOARD_PERSON = Principal(name="admin", role="admin", kind="token").decider("rest")
+"""Who the dashboard's pages are signed in as (the token), and so who starts sessions from it."""
+
+
 def start_session(
     h: WebHarness, prompt: str = "Do the scripted work", options: SessionOptions | None = None
 ) -> Session:
+    """A session started as the signed-in person would start it (its first message theirs)."""
+    options = options or SessionOptions()
+    if options.created_by is None:
+        options = replace(options, created_by=DASHBOARD_PERSON)
     return h.call(h.host.runner.create(options=options, prompt=prompt))
 
 
