@@ -67,6 +67,8 @@ EventType = Literal[
     "approval.resolved",  # id, status, decision, decided_by, decider
     "server.failed",  # server, error (with the end of its log): its tools are left out
     "sampling.completed",  # server, model, text, usage, edited: a server's allowed request answered by the model
+    # checkpoints (issue 32)
+    "checkpoint.created",  # step, id (the call), name, commit (None: none was taken), skipped, error
     # workflows
     "workflow.step",
     "workflow.gate",

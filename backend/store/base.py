@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Iterable
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
 
+from backend.domain.checkpoints import Checkpoint
 from backend.domain.errors import NotFound
 from backend.domain.models import (
     Approval,
@@ -168,4 +170,36 @@ class Store(Protocol):
         self, *, workflow: str | None = None, statuses: Iterable[str] | None = None, limit: int = 100
     ) -> list[WorkflowRun]:
         """Runs newest first, optionally of one workflow and in some statuses."""
+        ...
+
+    def add_checkpoint(self, checkpoint: Checkpoint, *, event: Event | None = None) -> Awaitable[Written]:
+        """Store a checkpoint's row (and its event, numbered) in one transaction; a step number the
+        session has already taken is refused by the key."""
+        ...
+    async def next_checkpoint_step(self, session_id: str) -> int:
+        """The number the session's next checkpoint takes (1 for its first); read it under the
+        workspace's lock (`workspace_lock`), so no other writer takes it meanwhile."""
+        ...
+    async def list_checkpoints(self, session_id: str) -> list[Checkpoint]:
+        """The session's checkpoints by step."""
+        ...
+    async def get_checkpoint(self, session_id: str, step: int) -> Checkpoint:
+        """NotFound when the session has no checkpoint of that step."""
+        ...
+    async def workspace_checkpoints(self, workspace: str) -> list[Checkpoint]:
+        """Every session's checkpoints of one workspace, oldest first (retention)."""
+        ...
+    async def checkpoint_workspaces(self) -> list[str]:
+        """The workspaces that have checkpoints."""
+        ...
+    async def delete_checkpoints(self, checkpoints: Iterable[Checkpoint]) -> int:
+        """Delete these rows in one transaction (retention); how many there were."""
+        ...
+    def workspace_lock(self, key: str, *, timeout: float) -> AbstractAsyncContextManager[None]:
+        """Hold the lock named `key` (a workspace's hash) against every holder sharing this database.
+
+        Postgres: an advisory lock, so two hosts never write one shadow repository at once, and a
+        host that dies (even by kill -9) lets go of it with its connection. SQLite (one host): a
+        lock of this process. Waits at most `timeout` seconds, then raises WorkspaceBusy.
+        """
         ...

@@ -17,8 +17,10 @@ from contextlib import asynccontextmanager
 from typing import Any, ClassVar
 
 from psycopg import AsyncConnection
+from psycopg.errors import LockNotAvailable
 from psycopg_pool import AsyncConnectionPool
 
+from backend.domain.checkpoints import WorkspaceBusy
 from backend.domain.models import Approval, Event, Message, Session
 from backend.store.base import NotFound, SchemaTooNew, SessionDecision, Written, apply_decision, check_schema
 from backend.store.postgres_notify import APPROVALS_CHANNEL, EVENTS_CHANNEL, event_notice
@@ -29,6 +31,7 @@ from backend.store.postgres_schema import (
     MIGRATIONS,
     SCHEMA_VERSION,
     SESSION_LOCK_CLASS,
+    WORKSPACE_LOCK_CLASS,
 )
 from backend.store.sql_seam import Statement
 from backend.store.sql_store import SqlStore
@@ -219,6 +222,21 @@ class PostgresStore(SqlStore):
             # A host whose run waits on it hears so at this commit.
             await conn.execute(_BUMP_AND_NOTIFY, (APPROVALS_CHANNEL, approval.id))
             return True
+
+    @asynccontextmanager
+    async def workspace_lock(self, key: str, *, timeout: float) -> AsyncIterator[None]:
+        """A transaction-scoped advisory lock on a connection held for the while (`Store.workspace_lock`).
+
+        Every host of the database waits on it; a host that dies lets go with its connection, and
+        `lock_timeout` bounds the wait on the server, so no connection is left waiting behind us.
+        """
+        async with self._transaction() as conn:
+            await conn.execute(f"SET LOCAL lock_timeout = '{max(1, round(timeout * 1000))}ms'")  # type: ignore[arg-type]
+            try:
+                await conn.execute("SELECT pg_advisory_xact_lock(%s, hashtext(%s))", (WORKSPACE_LOCK_CLASS, key))
+            except LockNotAvailable:
+                raise WorkspaceBusy(f"the workspace's checkpoints stayed locked for {timeout:g} s") from None
+            yield
 
     async def data_version(self) -> int:
         """Changes whenever any process commits an approval write (this one's included: a hint)."""

@@ -17,6 +17,8 @@ from backend.store.tables import (
     APPROVALS_STATUS,
     AUDIT,
     AUDIT_SESSION,
+    CHECKPOINTS,
+    CHECKPOINTS_WORKSPACE,
     CLAIMS,
     EVENTS,
     MESSAGES,
@@ -37,6 +39,7 @@ from backend.store.tables import (
 LOCK_CLASS = 0x0553  # "OS"
 MIGRATION_LOCK = 0
 SESSION_LOCK_CLASS = LOCK_CLASS + 1  # per session: numbering messages and events
+WORKSPACE_LOCK_CLASS = LOCK_CLASS + 2  # per workspace: writing its shadow repository (issue 32)
 
 BOOTSTRAP = """
 CREATE TABLE IF NOT EXISTS overseer_schema (
@@ -83,6 +86,8 @@ MIGRATIONS: list[str] = [
     + APPROVAL_VERSION,
     # 2: occurrences claimed once across the hosts of a database (a heartbeat round): `claim_once`.
     script(POSTGRES, CLAIMS),
+    # 3: checkpoints of the workspace before each step (issue 32).
+    script(POSTGRES, CHECKPOINTS, CHECKPOINTS_WORKSPACE),
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

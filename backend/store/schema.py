@@ -9,6 +9,8 @@ from backend.store.tables import (
     APPROVALS_CALL,
     APPROVALS_STATUS,
     AUDIT,
+    CHECKPOINTS,
+    CHECKPOINTS_WORKSPACE,
     CLAIMS,
     EVENTS,
     MESSAGES,
@@ -46,6 +48,8 @@ MIGRATIONS: list[str] = [
     script(SQLITE, SESSIONS_PARENT),
     # 5: occurrences claimed once across the processes of a database (a heartbeat round).
     script(SQLITE, CLAIMS),
+    # 6: checkpoints of the workspace before each step (issue 32).
+    script(SQLITE, CHECKPOINTS, CHECKPOINTS_WORKSPACE),
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

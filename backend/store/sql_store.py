@@ -13,13 +13,14 @@ from backend.store.base import NotFound, Written
 from backend.store.queries import one_of, session_where, where
 from backend.store.ready import then
 from backend.store.sql_approvals import SqlApprovals
+from backend.store.sql_checkpoints import SqlCheckpoints
 from backend.store.sql_schedules import SqlSchedules
 from backend.store.sql_workflows import SqlWorkflows
 
 
-class SqlStore(SqlApprovals, SqlSchedules, SqlWorkflows):
-    """Sessions, messages, tool calls and events; approvals, the audit log, schedules and workflow
-    runs come from the mixins. A subclass supplies the seam."""
+class SqlStore(SqlApprovals, SqlSchedules, SqlWorkflows, SqlCheckpoints):
+    """Sessions, messages, tool calls and events; approvals, the audit log, schedules, workflow
+    runs and checkpoints come from the mixins. A subclass supplies the seam."""
 
     # sessions
 

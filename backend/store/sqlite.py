@@ -13,10 +13,12 @@ import asyncio
 import errno
 import logging
 import sqlite3
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any, ClassVar
 
+from backend.domain.checkpoints import WorkspaceBusy
 from backend.domain.models import Approval, Event, Message, Session
 from backend.paths import private_dir, private_file
 from backend.store.base import NotFound, SchemaTooNew, SessionDecision, Written, apply_decision, check_schema
@@ -37,6 +39,9 @@ class SqliteStore(SqlStore):
     """The embedded store: `<data dir>/overseer.db`."""
 
     sql: ClassVar[Statements] = SQLITE_SQL
+    _workspace_locks: ClassVar[dict[tuple[str, str], asyncio.Lock]] = {}
+    """`workspace_lock`'s locks, by (database file, key): every store of this process on one file
+    shares them, as one host's parts do."""
 
     def __init__(self, path: Path | str) -> None:
         self.path = Path(path)
@@ -180,6 +185,20 @@ class SqliteStore(SqlStore):
         """
         closing = (approval.status, approval.model_dump_json(), approval.id)
         return await self._execute(self.sql.close_approval, closing) == 1
+
+    @asynccontextmanager
+    async def workspace_lock(self, key: str, *, timeout: float) -> AsyncIterator[None]:
+        """A lock of this process: an embedded store serves one host (see `Store.workspace_lock`)."""
+        lock = self._workspace_locks.setdefault((str(self.path.resolve()), key), asyncio.Lock())
+        try:
+            async with asyncio.timeout(timeout):
+                await lock.acquire()
+        except TimeoutError:
+            raise WorkspaceBusy(f"the workspace's checkpoints stayed locked for {timeout:g} s") from None
+        try:
+            yield
+        finally:
+            lock.release()
 
     async def data_version(self) -> int:
         """Changes whenever another connection (another process) commits to the file; one cheap read.

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from backend.store.dialect import POSTGRES, SQLITE, Dialect
 
-SESSION_ROWS = ("messages", "tool_calls", "approvals", "events")
+SESSION_ROWS = ("messages", "tool_calls", "approvals", "events", "checkpoints")
 """The tables whose rows belong to one session, deleted with it."""
 
 
@@ -97,6 +97,19 @@ class Statements:
             "ON CONFLICT (id) DO UPDATE SET status = excluded.status, data = excluded.data"
         )
         self.get_workflow_run = f"SELECT data FROM workflow_runs WHERE id = {m}"
+
+        # checkpoints (issue 32): the key (session_id, step) refuses a step taken twice
+        self.insert_checkpoint = (
+            f"INSERT INTO checkpoints (session_id, step, workspace, created_at, data) VALUES ({_marks(d, 5)})"
+        )
+        self.next_checkpoint_step = f"SELECT COALESCE(MAX(step), 0) + 1 FROM checkpoints WHERE session_id = {m}"
+        self.list_checkpoints = f"SELECT data FROM checkpoints WHERE session_id = {m} ORDER BY step"
+        self.get_checkpoint = f"SELECT data FROM checkpoints WHERE session_id = {m} AND step = {m}"
+        self.workspace_checkpoints = (
+            f"SELECT data FROM checkpoints WHERE workspace = {m} ORDER BY created_at, session_id, step"
+        )
+        self.checkpoint_workspaces = "SELECT DISTINCT workspace FROM checkpoints"
+        self.delete_checkpoint = f"DELETE FROM checkpoints WHERE session_id = {m} AND step = {m}"
 
 
 SQLITE_SQL = Statements(SQLITE)

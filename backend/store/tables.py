@@ -165,8 +165,14 @@ CLAIMS = Table(
     data=False,
 )
 """Occurrences claimed once across the processes (hosts) of a database: `claim_once`."""
+CHECKPOINTS = Table(
+    name="checkpoints",
+    key=("session_id", "step"),
+    columns=(Column(name="session_id"), Column(name="step", type="integer"), Column(name="workspace"), CREATED),
+)
+"""The workspace before each step of a session (issue 32); the commits are in the shadow repository."""
 
-TABLES = (SESSIONS, MESSAGES, TOOL_CALLS, APPROVALS, AUDIT, EVENTS, SCHEDULES, WORKFLOW_RUNS, CLAIMS)
+TABLES = (SESSIONS, MESSAGES, TOOL_CALLS, APPROVALS, AUDIT, EVENTS, SCHEDULES, WORKFLOW_RUNS, CLAIMS, CHECKPOINTS)
 
 SESSIONS_STATUS = Index(name="sessions_status", table=SESSIONS, columns=("status",))
 SESSIONS_PARENT = Index(name="sessions_parent", table=SESSIONS, columns=("parent_id",))
@@ -178,6 +184,10 @@ WORKFLOW_RUNS_STATUS = Index(name="workflow_runs_status", table=WORKFLOW_RUNS, c
 WORKFLOW_RUNS_WORKFLOW = Index(
     name="workflow_runs_workflow", table=WORKFLOW_RUNS, columns=("workflow", "created_at")
 )
+CHECKPOINTS_WORKSPACE = Index(
+    name="checkpoints_workspace", table=CHECKPOINTS, columns=("workspace", "created_at")
+)
+"""Retention goes through a workspace's checkpoints, oldest first."""
 SESSIONS_CREATED = Index(name="sessions_created", table=SESSIONS, columns=("created_at",))
 AUDIT_SESSION = Index(name="audit_session", table=AUDIT, columns=("session_id", "id"))
 """These two only Postgres has: it began with them; on SQLite they would take a migration step

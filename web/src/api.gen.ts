@@ -1432,7 +1432,7 @@ export interface components {
              * Type
              * @enum {string}
              */
-            type: "session.created" | "session.status" | "session.mode" | "session.updated" | "session.cleared" | "session.recovered" | "message" | "token" | "thinking.delta" | "usage" | "model.retry" | "budget.warning" | "error" | "notice" | "memory.consolidated" | "tool.started" | "tool.result" | "tool.progress" | "approval.requested" | "approval.resolved" | "server.failed" | "sampling.completed" | "workflow.step" | "workflow.gate" | "workflow.finished";
+            type: "session.created" | "session.status" | "session.mode" | "session.updated" | "session.cleared" | "session.recovered" | "message" | "token" | "thinking.delta" | "usage" | "model.retry" | "budget.warning" | "error" | "notice" | "memory.consolidated" | "tool.started" | "tool.result" | "tool.progress" | "approval.requested" | "approval.resolved" | "server.failed" | "sampling.completed" | "checkpoint.created" | "workflow.step" | "workflow.gate" | "workflow.finished";
             /** Data */
             data?: {
                 [key: string]: unknown;

@@ -1,0 +1,57 @@
+"""Checkpoints' rows (issue 32), written once for both databases; mixed into SqlStore.
+
+A row says which commit of a workspace's shadow repository holds the workspace as it was before
+one step of a session. The commits themselves live beside the data dir (backend/checkpoints/).
+Steps are numbered per session from 1; the key (session_id, step) refuses a number taken twice,
+so a writer numbers a step under the workspace's lock (`workspace_lock`) and reads the next
+number there (`next_checkpoint_step`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Iterable
+
+from backend.domain.checkpoints import Checkpoint
+from backend.domain.models import Event
+from backend.store.base import NotFound, Written
+from backend.store.sql_seam import SqlSeam
+
+
+class SqlCheckpoints(SqlSeam):
+    """Add, list, find and delete checkpoints' rows."""
+
+    def add_checkpoint(self, checkpoint: Checkpoint, *, event: Event | None = None) -> Awaitable[Written]:
+        """Store a checkpoint's row and, in the same transaction, its event (numbered)."""
+        cp = checkpoint
+        row = (cp.session_id, cp.step, cp.workspace, self.sql.dialect.time(cp.created_at), cp.model_dump_json())
+        return self._unit([(self.sql.insert_checkpoint, row)], event=event)
+
+    async def next_checkpoint_step(self, session_id: str) -> int:
+        """The number the session's next checkpoint takes: 1 for its first."""
+        rows = await self._fetch_all(self.sql.next_checkpoint_step, (session_id,))
+        return int(rows[0][0])
+
+    async def list_checkpoints(self, session_id: str) -> list[Checkpoint]:
+        """The session's checkpoints by step."""
+        rows = await self._fetch_all(self.sql.list_checkpoints, (session_id,))
+        return [Checkpoint.model_validate_json(r[0]) for r in rows]
+
+    async def get_checkpoint(self, session_id: str, step: int) -> Checkpoint:
+        rows = await self._fetch_all(self.sql.get_checkpoint, (session_id, step))
+        if not rows:
+            raise NotFound(f"session {session_id!r} has no checkpoint of step {step}")
+        return Checkpoint.model_validate_json(rows[0][0])
+
+    async def workspace_checkpoints(self, workspace: str) -> list[Checkpoint]:
+        """Every session's checkpoints of one workspace, oldest first."""
+        rows = await self._fetch_all(self.sql.workspace_checkpoints, (workspace,))
+        return [Checkpoint.model_validate_json(r[0]) for r in rows]
+
+    async def checkpoint_workspaces(self) -> list[str]:
+        """The workspaces that have checkpoints."""
+        return sorted(r[0] for r in await self._fetch_all(self.sql.checkpoint_workspaces))
+
+    async def delete_checkpoints(self, checkpoints: Iterable[Checkpoint]) -> int:
+        """Delete these rows (retention), in one transaction; how many there were."""
+        keys = [(self.sql.delete_checkpoint, (cp.session_id, cp.step)) for cp in checkpoints]
+        return sum(await self._execute_all(keys)) if keys else 0

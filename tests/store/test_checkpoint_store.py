@@ -1,0 +1,107 @@
+"""Checkpoints in the store (issue 32), on SQLite and Postgres: their rows, their numbering, their
+event written with them, retention's deletes, and the per-workspace lock that keeps two holders
+(two hosts, on Postgres) from writing one shadow repository at once."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from backend.domain.checkpoints import Checkpoint, WorkspaceBusy
+from backend.domain.models import Decider, Event, Session
+from backend.store import NotFound
+
+T0 = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
+
+
+def checkpoint(session_id: str, step: int, *, workspace: str = "/w", minutes: int = 0) -> Checkpoint:
+    return Checkpoint(
+        session_id=session_id,
+        step=step,
+        tool_call_id=f"call-{step}",
+        tool_name="mcp__file__write_file",
+        kind="step",
+        workspace=workspace,
+        commit=f"{step:040x}",
+        created_at=T0 + timedelta(minutes=minutes),
+        skipped=["big.bin: over 5 MB"],
+    )
+
+
+async def test_a_sessions_checkpoints_round_trip_by_step_and_are_numbered_from_one(store):
+    await store.create_session(Session(id="s", workspace="/w"))
+    assert await store.next_checkpoint_step("s") == 1
+    rewind = checkpoint("s", 2).model_copy(
+        update={"kind": "rewind", "tool_call_id": None, "tool_name": None, "by": Decider(name="ann", kind="user")}
+    )
+    await store.add_checkpoint(rewind)
+    await store.add_checkpoint(checkpoint("s", 1))
+    assert await store.next_checkpoint_step("s") == 3
+    assert await store.list_checkpoints("s") == [checkpoint("s", 1), rewind]
+    assert await store.get_checkpoint("s", 2) == rewind
+    assert await store.list_checkpoints("other") == []
+
+
+async def test_a_missing_checkpoint_is_not_found_and_a_step_taken_twice_is_refused(store):
+    await store.add_checkpoint(checkpoint("s", 1))
+    with pytest.raises(NotFound):
+        await store.get_checkpoint("s", 2)
+    with pytest.raises(Exception) as refused:
+        await store.add_checkpoint(checkpoint("s", 1).model_copy(update={"commit": "f" * 40}))
+    assert "unique" in str(refused.value).lower() or "duplicate" in str(refused.value).lower()
+    assert (await store.get_checkpoint("s", 1)).commit == f"{1:040x}"
+
+
+async def test_a_checkpoints_event_is_written_in_its_transaction_and_numbered(store):
+    await store.append_event(Event(session_id="s", seq=0, type="session.status", data={}))
+    draft = Event(session_id="s", seq=0, type="checkpoint.created", data={"step": 1})
+    written = await store.add_checkpoint(checkpoint("s", 1), event=draft)
+    assert written.event is not None and written.event.seq == 2
+    assert [e.type for e in await store.list_events("s")] == ["session.status", "checkpoint.created"]
+
+
+async def test_retention_reads_a_workspaces_checkpoints_oldest_first_and_deletes_them(store):
+    await store.add_checkpoint(checkpoint("b", 1, minutes=2))
+    await store.add_checkpoint(checkpoint("a", 1, minutes=1))
+    await store.add_checkpoint(checkpoint("a", 2, minutes=3))
+    await store.add_checkpoint(checkpoint("c", 1, workspace="/elsewhere"))
+    oldest = await store.workspace_checkpoints("/w")
+    assert [(c.session_id, c.step) for c in oldest] == [("a", 1), ("b", 1), ("a", 2)]
+    assert await store.checkpoint_workspaces() == ["/elsewhere", "/w"]
+    assert await store.delete_checkpoints(oldest[:2]) == 2
+    assert [(c.session_id, c.step) for c in await store.workspace_checkpoints("/w")] == [("a", 2)]
+
+
+async def test_deleting_a_session_deletes_its_checkpoints(store):
+    await store.create_session(Session(id="s", workspace="/w"))
+    await store.add_checkpoint(checkpoint("s", 1))
+    await store.delete_session("s")
+    assert await store.list_checkpoints("s") == []
+
+
+async def test_the_workspace_lock_excludes_a_second_holder_until_the_first_lets_go(store_factory):
+    # Two stores on one database stand for two hosts (two processes on Postgres).
+    first, second = store_factory(), store_factory()
+    await first.open()
+    await second.open()
+    try:
+        async with first.workspace_lock("abc", timeout=5):
+            with pytest.raises(WorkspaceBusy):
+                async with second.workspace_lock("abc", timeout=0.2):
+                    pass
+            async with second.workspace_lock("another workspace", timeout=5):
+                pass  # another workspace's lock is free meanwhile
+            waiting = asyncio.ensure_future(_hold(second, "abc"))
+            done, _ = await asyncio.wait({waiting}, timeout=0.3)
+            assert not done, "the second holder got the lock while the first held it"
+        await asyncio.wait_for(waiting, timeout=10)  # let go: the second gets it
+    finally:
+        await first.close()
+        await second.close()
+
+
+async def _hold(store, key: str) -> None:
+    async with store.workspace_lock(key, timeout=10):
+        pass
