@@ -181,9 +181,15 @@ class SessionService:
         return session
 
     async def follow_up(
-        self, session_id: str, prompt: str, *, mode: str | None = None, engine: EngineName | None = None
+        self,
+        session_id: str,
+        prompt: str,
+        *,
+        mode: str | None = None,
+        engine: EngineName | None = None,
+        author: Decider | None = None,
     ) -> Session:
-        """Send `prompt` to a session that has finished (in `mode`, if given); do not wait.
+        """Send `prompt` (by `author`) to a session that has finished (in `mode`, if given); do not wait.
 
         Raises NotFound (no such session), SessionBusy while it still runs, BadRequest for another
         engine or an unknown mode.
@@ -198,7 +204,7 @@ class SessionService:
                 await self.runner.set_mode(session_id, mode)
             except UnknownMode as exc:  # a bad request, not a missing session
                 raise BadRequest(str(exc)) from exc
-        await self.runner.send(session_id, prompt)
+        await self.runner.send(session_id, prompt, author=author)
         return session
 
     async def invoke(

@@ -14,7 +14,7 @@ import logging
 import re
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from telegram import Message
@@ -109,11 +109,15 @@ class Inbox:
             elif command == "/stop":
                 await self._stop(chat)
             else:
-                await self._converse(chat, message, text, sender=(user.id, principal.name))
+                await self._converse(chat, message, text, sender=(user.id, principal.name), by=principal)
         except DomainError as exc:  # a refused message: unknown skill or mode, empty, unreadable file
             await self.replies.say(chat, str(exc))
 
-    async def _converse(self, chat: int, message: Message, text: str, *, sender: tuple[int, str]) -> None:
+    async def _converse(
+        self, chat: int, message: Message, text: str, *, sender: tuple[int, str], by: Principal
+    ) -> None:
+        """The message, as `by`'s, to the chat's session (a new one, theirs, when there is none)."""
+        author = by.decider("channel")
         session_id = await self._current(chat)
         started = session_id is None
         if session_id is None:
@@ -126,12 +130,13 @@ class Inbox:
                     mode=self.state.modes.get(str(chat)),
                     agent=agent,
                     origin="telegram",
+                    created_by=author,
                 )
             )
             session_id = created.session.id
         try:
             workspace = Path((await self.services.sessions.get(session_id)).workspace)
-            chat_input = await self._input(message, text, workspace)
+            chat_input = replace(await self._input(message, text, workspace), author=author)
             if started:  # remembered before the run starts, so its first events find the chat
                 self.state.sessions[str(chat)] = session_id
                 self.save()

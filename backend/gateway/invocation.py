@@ -18,6 +18,7 @@ import mcp_types as wire
 from mcp.server.mcpserver.exceptions import ToolError
 
 from backend.app.services import AppServices
+from backend.auth import Principal
 from backend.domain.errors import NotFound
 from backend.domain.models import Approval, EngineName, Event, Session
 from backend.domain.session_options import SessionOptions
@@ -58,21 +59,23 @@ async def start_invocation(
     session_id: str | None,
     engine: EngineName | None,
     agent: str | None = None,
-    caller: str | None = None,
+    caller: Principal | None = None,
 ) -> Session:
     """A new session of origin "mcp" working on `prompt`, or `prompt` sent to an idle session.
 
     A new session belongs to `agent`, else to the `gateway` route matching `caller`, else to main
-    (UnknownAgent for an agent that is not configured).
+    (UnknownAgent for an agent that is not configured). `caller` owns a new session and is the
+    prompt's author either way (auto-approve covers only its owner's turns).
 
     A refusal (still running, another engine, an unknown mode) is a DomainError, which the
     server turns into the tool's error result.
     """
     if agent and session_id:
         raise ToolError("a continued session keeps its agent: give session_id or agent, not both")
+    author = caller.decider("mcp") if caller is not None else None
     if session_id:
         try:
-            return await services.sessions.follow_up(session_id, prompt, mode=mode, engine=engine)
+            return await services.sessions.follow_up(session_id, prompt, mode=mode, engine=engine, author=author)
         except NotFound:
             raise ToolError(f"no session {session_id!r}; list_sessions shows the ones there are") from None
     return await services.sessions.start(
@@ -81,7 +84,8 @@ async def start_invocation(
             mode=mode,
             engine=engine,
             origin="mcp",
-            agent=services.agent_routes.agent_for("gateway", user=caller, named=agent),
+            agent=services.agent_routes.agent_for("gateway", user=caller.name if caller else None, named=agent),
+            created_by=author,
         ),
     )
 

@@ -175,7 +175,7 @@ def build_server(gateway: Gateway) -> GatewayServer:
                     session_id=session_id,
                     engine=engine,
                     agent=agent,
-                    caller=caller.name,
+                    caller=caller,
                 )
                 root_id = session.id
                 asked: set[str] = set()

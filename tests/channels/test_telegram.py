@@ -47,6 +47,10 @@ async def test_a_listed_users_message_starts_a_session_whose_approval_a_button_p
             approval, card = await card_of_new_session(h, api)
             session = await h.host.store.get_session(approval.session_id)
             assert session.origin == "telegram" and session.title == "write a note"
+            # The sender owns the session and wrote its message (auto-approve covers only its owner's turns).
+            assert (session.created_by.name, session.created_by.kind, session.created_by.via) == ("ann", "user", "channel")
+            (first,) = [m for m in await h.host.store.list_messages(session.id) if m.role == "user"]
+            assert first.author == session.created_by
             assert int(card.params["chat_id"]) == ANN
             assert "file › write_file" in card.params["text"] and "notes.txt" in card.params["text"]
             assert buttons(card) == [

@@ -15,6 +15,7 @@ from mcp import Client
 from backend.auth import Principal
 from backend.domain.models import Decision
 from backend.gateway import Gateway, build_server
+from backend.gateway.callers import LOCAL_ADMIN
 from backend.testing import Reply
 from backend.testing.harness import scripted_host
 
@@ -216,6 +217,11 @@ async def test_invoke_agent_continues_a_finished_session_with_its_history(tmp_pa
         assert second.structured_content["session_id"] == session_id
         sent = [m.get("content") for m in h.model.requests[-1].messages if m["role"] != "system"]
         assert sent == ["remember 42", "noted 42", "what was it?"]
+        # The caller owns the session and wrote both prompts (auto-approve covers only its owner's turns).
+        caller = LOCAL_ADMIN.decider("mcp")
+        assert (await h.host.store.get_session(session_id)).created_by == caller
+        authors = [m.author for m in await h.host.store.list_messages(session_id) if m.role == "user"]
+        assert authors == [caller, caller]
 
 
 async def test_list_sessions_and_get_session_show_what_an_invoked_agent_did(tmp_path, pool):
