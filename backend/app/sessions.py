@@ -272,6 +272,11 @@ class SessionService:
             return [self.runner.default_workspace]
         return self.runner.workspaces.choices()
 
+    def allowed_workspace(self, folder: Path, *, by: Principal) -> Path:
+        """`folder` resolved, if a session of `by`'s could work there (WorkspaceRefused, saying why, else):
+        what a person may look into (its skills) is what they could start a session in."""
+        return self.runner.allowed_workspace(folder, chooser=not by.can("admin"))
+
     async def get(self, session_id: str) -> Session:
         """The session as stored (NotFound for no such session)."""
         return await self.store.get_session(session_id)

@@ -142,12 +142,12 @@ class SessionRunner(SessionRows):
             found = existing_directory(workspace)
             if found is None:
                 raise BadRequest(f"workspace {workspace} is not a directory")
-            root = self._allowed_workspace(found, chooser=options.chooses_workspace)
+            root = self.allowed_workspace(found, chooser=options.chooses_workspace)
         elif chosen.default_folder:
-            root = self._allowed_workspace((default_workspace / Path(chosen.default_folder).expanduser()).resolve())
+            root = self.allowed_workspace((default_workspace / Path(chosen.default_folder).expanduser()).resolve())
             root.mkdir(parents=True, exist_ok=True)
         else:
-            root = self._allowed_workspace(default_workspace)
+            root = self.allowed_workspace(default_workspace)
         if not root.is_dir():
             raise BadRequest(f"workspace {root} is not a directory")
         session = Session(
@@ -172,7 +172,7 @@ class SessionRunner(SessionRows):
             await self.send(session.id, prompt, author=options.created_by)
         return session
 
-    def _allowed_workspace(self, folder: Path, *, chooser: bool = False) -> Path:
+    def allowed_workspace(self, folder: Path, *, chooser: bool = False) -> Path:
         """`folder` resolved, if sessions may work there (WorkspaceRefused, saying why, else)."""
         return folder.resolve() if self.workspaces is None else self.workspaces.check(folder, chooser=chooser)
 

@@ -53,13 +53,23 @@ async def test_the_default_workspace_s_skills_override_the_others(api):
 
 
 async def test_another_workspace_is_chosen_by_query(api, tmp_path):
-    other = tmp_path / "other"
+    other = api.host.settings.resolved_workspace / "other"  # a folder sessions may work in
     workspace_skill(other, "deploy", "Deploy this one.", trusted_in=api.host.data_dir)
     listed = await api.client.get("/api/skills", params={"workspace": str(other)})
     assert "deploy" in [s["name"] for s in listed.json()]
     assert "deploy" not in [s["name"] for s in (await api.client.get("/api/skills")).json()]
     one = await api.client.get("/api/skills/deploy", params={"workspace": str(other)})
     assert one.json()["source"] == "workspace"
+
+
+async def test_a_folder_no_session_may_work_in_is_refused_so_its_files_are_not_read(api, tmp_path):
+    # The data dir holds the token and the keys; a folder under no allowed root is nobody's workspace.
+    outside = tmp_path / "elsewhere"
+    workspace_skill(outside, "deploy", "Deploy this one.", trusted_in=api.host.data_dir)
+    for folder, why in ((api.host.data_dir, "a session may never work there"), (outside, "under none of the allowed roots")):
+        for path in ("/api/skills", "/api/skills/deploy"):
+            response = await api.client.get(path, params={"workspace": str(folder)})
+            assert response.status_code == 403 and why in response.json()["detail"], response.text
 
 
 async def test_a_workspace_that_is_relative_or_missing_is_a_400(api, tmp_path):

@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from backend.api.deps import Admin, Services, Viewer
 from backend.app.services import AppServices
+from backend.auth import Principal
 from backend.domain.errors import BadRequest
 from backend.paths import existing_directory
 from backend.skills.model import MAX_SKILL_CHARS, Skill
@@ -34,7 +35,8 @@ class SkillContent(BaseModel):
     content: str = Field(max_length=MAX_SKILL_CHARS)
 
 
-def _workspace(services: AppServices, workspace: str | None) -> Path:
+def _workspace(services: AppServices, workspace: str | None, by: Principal) -> Path:
+    """The folder whose skills count: one `by` could start a session in (403 for any other)."""
     if workspace is None:
         return services.settings.resolved_workspace
     if not workspace.startswith("~") and not Path(workspace).is_absolute():
@@ -42,19 +44,19 @@ def _workspace(services: AppServices, workspace: str | None) -> Path:
     path = existing_directory(workspace)
     if path is None:
         raise BadRequest(f"workspace {workspace} does not exist or is not a directory")
-    return path.resolve()
+    return services.sessions.allowed_workspace(path, by=by)
 
 
 # Plain `def` routes: they read files, so FastAPI runs them in its thread pool.
 @router.get("")
-def list_skills(services: Services, _: Viewer, workspace: WorkspaceQuery = None) -> list[Skill]:
+def list_skills(services: Services, principal: Viewer, workspace: WorkspaceQuery = None) -> list[Skill]:
     """Every skill the workspace sees, one per name, sorted; unavailable ones say why."""
-    return services.skills.list(_workspace(services, workspace))
+    return services.skills.list(_workspace(services, workspace, principal))
 
 
 @router.get("/{name}")
-def get_skill(name: str, services: Services, _: Viewer, workspace: WorkspaceQuery = None) -> Skill:
-    return services.skills.get(name, _workspace(services, workspace))
+def get_skill(name: str, services: Services, principal: Viewer, workspace: WorkspaceQuery = None) -> Skill:
+    return services.skills.get(name, _workspace(services, workspace, principal))
 
 
 @router.put("/{name}")
