@@ -27,9 +27,13 @@ import type {
   ServerEntryView,
   ServerInfo,
   ServerLog,
+  RewindBody,
+  RewindResult,
   Session,
   SessionDetail,
   SessionEdit,
+  CheckpointFile,
+  StepChanges,
 } from "./types";
 import type { ModelSettings, ModelSettingsBody, ModelTest } from "./modelSettings";
 import type { FileOnDisk } from "./fileOnDisk";
@@ -138,6 +142,15 @@ export const api = {
     request<Session>("PATCH", `/api/sessions/${encodeURIComponent(id)}`, body),
   /** Sessions whose title or messages hold `q` (any case, taken literally). */
   searchSessions: (q: string) => request<Session[]>("GET", `/api/sessions?limit=200&q=${encodeURIComponent(q)}`),
+
+  /** The session's steps that changed (or may have changed) the workspace, each with its files. */
+  checkpoints: (id: string) => request<StepChanges[]>("GET", `/api/sessions/${encodeURIComponent(id)}/checkpoints`),
+  /** What rewinding to before `step` would change: the files that differ from the workspace now. */
+  checkpointDiff: (id: string, step: number) =>
+    request<CheckpointFile[]>("GET", `/api/sessions/${encodeURIComponent(id)}/checkpoints/${step}/diff`),
+  /** Restore the workspace (or `files` of it) to before `step`; 409 while the session runs a step. */
+  rewind: (id: string, body: RewindBody) =>
+    request<RewindResult>("POST", `/api/sessions/${encodeURIComponent(id)}/rewind`, body),
 
   pendingApprovals: () => request<Approval[]>("GET", "/api/approvals?status=pending"),
   approval: (id: string) => request<Approval>("GET", `/api/approvals/${encodeURIComponent(id)}`),

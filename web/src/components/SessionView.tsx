@@ -9,9 +9,11 @@ import { navigate, sessionHref } from "../router";
 import { modeLabel, useModes } from "../modes";
 import { useSessionDetail, type TimelineNote } from "../sessionDetail";
 import { callsInOrder, sessionChanges } from "../changes";
-import { ChangesView } from "./ChangesView";
+import { ChangesView, CheckpointChanges } from "./ChangesView";
+import { stepsByCall, useCheckpoints, useNetChange } from "../checkpoints";
+import { NoCheckpoint, RewindEntry, StepChangesPanel } from "./StepChanges";
 import { decidedList, forgetSession, pendingList, upsertSession, useAppState } from "../store";
-import type { MediaFile, Message, Session, StopReason, ToolCall, ToolProgress } from "../types";
+import type { MediaFile, Message, Session, StepChanges, StopReason, ToolCall, ToolProgress } from "../types";
 import { stepsApi, stopNote, useRefusedCalls } from "../outcome";
 import { useServers } from "../standing";
 import { ToolTitles, toolTitles, useToolTitle } from "../names";
@@ -101,7 +103,16 @@ function RetryStep({ sessionId, callId, reason }: { sessionId: string; callId: s
   );
 }
 
-function ToolCallCard({ call, sessionId, refused }: { call: ToolCall; sessionId: string; refused?: StopReason }) {
+/** What ties a tool call to its checkpoint: its step (when it has one) and what to do after a rewind. */
+interface StepLink {
+  byCall: Map<string, StepChanges>;
+  /** Why a call's checkpoint could not be taken, by call id. */
+  failed: Map<string, string>;
+  onRewound: () => void;
+}
+
+function ToolCallCard({ call, sessionId, refused, steps }: { call: ToolCall; sessionId: string; refused?: StopReason; steps?: StepLink }) {
+  const step = steps?.byCall.get(call.id);
   const running = call.status === "running";
   const now = useNow(running);
   const { server, tool } = splitToolName(call.name);
@@ -144,6 +155,8 @@ function ToolCallCard({ call, sessionId, refused }: { call: ToolCall; sessionId:
       </div>
     </details>
     <ToolMedia sessionId={sessionId} media={call.media ?? []} />
+    {step && steps && <StepChangesPanel step={step} sessionId={sessionId} onRewound={steps.onRewound} />}
+    {!step && steps?.failed.has(call.id) && <NoCheckpoint reason={steps.failed.get(call.id) ?? ""} />}
     {refused && call.status === "denied" && <RetryStep sessionId={sessionId} callId={call.id} reason={refused} />}
     </>
   );
@@ -155,12 +168,14 @@ function MessageBubble({
   resultFor,
   sessionId,
   refused,
+  steps,
 }: {
   message: Message;
   toolCalls: Record<string, ToolCall>;
   resultFor: Map<string, Message>;
   sessionId: string;
   refused: Record<string, StopReason>;
+  steps: StepLink;
 }) {
   if (message.role === "tool" || message.role === "system") return null;
   return (
@@ -182,7 +197,7 @@ function MessageBubble({
           started_at: null,
           finished_at: null,
         };
-        return <ToolCallCard key={request.id} call={call} sessionId={sessionId} refused={refused[request.id]} />;
+        return <ToolCallCard key={request.id} call={call} sessionId={sessionId} refused={refused[request.id]} steps={steps} />;
       })}
     </div>
   );
@@ -207,6 +222,22 @@ function Note({ note }: { note: TimelineNote }) {
       )}
     </div>
   );
+}
+
+/** Rewinds grouped by the message they follow (the last one created before them; -1: before all). */
+function placeRewinds(messages: Message[], steps: StepChanges[] | null): Map<number, StepChanges[]> {
+  const placed = new Map<number, StepChanges[]>();
+  for (const step of steps ?? []) {
+    if (step.kind !== "rewind") continue;
+    const at = Date.parse(step.created_at);
+    let anchor = -1;
+    for (const m of messages) {
+      if (Date.parse(m.created_at) <= at) anchor = m.idx;
+      else break;
+    }
+    placed.set(anchor, [...(placed.get(anchor) ?? []), step]);
+  }
+  return placed;
 }
 
 /** Notes grouped by the message they follow: the last message at or before each note's `after`. */
@@ -251,6 +282,14 @@ export function SessionView({ id }: { id: string }) {
   const modes = useModes();
   const [tab, setTab] = useState<"conversation" | "changes">("conversation");
   const changes = useMemo(() => sessionChanges(callsInOrder(detail.messages, detail.toolCalls)), [detail.messages, detail.toolCalls]);
+  const checkpoints = useCheckpoints(id, state.liveEpoch);
+  const steps: StepLink = useMemo(
+    () => ({ byCall: stepsByCall(checkpoints.steps), failed: checkpoints.failed, onRewound: checkpoints.reload }),
+    [checkpoints.steps, checkpoints.failed, checkpoints.reload],
+  );
+  const rewinds = useMemo(() => placeRewinds(detail.messages, checkpoints.steps), [detail.messages, checkpoints.steps]);
+  const hasCheckpoints = (checkpoints.steps?.length ?? 0) > 0;
+  const net = useNetChange(id, checkpoints.steps, tab === "changes" && hasCheckpoints);
   const servers = useServers();
   const titles = useMemo(() => toolTitles(servers), [servers]);
   const deniedCount = Object.values(detail.toolCalls).filter((c) => c.status === "denied").length;
@@ -340,25 +379,53 @@ export function SessionView({ id }: { id: string }) {
           Conversation
         </button>
         <button type="button" role="tab" aria-selected={tab === "changes"} data-testid="tab-changes" onClick={() => setTab("changes")}>
-          Changes{changes.length > 0 && <span className="count"> {changes.length}</span>}
+          Changes
+          {hasCheckpoints ? (
+            <span className="count" data-testid="tab-changes-steps" title="Steps that changed the workspace, rewinds included">
+              {" "}
+              {checkpoints.steps?.length}
+            </span>
+          ) : (
+            changes.length > 0 && <span className="count"> {changes.length}</span>
+          )}
         </button>
       </div>
-      {tab === "changes" && <ChangesView files={changes} />}
+      {tab === "changes" &&
+        (hasCheckpoints && checkpoints.steps ? (
+          <CheckpointChanges
+            sessionId={id}
+            steps={checkpoints.steps}
+            net={net.files}
+            netError={net.error}
+            toolCalls={detail.toolCalls}
+            rewoundTo={checkpoints.rewoundTo}
+            onRewound={checkpoints.reload}
+          />
+        ) : (
+          <ChangesView files={changes} />
+        ))}
+      {checkpoints.error && tab === "changes" && (
+        <p className="muted small" role="note" data-testid="checkpoints-error">
+          Checkpoints could not be loaded: {checkpoints.error}
+        </p>
+      )}
 
       <div className="transcript" data-testid="transcript" aria-live="off" hidden={tab !== "conversation"}>
         {placed.before.map((n) => (
           <Note key={n.seq} note={n} />
         ))}
+        {rewinds.get(-1)?.map((r) => <RewindEntry key={r.step} step={r} to={checkpoints.rewoundTo.get(r.step)} sessionId={id} onRewound={checkpoints.reload} />)}
         {detail.messages.map((m) => (
           <Fragment key={m.idx}>
-            <MessageBubble message={m} toolCalls={detail.toolCalls} resultFor={resultFor} sessionId={id} refused={refused} />
+            <MessageBubble message={m} toolCalls={detail.toolCalls} resultFor={resultFor} sessionId={id} refused={refused} steps={steps} />
             {placed.after.get(m.idx)?.map((n) => <Note key={n.seq} note={n} />)}
+            {rewinds.get(m.idx)?.map((r) => <RewindEntry key={r.step} step={r} to={checkpoints.rewoundTo.get(r.step)} sessionId={id} onRewound={checkpoints.reload} />)}
           </Fragment>
         ))}
         {orphans.length > 0 && (
           <div className="message message-assistant">
             {orphans.map((c) => (
-              <ToolCallCard key={c.id} call={c} sessionId={id} refused={refused[c.id]} />
+              <ToolCallCard key={c.id} call={c} sessionId={id} refused={refused[c.id]} steps={steps} />
             ))}
           </div>
         )}
