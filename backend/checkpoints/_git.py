@@ -1,0 +1,180 @@
+"""Running git on a shadow repository: its own GIT_DIR and index, no user or system config, no hooks.
+
+Every command runs with a fixed environment (inherited `GIT_*` variables dropped, so a host
+started from inside a git hook cannot point us at the user's repository) and `-c` options that
+make a snapshot byte for byte: no line-ending or filter conversion, modes and symlinks kept.
+`ShadowLock` serialises the commands of one shadow repository between processes of a host and
+clears what a killed process left behind (git's `*.lock` files, half-written restore files).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import subprocess
+import tempfile
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+
+AUTHOR = ("Overseer", "overseer@localhost")
+
+# What a snapshot always leaves out (git itself never enters a folder named `.git`).
+BUILT_IN_IGNORED = ("node_modules", ".venv", "__pycache__")
+
+TEMP_SUFFIX = ".overseer-tmp"
+"""Suffix of a file a restore is writing; renamed over its target when complete."""
+
+JOURNAL = "restore-journal"
+"""In the shadow repository: the temporary files a restore may leave if it is killed."""
+
+# Inside the shadow repository. `info/attributes` outranks every `.gitattributes` of the
+# workspace, so no eol, filter or encoding rule of the user's can change the bytes we keep.
+_ATTRIBUTES = "* -text -filter -ident -working-tree-encoding !eol !diff\n"
+_EXCLUDE = "".join(f"{name}/\n" for name in BUILT_IN_IGNORED) + f"*{TEMP_SUFFIX}\n"
+_OPTIONS = (
+    "core.hooksPath=/dev/null",
+    "core.autocrlf=false",
+    "core.safecrlf=false",
+    "core.fileMode=true",
+    "core.symlinks=true",
+    "core.ignoreCase=false",
+    "core.quotePath=false",
+    "core.fsmonitor=false",
+    "core.logAllRefUpdates=false",
+    "safe.directory=*",
+    "gc.auto=0",
+    "commit.gpgSign=false",
+    "status.showUntrackedFiles=all",
+    "status.renames=false",
+    "diff.renames=false",
+    "diff.external=",
+    "submodule.recurse=false",
+    "advice.addEmbeddedRepo=false",
+)
+
+
+class GitError(RuntimeError):
+    """A git command of the shadow repository failed; the message holds its stderr."""
+
+
+class Git:
+    """git bound to one shadow repository (`git_dir`, its own index) and one work tree."""
+
+    def __init__(self, git_dir: Path, work_tree: Path) -> None:
+        self.git_dir = git_dir
+        self.work_tree = work_tree
+        env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+        env.update(
+            GIT_DIR=str(git_dir),
+            GIT_WORK_TREE=str(work_tree),
+            GIT_INDEX_FILE=str(git_dir / "index"),
+            GIT_CONFIG_NOSYSTEM="1",
+            GIT_CONFIG_GLOBAL="/dev/null",
+            GIT_TERMINAL_PROMPT="0",
+            GIT_AUTHOR_NAME=AUTHOR[0],
+            GIT_AUTHOR_EMAIL=AUTHOR[1],
+            GIT_COMMITTER_NAME=AUTHOR[0],
+            GIT_COMMITTER_EMAIL=AUTHOR[1],
+            LC_ALL="C",
+        )
+        self.env = env
+        options = list(_OPTIONS)
+        # The user's own `.git/info/exclude` counts like their `.gitignore` (read, never written).
+        user_exclude = work_tree / ".git" / "info" / "exclude"
+        if user_exclude.is_file():
+            options.append(f"core.excludesFile={user_exclude}")
+        self._prefix = ["git"] + [arg for option in options for arg in ("-c", option)]
+
+    def run(self, *args: str, stdin: bytes | None = None, ok: Sequence[int] = (0,)) -> bytes:
+        """Run `git args...` in the work tree; its stdout (GitError on an unexpected exit code)."""
+        done = subprocess.run(
+            [*self._prefix, *args],
+            input=stdin,
+            capture_output=True,
+            cwd=self.work_tree,
+            env=self.env,
+            check=False,
+        )
+        if done.returncode not in ok:
+            detail = done.stderr.decode(errors="replace").strip()
+            raise GitError(f"git {' '.join(args[:3])} failed ({done.returncode}): {detail}")
+        return done.stdout
+
+    def popen(self, *args: str) -> subprocess.Popen[bytes]:
+        """A long-running git (`cat-file --batch`) with pipes on stdin and stdout."""
+        return subprocess.Popen(
+            [*self._prefix, *args],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            cwd=self.work_tree,
+            env=self.env,
+        )
+
+
+def create_repository(git_dir: Path, workspace: Path) -> None:
+    """Make the shadow repository at `git_dir` if it is not there yet (atomically: a killed
+    creation leaves only a temporary folder beside it, never a half-made repository)."""
+    if (git_dir / "HEAD").is_file():
+        return
+    git_dir.parent.mkdir(parents=True, exist_ok=True)
+    temporary = Path(tempfile.mkdtemp(prefix=".new-", dir=git_dir.parent))
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    env.update(GIT_CONFIG_NOSYSTEM="1", GIT_CONFIG_GLOBAL="/dev/null")
+    subprocess.run(
+        ["git", "-c", "init.defaultBranch=latest", "init", "-q", "--bare", str(temporary)],
+        check=True,
+        capture_output=True,
+        env=env,
+    )
+    subprocess.run(["git", "config", "-f", str(temporary / "config"), "core.bare", "false"], check=True, env=env)
+    for hook in (temporary / "hooks").glob("*"):
+        hook.unlink()
+    (temporary / "info").mkdir(exist_ok=True)
+    (temporary / "info" / "exclude").write_text(_EXCLUDE)
+    (temporary / "info" / "attributes").write_text(_ATTRIBUTES)
+    (temporary / "workspace").write_text(str(workspace) + "\n")
+    try:
+        os.rename(temporary, git_dir)
+    except OSError:
+        # Another process made it first; ours is not needed.
+        subprocess.run(["rm", "-rf", str(temporary)], check=False)
+        if not (git_dir / "HEAD").is_file():
+            raise
+
+
+@contextmanager
+def shadow_lock(git_dir: Path) -> Iterator[None]:
+    """Hold the shadow repository for one operation (an flock, released by the kernel if the
+    holder dies). Holding it, any git `*.lock` file or restore temporary is a dead process's: clear them."""
+    with open(git_dir / "overseer.lock", "a+b") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            _clear_leftovers(git_dir)
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _clear_leftovers(git_dir: Path) -> None:
+    for name in ("index.lock", "HEAD.lock", "packed-refs.lock", "shallow.lock", "config.lock"):
+        (git_dir / name).unlink(missing_ok=True)
+    for folder, _dirs, files in os.walk(git_dir / "refs"):
+        for name in files:
+            if name.endswith(".lock"):
+                Path(folder, name).unlink(missing_ok=True)
+    journal = git_dir / JOURNAL
+    if journal.is_file():
+        # Written before a restore starts: the work tree, then each path it writes.
+        work_tree, *written = journal.read_bytes().split(b"\0")
+        for relative in written:
+            if relative:
+                temporary_path(Path(os.fsdecode(work_tree)), os.fsdecode(relative)).unlink(missing_ok=True)
+        journal.unlink()
+
+
+def temporary_path(work_tree: Path, relative: str) -> Path:
+    """Where a restore writes `relative` before renaming it into place (same folder, same filesystem)."""
+    target = work_tree / relative
+    return target.with_name(f".{target.name}{TEMP_SUFFIX}")

@@ -1,0 +1,244 @@
+"""The shadow repository: snapshots of a workspace, restored byte for byte, beside the user's own git."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from backend.checkpoints import ShadowRepo, Skipped, UnknownCommit
+from backend.checkpoints._git import BUILT_IN_IGNORED, TEMP_SUFFIX
+
+
+def state(workspace: Path) -> dict[str, tuple[str, bytes]]:
+    """Every file of the workspace but `.git`: its kind and mode, and its bytes (a link's target)."""
+    found = {}
+    for folder, dirs, files in os.walk(workspace):
+        dirs[:] = [d for d in dirs if d != ".git" or Path(folder) != workspace]
+        for name in files + [d for d in dirs if os.path.islink(os.path.join(folder, d))]:
+            path = Path(folder, name)
+            info = path.lstat()
+            relative = path.relative_to(workspace).as_posix()
+            if stat.S_ISLNK(info.st_mode):
+                found[relative] = ("link", os.readlink(path).encode())
+            else:
+                found[relative] = (oct(info.st_mode & 0o777), path.read_bytes())
+    return found
+
+
+def folders(workspace: Path) -> set[str]:
+    return {
+        Path(folder).relative_to(workspace).as_posix()
+        for folder, _dirs, _files in os.walk(workspace)
+        if ".git" not in Path(folder).relative_to(workspace).parts
+    }
+
+
+def sh(command: str, cwd: Path) -> str:
+    return subprocess.run(command, shell=True, cwd=cwd, check=True, capture_output=True, text=True).stdout
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    folder = tmp_path / "workspace"
+    folder.mkdir()
+    sh(
+        "mkdir -p src docs && printf 'print(1)\\n' > src/app.py && printf '#!/bin/sh\\necho hi\\n' > run.sh"
+        " && chmod +x run.sh && printf 'old notes\\n' > docs/notes.md && ln -s src/app.py app-link"
+        " && printf '\\000\\001\\002binary' > blob.bin",
+        folder,
+    )
+    return folder
+
+
+@pytest.fixture
+def shadow(workspace: Path, tmp_path: Path) -> ShadowRepo:
+    return ShadowRepo(workspace, root=tmp_path / "checkpoints")
+
+
+def test_a_shell_command_that_edits_creates_deletes_and_makes_a_folder_is_restored_exactly(workspace, shadow):
+    before = state(workspace)
+    before_folders = folders(workspace)
+    snapshot = shadow.snapshot("before step 1")
+
+    sh(
+        "printf 'print(2)\\n' >> src/app.py && rm docs/notes.md && chmod -x run.sh && chmod +x src/app.py"
+        " && mkdir -p build/out/deep && printf 'made' > build/out/deep/x.o && printf 'new' > new.txt"
+        " && rm app-link && ln -s run.sh app-link && printf '\\377\\376' > blob.bin",
+        workspace,
+    )
+    assert state(workspace) != before
+
+    touched = shadow.restore(snapshot.commit)
+
+    assert state(workspace) == before
+    assert folders(workspace) == before_folders  # the untracked folder the command made is gone
+    assert touched == sorted(
+        ["app-link", "blob.bin", "build/out/deep/x.o", "docs/notes.md", "new.txt", "run.sh", "src/app.py"]
+    )
+
+
+def test_restoring_a_file_replaced_by_a_folder_and_a_folder_replaced_by_a_file(workspace, shadow):
+    before = state(workspace)
+    snapshot = shadow.snapshot("before")
+    sh("rm -r docs && printf 'now a file' > docs && rm run.sh && mkdir -p run.sh/inner && printf x > run.sh/inner/f", workspace)
+
+    shadow.restore(snapshot.commit)
+
+    assert state(workspace) == before
+
+
+def test_the_users_own_git_repository_is_identical_after_snapshots_and_a_restore(workspace, shadow):
+    sh(
+        "git init -q -b main && git config user.email u@x && git config user.name U"
+        " && git add -A && git commit -qm first && git branch feature"
+        " && printf 'stashed\\n' >> docs/notes.md && git stash -q"
+        " && printf 'staged\\n' >> src/app.py && git add src/app.py && printf 'untracked' > loose.txt"
+        " && mkdir -p .git/hooks && printf '#!/bin/sh\\ntouch \"$GIT_DIR/../HOOK-RAN\"\\n' > .git/hooks/pre-commit"
+        " && chmod +x .git/hooks/pre-commit && cp .git/hooks/pre-commit .git/hooks/post-index-change",
+        workspace,
+    )
+
+    def users_git() -> dict[str, object]:
+        git = "git --no-optional-locks"
+        return {
+            "status": sh(f"{git} status --porcelain --untracked-files=all", workspace),
+            "stash": sh(f"{git} stash list", workspace),
+            "refs": sh(f"{git} rev-parse --all", workspace),
+            "index": hashlib.sha256((workspace / ".git" / "index").read_bytes()).hexdigest(),
+            "files": {p.as_posix(): p.read_bytes() for p in sorted((workspace / ".git").rglob("*")) if p.is_file()},
+        }
+
+    before = users_git()
+    snapshot = shadow.snapshot("before")
+    sh("printf 'edited' > src/app.py && rm loose.txt && printf n > added.txt", workspace)
+    shadow.snapshot("after")
+    shadow.restore(snapshot.commit)
+
+    assert users_git() == before
+    assert not (workspace / "HOOK-RAN").exists()
+    assert ".git" not in {c.path.split("/")[0] for c in shadow.changes(snapshot.commit, None)}
+
+
+def test_skipped_files_are_reported_and_left_alone_by_a_restore(workspace, tmp_path):
+    shadow = ShadowRepo(workspace, root=tmp_path / "checkpoints", max_file_bytes=1024 * 1024)
+    sh(
+        "printf '*.log\\nbuild/\\n' > .gitignore && mkdir -p node_modules/pkg .venv/bin src/__pycache__ build"
+        " && printf x > node_modules/pkg/index.js && printf x > .venv/bin/python && printf x > src/__pycache__/app.pyc"
+        " && printf x > build/out && printf log > run.log && head -c 1048577 /dev/zero > big.dat",
+        workspace,
+    )
+    snapshot = shadow.snapshot("before")
+
+    assert set(snapshot.skipped) == {
+        Skipped("node_modules", "ignored (node_modules)"),
+        Skipped(".venv", "ignored (.venv)"),
+        Skipped("src/__pycache__", "ignored (__pycache__)"),
+        Skipped("build", "ignored (.gitignore)"),
+        Skipped("run.log", "ignored (.gitignore)"),
+        Skipped("big.dat", "over 1 MB"),
+    }
+    assert set(BUILT_IN_IGNORED) <= {s.reason[len("ignored (") : -1] for s in snapshot.skipped}
+
+    sh("printf y > node_modules/pkg/new.js && printf more > run.log && head -c 2000000 /dev/zero > big.dat", workspace)
+    shadow.restore(snapshot.commit)
+
+    assert (workspace / "node_modules/pkg/new.js").read_bytes() == b"y"
+    assert (workspace / "run.log").read_bytes() == b"more"
+    assert (workspace / "big.dat").stat().st_size == 2000000
+    assert (workspace / "build/out").read_bytes() == b"x"
+
+
+def test_a_file_that_grows_past_the_limit_is_left_out_of_the_next_snapshot(workspace, tmp_path):
+    shadow = ShadowRepo(workspace, root=tmp_path / "checkpoints", max_file_bytes=100)
+    first = shadow.snapshot("small")
+    (workspace / "docs/notes.md").write_bytes(b"n" * 101)
+
+    second = shadow.snapshot("grown")
+
+    assert Skipped("docs/notes.md", "over 100 bytes") in second.skipped
+    assert [(c.path, c.status) for c in shadow.changes(first.commit, second.commit)] == [("docs/notes.md", "deleted")]
+
+
+def test_restoring_chosen_paths_leaves_every_other_change_in_place(workspace, shadow):
+    snapshot = shadow.snapshot("before")
+    sh("printf edited > src/app.py && printf edited > docs/notes.md && printf new > docs/new.md && printf new > top.txt", workspace)
+
+    touched = shadow.restore(snapshot.commit, ["docs", "top.txt"])
+
+    assert touched == ["docs/new.md", "docs/notes.md", "top.txt"]
+    assert (workspace / "src/app.py").read_bytes() == b"edited"
+    assert (workspace / "docs/notes.md").read_bytes() == b"old notes\n"
+    assert not (workspace / "docs/new.md").exists()
+    assert not (workspace / "top.txt").exists()
+
+
+def test_restore_refuses_paths_outside_the_workspace_and_unknown_commits(workspace, shadow):
+    snapshot = shadow.snapshot("before")
+    with pytest.raises(ValueError, match="leaves the workspace"):
+        shadow.restore(snapshot.commit, ["../outside"])
+    with pytest.raises(ValueError, match="not inside the workspace"):
+        shadow.restore(snapshot.commit, ["/etc/passwd"])
+    with pytest.raises(ValueError, match=".git folder"):
+        shadow.restore(snapshot.commit, [".git/config"])
+    with pytest.raises(UnknownCommit, match="no checkpoint"):
+        shadow.restore("0" * 40)
+    with pytest.raises(UnknownCommit, match="not a commit id"):
+        shadow.restore("--all")
+
+
+def test_changes_are_unified_diffs_per_file(workspace, shadow):
+    first = shadow.snapshot("before")
+    sh("printf 'print(2)\\n' > src/app.py && chmod -x run.sh && rm docs/notes.md && printf '\\000\\377' > blob.bin && printf 'a\\n' > added.txt", workspace)
+
+    now = {c.path: c for c in shadow.changes(first.commit)}
+    second = shadow.snapshot("after")
+
+    assert {path: c.status for path, c in now.items()} == {
+        "added.txt": "added",
+        "blob.bin": "modified",
+        "docs/notes.md": "deleted",
+        "run.sh": "mode",
+        "src/app.py": "modified",
+    }
+    assert "--- a/src/app.py\n+++ b/src/app.py\n@@ -1 +1 @@\n-print(1)\n+print(2)\n" in now["src/app.py"].diff
+    assert "+a\n" in now["added.txt"].diff and "-old notes\n" in now["docs/notes.md"].diff
+    assert "old mode 100755\nnew mode 100644" in now["run.sh"].diff
+    assert now["blob.bin"].binary and now["blob.bin"].diff == ""
+    assert shadow.changes(first.commit, second.commit) == list(now.values())
+    assert shadow.changes(second.commit) == []
+
+
+def test_prune_keeps_only_the_snapshots_asked_for(workspace, shadow):
+    commits = []
+    for i in range(4):
+        (workspace / f"step{i}.txt").write_bytes(os.urandom(2000))
+        commits.append(shadow.snapshot(f"step {i}").commit)
+    kept = [commits[0], commits[2]]
+    size_before = shadow.disk_bytes()
+
+    shadow.prune(kept)
+
+    assert sorted(shadow.snapshots()) == sorted(kept)
+    assert shadow.disk_bytes() < size_before
+    objects = sh(f"GIT_DIR={shadow.git_dir} git cat-file --batch-all-objects --batch-check='%(objecttype) %(objectname)'", workspace)
+    assert sorted(line.split()[1] for line in objects.splitlines() if line.startswith("commit")) == sorted(kept)
+    shadow.restore(commits[2])
+    assert sorted(p.name for p in workspace.glob("step*.txt")) == ["step0.txt", "step1.txt", "step2.txt"]
+    with pytest.raises(UnknownCommit):
+        shadow.restore(commits[3])
+    with pytest.raises(UnknownCommit, match="not a commit id"):
+        shadow.prune(["HEAD"])
+
+
+def test_a_restore_leaves_no_temporary_files_and_the_next_snapshot_is_clean(workspace, shadow):
+    snapshot = shadow.snapshot("before")
+    sh("printf changed > src/app.py", workspace)
+    shadow.restore(snapshot.commit)
+
+    assert not [p for p in workspace.rglob(f"*{TEMP_SUFFIX}")]
+    assert shadow.changes(snapshot.commit) == []
