@@ -202,6 +202,23 @@ class ThinkingConfig(BaseModel):
     `reasoning_effort` this budget maps to."""
 
 
+class CheckpointsConfig(BaseModel):
+    """`checkpoints:`: the workspace before each step that may change it (issue 32), kept in a
+    shadow repository per workspace, never in the workspace's own `.git`."""
+
+    model_config = ConfigDict(extra="forbid")
+    enabled: bool = True
+    dir: Path | None = None
+    """Where the shadow repositories live; unset: `<data dir>/checkpoints`. Beside the shared
+    workspace volume when several hosts share workspaces."""
+    max_file_mb: float = Field(default=5, gt=0)
+    """Files larger than this are left out of a checkpoint, with a note in the step."""
+    keep_last: int = Field(default=100, ge=1)
+    """Per workspace: at most this many checkpoints are kept (a running session's are always kept)."""
+    keep_days: float = Field(default=30, gt=0)
+    """Per workspace: checkpoints older than this are pruned (a running session's are always kept)."""
+
+
 class Settings(BaseSettings):
     """Everything Overseer can be configured with."""
 
@@ -291,6 +308,8 @@ class Settings(BaseSettings):
     heartbeat: HeartbeatConfig = Field(default_factory=HeartbeatConfig)
     tool_selection: ToolSelectionConfig = Field(default_factory=ToolSelectionConfig)
     budget: BudgetConfig = Field(default_factory=BudgetConfig)
+    checkpoints: CheckpointsConfig = Field(default_factory=CheckpointsConfig)
+    """Checkpoints of the workspace before each step, their size limit and retention (issue 32)."""
     agents: list[dict[str, Any]] = Field(default_factory=list)
     """Named agents (issue 19), each with its own workspace, model, mode, servers and rules; none:
     one agent, `main`, as before. Validated by backend/agents.py, which knows the servers and modes."""
@@ -386,6 +405,12 @@ class Settings(BaseSettings):
     @property
     def resolved_workspace(self) -> Path:
         return (self.workspace or Path.cwd()).expanduser().resolve()
+
+    @property
+    def checkpoints_dir(self) -> Path:
+        """The folder of every workspace's shadow repository: `checkpoints.dir`, else `<data dir>/checkpoints`."""
+        configured = self.checkpoints.dir
+        return (configured or self.data_dir / "checkpoints").expanduser()
 
     @property
     def db_path(self) -> Path:

@@ -36,6 +36,7 @@ from backend.app.services import AppServices, Attached
 from backend.app.sessions import SessionService
 from backend.app.spend import SpendReport
 from backend.app.standing import Standing
+from backend.checkpoints.steps import Checkpointer
 from backend.config import Settings
 from backend.host_identity import remember_host_id
 from backend.domain.tools import ToolInfo
@@ -178,6 +179,16 @@ class Host:
             # a private folder of its own under /tmp, removed at the end.
             self.egress = EgressProxy(Path(tempfile.mkdtemp(prefix="overseer-net-")), decide=self.network.decide)
         bootstrap = BootstrapGuard.from_setting(settings.protect_bootstrap, data_dir=self.data_dir)
+        self.checkpointer = Checkpointer(
+            store=self.store,
+            bus=self.bus,
+            root=settings.checkpoints_dir,
+            enabled=settings.checkpoints.enabled,
+            max_file_bytes=int(settings.checkpoints.max_file_mb * 1024 * 1024),
+            keep_last=settings.checkpoints.keep_last,
+            keep_days=settings.checkpoints.keep_days,
+        )
+        """The workspace before each step that may change it, and their retention (issue 32)."""
         self.gate = ToolGate(
             policy=self.policies,
             broker=self.broker,
@@ -199,6 +210,7 @@ class Host:
                 allowlist_patterns=tuple(settings.sandbox.network.allow),
                 network_on=settings.sandbox.network.on,
             ),
+            checkpoints=self.checkpointer if settings.checkpoints.enabled else None,
         )
         self.claude_sdk = ClaudeSdkEngine(
             store=self.store,
@@ -327,6 +339,7 @@ class Host:
             events=self.bus,
             agent_routes=AgentRoutes(self.agents),
             heartbeat_runs=HeartbeatRuns(store=self.store, sessions=self.sessions),
+            checkpoints_usage=self.checkpointer.usage,
             direct_tools=DirectTools(
                 settings=settings,
                 pool=self.pool,
@@ -361,6 +374,7 @@ class Host:
         if self.runs is not None:  # before recovery: DBOS takes back this host's own runs as it starts
             await self.runs.start()
         await self.auto_approver.start()
+        await self.checkpointer.start()
         if recover:
             await self._withdraw_server_requests()
             await self.runner.recover()
@@ -406,6 +420,7 @@ class Host:
         await self.workflows.aclose()
         await self.auto_approver.aclose()
         await self.runner.aclose()
+        await self.checkpointer.aclose()  # after the runner: no step takes one any more
         if self.runs is not None:  # after the runner: its runs ended as a shutdown, their workflows stay pending
             await self.runs.aclose()
         if self._watching_servers is not None:

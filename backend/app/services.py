@@ -9,6 +9,7 @@ importing those layers; this value keeps them from reaching them by attribute.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -28,6 +29,7 @@ from backend.app.session_edits import SessionEditor
 from backend.app.sessions import SessionService
 from backend.app.spend import SpendReport
 from backend.app.standing import Standing
+from backend.checkpoints.steps import CheckpointUsage
 from backend.config import Settings
 from backend.engine.events import EventBus, Subscription
 from backend.modes.registry import ModeRegistry
@@ -94,3 +96,5 @@ class AppServices:
     """A heartbeat round's session, started by the one host that claims the round."""
     direct_tools: DirectTools
     """A client's direct tool calls through the gate (the gateway's `--expose-tools`)."""
+    checkpoints_usage: Callable[[], Awaitable[CheckpointUsage]]
+    """The disk checkpoints take, in all and per workspace, with their retention (for Settings)."""

@@ -47,6 +47,7 @@ from backend.approvals.gate_types import (
     GateSession,
     ProgressCallback,
     SessionSink,
+    StepCheckpoints,
     ToolRunner,
 )
 from backend.approvals.tool_hooks import ToolHooks
@@ -70,6 +71,7 @@ __all__ = [  # the gate's values live in gate_types; importers of the gate find 
     "GateSession",
     "ProgressCallback",
     "SessionSink",
+    "StepCheckpoints",
     "ToolGate",
     "ToolRunner",
 ]
@@ -91,12 +93,15 @@ class ToolGate:
         media: MediaStore | None = None,
         bootstrap: BootstrapGuard | None = None,
         confinement: Confinement | None = None,
+        checkpoints: StepCheckpoints | None = None,
     ) -> None:
         """`policy`: the host's PolicyService, or an engine the gate then keeps in memory.
         `media`: where results' images and audio are kept; without it only their text is.
         `bootstrap`: which instruction files always ask (default: all of them, see bootstrap_guard).
         `confinement`: makes the sandbox of every command; without it a host-launched shell server
-        refuses to run commands (it never runs one unconfined unless told so)."""
+        refuses to run commands (it never runs one unconfined unless told so).
+        `checkpoints`: takes the workspace's checkpoint before each step that may change it
+        (issue 32); without it no step gets one."""
         self.policies: PolicySource = FixedPolicy(policy) if isinstance(policy, PolicyEngine) else policy
         self.broker = broker
         self.store = store
@@ -107,6 +112,7 @@ class ToolGate:
         self.media = media
         self.bootstrap = bootstrap if bootstrap is not None else BootstrapGuard()
         self.confinement = confinement
+        self.checkpoints = checkpoints
         self.shutting_down = False
         """Set on host shutdown: cancelled calls are then left as stored, for recovery."""
         self._allowed: dict[tuple[str, str], GateDecision] = {}
@@ -362,6 +368,14 @@ class ToolGate:
             {"id": record.id, "name": record.name, "arguments": record.arguments, "decision": record.decision},
             persist=lambda event: then(self.store.record_decision(allow, record, event=event), _event_of),
         )
+        if self.checkpoints is not None:  # the workspace as it was before this step, stored before it runs
+            await self.checkpoints.before_step(
+                session_id=session.session_id,
+                workspace=session.workspace,
+                call_id=record.id,
+                tool_name=record.name,
+                annotations=view.annotations,
+            )
         plan: CommandPlan | None = None
         try:
             if self.confinement is not None and self.confinement.applies(record.name):

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from backend.domain.models import AuditEntry, Event, EventType, StandingScope, ToolCallRecord
-from backend.domain.tools import ToolInfo, ToolResult
+from backend.domain.tools import ToolAnnotations, ToolInfo, ToolResult
 from backend.rules.agent_fence import AgentFence
 from backend.approvals.broker import Publisher
 from backend.rules.policy_engine import Policy, ToolCallView
@@ -58,6 +58,23 @@ class GateBus(Publisher, Protocol):
     """Where the gate's events go (the engine's EventBus): persisted ones, and ephemeral progress."""
 
     async def publish_delta(self, session_id: str, type_: EventType, data: dict[str, Any]) -> Event: ...
+
+
+class StepCheckpoints(Protocol):
+    """Takes the checkpoint of the workspace before a step (`backend.checkpoints.steps.Checkpointer`).
+
+    The gate calls it after the allow is recorded and before the tool starts. It never blocks the
+    step: a checkpoint it cannot take is said in the session's events, and the step runs."""
+
+    async def before_step(
+        self,
+        *,
+        session_id: str,
+        workspace: Path,
+        call_id: str,
+        tool_name: str,
+        annotations: ToolAnnotations | None,
+    ) -> object | None: ...
 
 
 class SessionSink(Protocol):

@@ -106,7 +106,7 @@ class Statements:
         self.list_checkpoints = f"SELECT data FROM checkpoints WHERE session_id = {m} ORDER BY step"
         self.get_checkpoint = f"SELECT data FROM checkpoints WHERE session_id = {m} AND step = {m}"
         self.workspace_checkpoints = (
-            f"SELECT data FROM checkpoints WHERE workspace = {m} ORDER BY created_at, session_id, step"
+            f"SELECT data FROM checkpoints WHERE workspace = {m} ORDER BY created_at, {order}"
         )
         self.checkpoint_workspaces = "SELECT DISTINCT workspace FROM checkpoints"
         self.delete_checkpoint = f"DELETE FROM checkpoints WHERE session_id = {m} AND step = {m}"

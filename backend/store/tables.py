@@ -169,6 +169,7 @@ CHECKPOINTS = Table(
     name="checkpoints",
     key=("session_id", "step"),
     columns=(Column(name="session_id"), Column(name="step", type="integer"), Column(name="workspace"), CREATED),
+    ordered=True,
 )
 """The workspace before each step of a session (issue 32); the commits are in the shadow repository."""
 

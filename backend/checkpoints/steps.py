@@ -1,0 +1,372 @@
+"""A checkpoint before every step that may change the workspace (issue 32), and their retention.
+
+The gate calls `Checkpointer.before_step` for each allowed call after the allow is recorded and
+before the tool starts. Which calls get one (`needs_checkpoint`): the built-in writers
+(`write_file`, `edit_file`, the shell's `exec`, the memory tools that write), and every other
+tool that is not annotated `readOnlyHint`, unless it is a built-in known to leave the
+workspace's files alone (cron jobs live in the store; a sub-agent's own steps are checkpointed
+in its own session; the browser's page actions change a tab). Read-only tools get none.
+
+The snapshot runs on a thread under the workspace's lock, held in the store: on Postgres an
+advisory lock, so two hosts never write one shadow repository at once. Its row and its
+`checkpoint.created` event are written in one transaction, before the tool starts.
+
+A checkpoint that cannot be taken never blocks the step, and never fails silently: the step
+runs, and its `checkpoint.created` event says "no checkpoint: <why>" (`commit` None), so a
+person can see that this step cannot be undone. (Refusing the step instead would let a broken
+disk or a full shadow repository stop every agent; the person who allowed the step is told.)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import fnmatch
+import hashlib
+import logging
+import os
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any, Protocol
+
+from pydantic import BaseModel
+
+from backend.checkpoints.shadow import ShadowRepo
+from backend.domain.checkpoints import Checkpoint
+from backend.domain.models import ACTIVE_STATUSES, Event, EventType, utcnow
+from backend.domain.tools import ToolAnnotations
+from backend.paths import private_dir
+from backend.store.base import Store, Written
+from backend.store.ready import then
+
+log = logging.getLogger(__name__)
+
+WRITERS = frozenset(
+    {
+        "mcp__file__write_file",
+        "mcp__file__edit_file",
+        "mcp__shell__exec",
+        "mcp__memory__memory_save",
+        "mcp__memory__memory_forget",
+    }
+)
+"""Built-in tools that change the workspace: checkpointed whatever their annotations say."""
+
+LEAVES_FILES_ALONE = (
+    "mcp__cron__*",
+    "mcp__invoke_agent__*",
+    "mcp__browser__navigate",
+    "mcp__browser__back",
+    "mcp__browser__forward",
+    "mcp__browser__click",
+    "mcp__browser__type_text",
+    "mcp__browser__press",
+    "mcp__browser__select",
+    "mcp__browser__tabs",
+    "mcp__browser__evaluate",
+)
+"""Built-in tools that write, but not the workspace's files (the browser's screenshot does: it is
+not here). Third-party servers cannot take these names (settings refuse a built-in's name)."""
+
+
+def needs_checkpoint(tool_name: str, annotations: ToolAnnotations | None) -> bool:
+    """Whether a call of this tool may change the workspace, and so gets a checkpoint before it."""
+    if tool_name in WRITERS:
+        return True
+    if any(fnmatch.fnmatchcase(tool_name, pattern) for pattern in LEAVES_FILES_ALONE):
+        return False
+    return not (annotations is not None and annotations.readOnlyHint is True)
+
+
+class EventPublisher(Protocol):
+    """Where checkpoints' events go (the engine's EventBus); checkpoints do not import the engine."""
+
+    async def publish(
+        self,
+        session_id: str,
+        type_: EventType,
+        data: dict[str, Any] | None = None,
+        *,
+        persist: Callable[[Event], Awaitable[Event]] | None = None,
+        whole: bool = False,
+    ) -> Event: ...
+
+
+class WorkspaceUsage(BaseModel):
+    """One workspace's checkpoints and the disk its shadow repository takes."""
+
+    workspace: str
+    checkpoints: int
+    bytes: int
+
+
+class CheckpointUsage(BaseModel):
+    """The disk checkpoints take, for Settings."""
+
+    enabled: bool
+    dir: str
+    bytes: int
+    """Everything under `dir` (shadow repositories of workspaces no checkpoint names any more included)."""
+    keep_last: int
+    keep_days: float
+    workspaces: list[WorkspaceUsage]
+
+
+def real_workspace(workspace: Path | str) -> Path:
+    """The workspace's real path: one shadow repository and one lock per folder, however it is named."""
+    return Path(os.path.realpath(Path(workspace).expanduser()))
+
+
+def lock_key(workspace: Path | str) -> str:
+    """The workspace's lock name in the store: a hash of its real path."""
+    return hashlib.sha256(str(real_workspace(workspace)).encode()).hexdigest()[:32]
+
+
+class Checkpointer:
+    """Takes the checkpoint before each step, keeps the shadow repositories, prunes them."""
+
+    def __init__(
+        self,
+        *,
+        store: Store,
+        bus: EventPublisher,
+        root: Path,
+        enabled: bool = True,
+        max_file_bytes: int = 5 * 1024 * 1024,
+        keep_last: int = 100,
+        keep_days: float = 30,
+        lock_timeout: float = 60.0,
+        prune_interval: float = 3600.0,
+        clock: Callable[[], datetime] = utcnow,
+    ) -> None:
+        """`root`: the folder of every workspace's shadow repository (settings.checkpoints_dir).
+        `keep_last`, `keep_days`: a workspace keeps its last `keep_last` checkpoints, none older
+        than `keep_days` days, and every checkpoint of a session still running.
+        `lock_timeout`: the longest wait for a workspace's lock, past which the step runs
+        without a checkpoint (and says so)."""
+        self.store = store
+        self.bus = bus
+        self.root = root
+        self.enabled = enabled
+        self.max_file_bytes = max_file_bytes
+        self.keep_last = keep_last
+        self.keep_days = keep_days
+        self.lock_timeout = lock_timeout
+        self.prune_interval = prune_interval
+        self.clock = clock
+        self._shadows: dict[Path, ShadowRepo] = {}
+        self._pruning: dict[Path, asyncio.Task[int]] = {}
+        self._sweeper: asyncio.Task[None] | None = None
+
+    # the shadow repositories and their lock
+
+    async def shadow_for(self, workspace: Path) -> ShadowRepo:
+        """The workspace's shadow repository (made on a thread the first time)."""
+        real = real_workspace(workspace)
+        shadow = self._shadows.get(real)
+        if shadow is None:
+            await asyncio.to_thread(private_dir, self.root)  # owner-only: the workspace's every byte is in there
+            shadow = await asyncio.to_thread(ShadowRepo, real, root=self.root, max_file_bytes=self.max_file_bytes)
+            shadow = self._shadows.setdefault(real, shadow)
+        return shadow
+
+    @asynccontextmanager
+    async def locked(self, workspace: Path | str) -> AsyncIterator[None]:
+        """Hold the workspace's lock (every host of the store): only its holder writes the shadow
+        repository. WorkspaceBusy past `lock_timeout`."""
+        async with self.store.workspace_lock(lock_key(workspace), timeout=self.lock_timeout):
+            yield
+
+    # before a step
+
+    async def before_step(
+        self,
+        *,
+        session_id: str,
+        workspace: Path,
+        call_id: str,
+        tool_name: str,
+        annotations: ToolAnnotations | None,
+    ) -> Checkpoint | None:
+        """The checkpoint of the workspace before this call, stored with its event; None when the
+        call gets none (read-only, checkpoints off) or none could be taken (its event says why).
+
+        Never raises but for a cancellation: the step runs either way. A cancellation does not
+        cut a snapshot short: the lock, the snapshot and the row finish together first.
+        """
+        if not self.enabled or not needs_checkpoint(tool_name, annotations):
+            return None
+        taking = asyncio.ensure_future(self._take(session_id, workspace, call_id, tool_name))
+        try:
+            checkpoint = await asyncio.shield(taking)
+        except asyncio.CancelledError:
+            with contextlib.suppress(Exception, asyncio.CancelledError):
+                await taking
+            raise
+        except Exception as exc:
+            log.warning("no checkpoint before %s (%s) in %s: %s", tool_name, call_id, workspace, exc)
+            await self._tell_none(session_id, call_id, tool_name, exc)
+            return None
+        self._prune_soon(workspace)
+        return checkpoint
+
+    async def _take(self, session_id: str, workspace: Path, call_id: str, tool_name: str) -> Checkpoint:
+        async with self.locked(workspace):
+            shadow = await self.shadow_for(workspace)
+            snapshot = await asyncio.to_thread(shadow.snapshot, f"before {tool_name} ({call_id}) of session {session_id}")
+            step = await self.store.next_checkpoint_step(session_id)
+            checkpoint = Checkpoint(
+                session_id=session_id,
+                step=step,
+                tool_call_id=call_id,
+                tool_name=tool_name,
+                kind="step",
+                workspace=str(real_workspace(workspace)),
+                commit=snapshot.commit,
+                created_at=self.clock(),
+                skipped=[f"{s.path}: {s.reason}" for s in snapshot.skipped],
+            )
+            data = {
+                "step": step,
+                "id": call_id,
+                "name": tool_name,
+                "kind": "step",
+                "commit": snapshot.commit,
+                "skipped": checkpoint.skipped,
+            }
+            await self.bus.publish(
+                session_id,
+                "checkpoint.created",
+                data,
+                persist=lambda event: then(self.store.add_checkpoint(checkpoint, event=event), _event_of),
+            )
+            return checkpoint
+
+    async def _tell_none(self, session_id: str, call_id: str, tool_name: str, exc: Exception) -> None:
+        why = str(exc) or type(exc).__name__
+        data = {
+            "step": None,
+            "id": call_id,
+            "name": tool_name,
+            "kind": "step",
+            "commit": None,
+            "skipped": [],
+            "error": f"no checkpoint: {why}",
+        }
+        try:
+            await self.bus.publish(session_id, "checkpoint.created", data)
+        except Exception:  # the store itself is failing: the log is all that is left
+            log.exception("could not record that %s (%s) ran without a checkpoint", tool_name, call_id)
+
+    # retention
+
+    async def prune(self, workspace: Path | str) -> int:
+        """Apply retention to one workspace: keep its last `keep_last` checkpoints, none older than
+        `keep_days`, and every checkpoint of a session still running or waiting (it may rewind to
+        any of them). The rows go first, then what no kept commit reaches in the shadow repository.
+        Under the workspace's lock, so no checkpoint taken meanwhile is lost. How many were pruned."""
+        real = real_workspace(workspace)
+        async with self.locked(real):
+            checkpoints = await self.store.workspace_checkpoints(str(real))
+            active = {s.id for s in await self.store.list_sessions(statuses=ACTIVE_STATUSES, limit=100_000)}
+            cutoff = self.clock() - timedelta(days=self.keep_days)
+            beyond = len(checkpoints) - self.keep_last
+            doomed = [
+                cp
+                for i, cp in enumerate(checkpoints)
+                if (i < beyond or cp.created_at < cutoff) and cp.session_id not in active
+            ]
+            if not doomed:
+                return 0
+            await self.store.delete_checkpoints(doomed)
+            gone = {(cp.session_id, cp.step) for cp in doomed}
+            kept = [cp.commit for cp in checkpoints if (cp.session_id, cp.step) not in gone]
+            if real.is_dir():
+                shadow = await self.shadow_for(real)
+                await asyncio.to_thread(shadow.prune, kept)
+            return len(doomed)
+
+    async def prune_all(self) -> int:
+        """Retention for every workspace that has checkpoints; one that fails is logged and skipped."""
+        pruned = 0
+        for workspace in await self.store.checkpoint_workspaces():
+            try:
+                pruned += await self.prune(workspace)
+            except Exception:
+                log.exception("pruning the checkpoints of %s failed", workspace)
+        return pruned
+
+    def _prune_soon(self, workspace: Path) -> None:
+        """After a checkpoint, retention of its workspace in the background (one at a time per workspace)."""
+        real = real_workspace(workspace)
+        running = self._pruning.get(real)
+        if running is not None and not running.done():
+            return
+        task = asyncio.create_task(self.prune(real), name=f"checkpoints-prune-{lock_key(real)[:8]}")
+        self._pruning[real] = task
+        task.add_done_callback(_log_failure)
+
+    async def start(self) -> None:
+        """Prune every workspace now and then every `prune_interval` seconds (what ages past `keep_days`)."""
+        if self.enabled and self._sweeper is None:
+            self._sweeper = asyncio.create_task(self._sweep(), name="checkpoints-retention")
+
+    async def _sweep(self) -> None:
+        while True:
+            await self.prune_all()
+            await asyncio.sleep(self.prune_interval)
+
+    async def aclose(self) -> None:
+        """Stop the background retention; a prune under way is let finish (it holds the lock briefly)."""
+        tasks = [t for t in (self._sweeper, *self._pruning.values()) if t is not None and not t.done()]
+        if self._sweeper is not None:
+            self._sweeper.cancel()
+        self._sweeper = None
+        if tasks:
+            await asyncio.wait(tasks, timeout=30)
+        self._pruning.clear()
+
+    # disk
+
+    async def usage(self) -> CheckpointUsage:
+        """The disk checkpoints take, in all and per workspace (for Settings)."""
+        workspaces: list[WorkspaceUsage] = []
+        for workspace in await self.store.checkpoint_workspaces():
+            count = len(await self.store.workspace_checkpoints(workspace))
+            size = 0
+            if Path(workspace).is_dir():
+                try:
+                    size = await asyncio.to_thread((await self.shadow_for(Path(workspace))).disk_bytes)
+                except Exception:
+                    log.exception("measuring the checkpoints of %s failed", workspace)
+            workspaces.append(WorkspaceUsage(workspace=workspace, checkpoints=count, bytes=size))
+        total = await asyncio.to_thread(_folder_bytes, self.root)
+        return CheckpointUsage(
+            enabled=self.enabled,
+            dir=str(self.root),
+            bytes=total,
+            keep_last=self.keep_last,
+            keep_days=self.keep_days,
+            workspaces=workspaces,
+        )
+
+
+def _folder_bytes(root: Path) -> int:
+    total = 0
+    for folder, _, files in os.walk(root):
+        for name in files:
+            with contextlib.suppress(OSError):
+                total += os.lstat(os.path.join(folder, name)).st_size
+    return total
+
+
+def _event_of(written: Written) -> Event:
+    assert written.event is not None
+    return written.event
+
+
+def _log_failure(task: asyncio.Task[Any]) -> None:
+    if not task.cancelled() and task.exception() is not None:
+        log.error("checkpoint retention failed", exc_info=task.exception())

@@ -1,0 +1,201 @@
+"""Checkpoints before steps (issue 32), in a running host with the real file and shell servers:
+which calls get one, their numbering and state, that the row is stored before the tool runs,
+that a checkpoint that cannot be taken is said and does not block the step, and retention."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from backend.checkpoints.steps import Checkpointer, needs_checkpoint
+from backend.domain.models import Session
+from backend.domain.tools import ToolAnnotations
+from backend.engine.events import EventBus
+from backend.mcp.pool import McpPool
+from backend.store.sqlite import SqliteStore
+from backend.testing import Reply, ScriptedToolCall
+from backend.testing.harness import scripted_host
+
+# The shared file + shell pool (tests/conftest.py) runs on the module's event loop.
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+WRITE, READ, EXEC = "mcp__file__write_file", "mcp__file__read_file", "mcp__shell__exec"
+ALLOWED = {"policies": {WRITE: "always_allow", READ: "always_allow", EXEC: "always_allow"}}
+
+
+def call(name: str, **arguments: Any) -> Reply:
+    return Reply(tool_calls=[ScriptedToolCall(name=name, arguments=arguments)])
+
+
+def workspace_with(tmp_path: Path, text: str) -> Path:
+    workspace = (tmp_path / "ws").resolve()
+    workspace.mkdir()
+    (workspace / "a.txt").write_text(text)
+    return workspace
+
+
+async def events_of(host: Any, session_id: str, type_: str) -> list[dict[str, Any]]:
+    return [e.data for e in await host.store.list_events(session_id) if e.type == type_]
+
+
+async def test_a_write_and_a_shell_command_get_checkpoints_1_and_2_holding_the_workspace_before_each(
+    tmp_path: Path, pool: McpPool
+) -> None:
+    workspace = workspace_with(tmp_path, "one\n")
+    script = [call(WRITE, path="a.txt", content="two\n"), call(EXEC, command="echo three > a.txt"), Reply(text="ok")]
+    async with scripted_host(tmp_path, script, pool=pool, workspace=workspace, **ALLOWED) as h:
+        session = await h.run("go", timeout=60)
+        first, second = await h.host.store.list_checkpoints(session.id)
+        calls = await h.host.store.list_tool_calls(session.id)
+        shadow = await h.host.checkpointer.shadow_for(workspace)
+        before_write = shadow.changes(first.commit, second.commit)
+        before_exec = shadow.changes(second.commit)
+        created = await events_of(h.host, session.id, "checkpoint.created")
+    assert [c.status for c in calls] == ["done", "done"]
+    assert (first.step, first.tool_name, first.tool_call_id) == (1, WRITE, calls[0].id)
+    assert (second.step, second.tool_name, second.tool_call_id) == (2, EXEC, calls[1].id)
+    assert first.workspace == str(workspace) and first.kind == "step"
+    # Before the write the file said one; before the command, two (the command made it three).
+    assert [(c.path, c.status) for c in before_write] == [("a.txt", "modified")]
+    assert "-one" in before_write[0].diff and "+two" in before_write[0].diff
+    assert "-two" in before_exec[0].diff and "+three" in before_exec[0].diff
+    assert [(e["step"], e["id"], e["commit"]) for e in created] == [
+        (1, calls[0].id, first.commit),
+        (2, calls[1].id, second.commit),
+    ]
+
+
+async def test_a_read_only_call_gets_no_checkpoint(tmp_path: Path, pool: McpPool) -> None:
+    workspace = workspace_with(tmp_path, "one\n")
+    script = [call(READ, path="a.txt"), Reply(text="ok")]
+    async with scripted_host(tmp_path, script, pool=pool, workspace=workspace, **ALLOWED) as h:
+        session = await h.run("go", timeout=60)
+        [record] = await h.host.store.list_tool_calls(session.id)
+        assert record.status == "done"
+        assert await h.host.store.list_checkpoints(session.id) == []
+        assert await events_of(h.host, session.id, "checkpoint.created") == []
+
+
+class RowCheckingRunner:
+    """The pool, but each call first notes whether its checkpoint row is already stored."""
+
+    def __init__(self, pool: McpPool, store: Any) -> None:
+        self.pool, self.store = pool, store
+        self.seen: list[tuple[str, list[str | None]]] = []
+
+    def tool(self, name: str) -> Any:
+        return self.pool.tool(name)
+
+    def tools(self) -> list[Any]:
+        return self.pool.tools()
+
+    async def call(self, name: str, arguments: dict[str, Any], **kwargs: Any) -> Any:
+        stored = await self.store.list_checkpoints(kwargs["session_id"])
+        self.seen.append((kwargs["call_id"], [c.tool_call_id for c in stored]))
+        return await self.pool.call(name, arguments, **kwargs)
+
+
+async def test_the_checkpoint_row_is_stored_before_the_tool_runs(tmp_path: Path, pool: McpPool) -> None:
+    workspace = workspace_with(tmp_path, "one\n")
+    script = [call(WRITE, path="a.txt", content="two\n"), Reply(text="ok")]
+    async with scripted_host(tmp_path, script, pool=pool, workspace=workspace, **ALLOWED) as h:
+        runner = RowCheckingRunner(pool, h.host.store)
+        h.host.gate.tools = runner
+        session = await h.run("go", timeout=60)
+        [record] = await h.host.store.list_tool_calls(session.id)
+    assert runner.seen == [(record.id, [record.id])]
+
+
+async def test_a_checkpoint_that_cannot_be_taken_does_not_block_the_step_and_says_why(
+    tmp_path: Path, pool: McpPool
+) -> None:
+    workspace = workspace_with(tmp_path, "one\n")
+    not_a_folder = tmp_path / "not-a-folder"
+    not_a_folder.write_text("")
+    script = [call(WRITE, path="a.txt", content="two\n"), Reply(text="ok")]
+    settings = {**ALLOWED, "checkpoints": {"dir": not_a_folder}}
+    async with scripted_host(tmp_path, script, pool=pool, workspace=workspace, **settings) as h:
+        session = await h.run("go", timeout=60)
+        [record] = await h.host.store.list_tool_calls(session.id)
+        [said] = await events_of(h.host, session.id, "checkpoint.created")
+        assert await h.host.store.list_checkpoints(session.id) == []
+    assert record.status == "done" and (workspace / "a.txt").read_text() == "two\n"
+    assert (said["id"], said["commit"], said["step"]) == (record.id, None, None)
+    assert said["error"].startswith("no checkpoint: ")
+
+
+async def test_checkpoints_off_take_none(tmp_path: Path, pool: McpPool) -> None:
+    workspace = workspace_with(tmp_path, "one\n")
+    script = [call(WRITE, path="a.txt", content="two\n"), Reply(text="ok")]
+    settings = {**ALLOWED, "checkpoints": {"enabled": False}}
+    async with scripted_host(tmp_path, script, pool=pool, workspace=workspace, **settings) as h:
+        session = await h.run("go", timeout=60)
+        assert await h.host.store.list_checkpoints(session.id) == []
+        assert h.host.gate.checkpoints is None
+
+
+async def test_writers_and_unannotated_third_party_tools_get_a_checkpoint_read_only_ones_do_not() -> None:
+    read_only, writes, unsaid = ToolAnnotations(readOnlyHint=True), ToolAnnotations(readOnlyHint=False), None
+    for name in (WRITE, "mcp__file__edit_file", EXEC, "mcp__memory__memory_save", "mcp__memory__memory_forget"):
+        assert needs_checkpoint(name, writes)
+        assert needs_checkpoint(name, read_only)  # the built-in writers whatever their hints say
+    assert needs_checkpoint("mcp__github__create_file", unsaid)
+    assert needs_checkpoint("mcp__github__create_file", writes)
+    assert needs_checkpoint("mcp__browser__screenshot", writes)  # saves a PNG into the workspace
+    assert not needs_checkpoint("mcp__github__get_file", read_only)
+    assert not needs_checkpoint(READ, read_only)
+    assert not needs_checkpoint("mcp__memory__memory_search", read_only)
+    for name in ("mcp__cron__cron_create", "mcp__invoke_agent__invoke_agent", "mcp__browser__click"):
+        assert not needs_checkpoint(name, writes)
+
+
+class Clock:
+    def __init__(self, now: datetime) -> None:
+        self.now = now
+
+    def __call__(self) -> datetime:
+        return self.now
+
+
+async def take(checkpointer: Checkpointer, workspace: Path, session_id: str, n: int) -> list[str]:
+    commits = []
+    for i in range(n):
+        (workspace / "a.txt").write_text(f"{session_id} {i}\n")
+        cp = await checkpointer.before_step(
+            session_id=session_id, workspace=workspace, call_id=f"{session_id}-{i}", tool_name=WRITE, annotations=None
+        )
+        assert cp is not None
+        commits.append(cp.commit)
+    return commits
+
+
+async def test_retention_keeps_the_last_n_and_the_recent_ones_but_every_checkpoint_of_a_running_session(
+    tmp_path: Path,
+) -> None:
+    workspace = workspace_with(tmp_path, "")
+    clock = Clock(datetime(2026, 1, 1, tzinfo=UTC))
+    async with SqliteStore(tmp_path / "o.db") as store:
+        checkpointer = Checkpointer(
+            store=store, bus=EventBus(store), root=tmp_path / "checkpoints", keep_last=3, keep_days=30, clock=clock
+        )
+        await store.create_session(Session(id="running", workspace=str(workspace), status="running"))
+        running = await take(checkpointer, workspace, "running", 2)
+        done = await take(checkpointer, workspace, "done", 4)
+        await checkpointer.aclose()  # the background prunes after each checkpoint have finished
+        shadow = await checkpointer.shadow_for(workspace)
+        # Past keep_last: done's first checkpoint went; the running session's older ones stay.
+        assert [c.step for c in await store.list_checkpoints("done")] == [2, 3, 4]
+        assert [c.step for c in await store.list_checkpoints("running")] == [1, 2]
+        assert set(shadow.snapshots()) == {*running, *done[1:]}
+        # Past keep_days: everything of the finished session goes, the running one's stays.
+        clock.now += timedelta(days=31)
+        assert await checkpointer.prune(workspace) == 3
+        assert await store.list_checkpoints("done") == []
+        assert set(shadow.snapshots()) == set(running)
+        usage = await checkpointer.usage()
+    assert [(w.workspace, w.checkpoints) for w in usage.workspaces] == [(str(workspace), 2)]
+    assert usage.bytes >= usage.workspaces[0].bytes > 0
+    assert (usage.keep_last, usage.keep_days) == (3, 30)
