@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import hashlib
 import os
+import select
 import stat
 import subprocess
+import sys
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -242,3 +246,125 @@ def test_a_restore_leaves_no_temporary_files_and_the_next_snapshot_is_clean(work
 
     assert not [p for p in workspace.rglob(f"*{TEMP_SUFFIX}")]
     assert shadow.changes(snapshot.commit) == []
+
+
+# Kill -9 mid-way: a worker process (tests/checkpoints/shadow_worker.py) snapshots or restores
+# a tree big enough to take a while, stops or is caught at a chosen point, and its whole process
+# group (git included) is killed with SIGKILL there.
+
+WORKER = Path(__file__).with_name("shadow_worker.py")
+ROOT = Path(__file__).resolve().parents[2]
+FILES = 300
+
+
+def write_tree(workspace: Path, version: int) -> None:
+    """A tree of FILES random files; version 2 changes every one and adds, deletes and chmods some."""
+    for i in range(FILES):
+        if version == 2 and i % 100 == 7:
+            (workspace / f"d{i % 30}" / f"f{i}").unlink()
+            continue
+        path = workspace / f"d{i % 30}" / f"f{i}"
+        path.parent.mkdir(exist_ok=True)
+        path.write_bytes(os.urandom(4_000))
+        if i % 50 == 3:
+            path.chmod(0o755 if version == 1 else 0o644)
+    if version == 2:
+        for i in range(20):
+            (workspace / "new" / f"n{i}").parent.mkdir(exist_ok=True)
+            (workspace / "new" / f"n{i}").write_bytes(os.urandom(5000))
+
+
+def start_worker(*args: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, str(WORKER), *args],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        start_new_session=True,  # its own process group: the kill takes git with it, as a crash would
+    )
+
+
+def wait_for_line(worker: subprocess.Popen[str], expected: str, timeout: float = 60.0) -> None:
+    assert worker.stdout is not None
+    ready, _, _ = select.select([worker.stdout], [], [], timeout)
+    assert ready, f"the worker did not say {expected!r} within {timeout} s"
+    assert worker.stdout.readline().strip() == expected
+
+
+def wait_until(condition: Callable[[], bool], what: str, worker: subprocess.Popen[str], timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert worker.poll() is None, f"the worker finished before {what}"
+        assert time.monotonic() < deadline, f"no {what} within {timeout} s"
+        os.sched_yield()
+
+
+def kill(worker: subprocess.Popen[str]) -> None:
+    os.killpg(worker.pid, 9)
+    assert worker.wait(timeout=60) == -9
+
+
+def shadow_git(shadow: ShadowRepo, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    return subprocess.run(["git", *args], env={**env, "GIT_DIR": str(shadow.git_dir)}, capture_output=True, text=True)
+
+
+@pytest.mark.parametrize("point", ["running:status", "running:update-index", "git:write-tree", "git:update-ref"])
+def test_a_snapshot_killed_mid_way_leaves_the_workspace_and_the_shadow_repository_consistent(tmp_path, point):
+    workspace, root = tmp_path / "workspace", tmp_path / "checkpoints"
+    workspace.mkdir()
+    write_tree(workspace, 1)
+    shadow = ShadowRepo(workspace, root=root)
+    first = shadow.snapshot("version 1")
+    v1 = state(workspace)
+    write_tree(workspace, 2)
+    v2 = state(workspace)
+
+    worker = start_worker("snapshot", str(workspace), str(root), point)
+    wait_for_line(worker, f"at {point}")
+    if point == "running:update-index":
+        wait_until((shadow.git_dir / "index.lock").exists, "index.lock", worker)
+    kill(worker)
+
+    assert state(workspace) == v2  # a snapshot never writes to the workspace
+    assert shadow.snapshots() == [first.commit]  # the killed one never got its ref
+    second = shadow.snapshot("version 2")  # the shadow repository is usable: stale locks cleared
+    assert shadow_git(shadow, "fsck", "--no-dangling").returncode == 0
+    assert shadow.changes(second.commit) == []
+    shadow.restore(first.commit)
+    assert state(workspace) == v1
+    shadow.restore(second.commit)
+    assert state(workspace) == v2
+
+
+@pytest.mark.parametrize("point", ["half-written:1", "replaced:150", "half-written:250", "git:diff-tree"])
+def test_a_restore_killed_mid_way_leaves_each_file_as_before_or_as_restored(tmp_path, point):
+    workspace, root = tmp_path / "workspace", tmp_path / "checkpoints"
+    workspace.mkdir()
+    write_tree(workspace, 1)
+    shadow = ShadowRepo(workspace, root=root)
+    first = shadow.snapshot("version 1")
+    v1 = state(workspace)
+    write_tree(workspace, 2)
+    shadow.snapshot("version 2")
+    v2 = state(workspace)
+
+    worker = start_worker("restore", str(workspace), str(root), point, first.commit)
+    wait_for_line(worker, f"at {point}")
+    kill(worker)
+
+    now = state(workspace)
+    leftovers = [path for path in now if path.endswith(TEMP_SUFFIX)]
+    assert len(leftovers) <= 1  # at most the file being written when it died
+    for path in (set(v1) | set(v2) | set(now)) - set(leftovers):
+        assert now.get(path) in (v1.get(path), v2.get(path)), path
+    if point.startswith("half-written") or point.startswith("replaced"):
+        assert now != v2 and now != v1  # it died part way through
+
+    shadow.snapshot("after the crash")  # the next use clears what the killed restore left
+    assert not [path for path in state(workspace) if path.endswith(TEMP_SUFFIX)]
+    assert shadow_git(shadow, "fsck", "--no-dangling").returncode == 0
+    shadow.restore(first.commit)
+    assert state(workspace) == v1
