@@ -27,6 +27,7 @@ from backend.api.routes import model_settings as model_settings_api
 from backend.api.routes import approval_files as approval_files_api
 from backend.api.routes import webpush as webpush_api
 from backend.api.routes import workflows as workflows_api
+from backend.api.routes import checkpoints as checkpoints_api
 from backend.api.routes import session_steps, spend, standing
 from backend.api.routes import workspace_trust as workspace_trust_api
 from backend.api.routes import workspaces as workspaces_api
@@ -102,6 +103,7 @@ def create_app(
     app.include_router(model_settings_api.router)
     app.include_router(approval_files_api.router)
     app.include_router(session_steps.router)
+    app.include_router(checkpoints_api.router)
     app.include_router(standing.router)
     app.include_router(spend.router)
     app.include_router(workspace_trust_api.router)

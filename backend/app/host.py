@@ -22,6 +22,7 @@ from backend.app.agents_admin import AgentAdmin
 from backend.app.approvals import ApprovalService
 from backend.app.heartbeat_runs import HeartbeatRuns
 from backend.app.audit import AuditLog
+from backend.app.checkpoints import CheckpointService
 from backend.app.cluster_links import ClusterLinks
 from backend.app.direct_tools import DirectTools
 from backend.app.auto_approve import AutoApprover
@@ -339,6 +340,9 @@ class Host:
             events=self.bus,
             agent_routes=AgentRoutes(self.agents),
             heartbeat_runs=HeartbeatRuns(store=self.store, sessions=self.sessions),
+            checkpoints=CheckpointService(
+                store=self.store, checkpointer=self.checkpointer, runner=self.runner, bus=self.bus, sessions=self.sessions
+            ),
             checkpoints_usage=self.checkpointer.usage,
             direct_tools=DirectTools(
                 settings=settings,

@@ -20,6 +20,7 @@ from backend.app.agents_admin import AgentAdmin
 from backend.app.approvals import ApprovalService
 from backend.app.heartbeat_runs import HeartbeatRuns
 from backend.app.audit import AuditLog
+from backend.app.checkpoints import CheckpointService
 from backend.app.direct_tools import DirectTools
 from backend.app.model_settings import ModelSettings
 from backend.app.policy import PolicyService
@@ -96,5 +97,7 @@ class AppServices:
     """A heartbeat round's session, started by the one host that claims the round."""
     direct_tools: DirectTools
     """A client's direct tool calls through the gate (the gateway's `--expose-tools`)."""
+    checkpoints: CheckpointService
+    """A session's steps with what each changed in the workspace, and rewinding them (issue 32)."""
     checkpoints_usage: Callable[[], Awaitable[CheckpointUsage]]
     """The disk checkpoints take, in all and per workspace, with their retention (for Settings)."""

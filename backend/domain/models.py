@@ -69,6 +69,7 @@ EventType = Literal[
     "sampling.completed",  # server, model, text, usage, edited: a server's allowed request answered by the model
     # checkpoints (issue 32)
     "checkpoint.created",  # step, id (the call), name, commit (None: none was taken), skipped, error
+    "checkpoint.rewound",  # step, restored, checkpoint_step, forked_session_id, by: a person restored the workspace
     # workflows
     "workflow.step",
     "workflow.gate",

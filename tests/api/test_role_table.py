@@ -54,10 +54,13 @@ ROUTES: dict[tuple[str, str], Need] = {
     ("GET", "/api/sessions/{session_id}/events"): "viewer",
     ("GET", "/api/sessions/{session_id}/media/{name}"): "viewer",
     ("GET", "/api/sessions/{session_id}/refused-calls"): "viewer",
+    ("GET", "/api/sessions/{session_id}/checkpoints"): "viewer",
+    ("GET", "/api/sessions/{session_id}/checkpoints/{step}/diff"): "viewer",
     ("GET", "/api/sessions/{session_id}/standing-rules"): "viewer",
     ("POST", "/api/sessions"): "approver",
     ("PATCH", "/api/sessions/{session_id}"): "viewer",  # then its owner or an admin (test_session_edits_api)
     ("DELETE", "/api/sessions/{session_id}"): "approver",
+    ("POST", "/api/sessions/{session_id}/rewind"): "approver",  # then its owner or an admin (test_checkpoints_api)
     ("POST", "/api/sessions/{session_id}/messages"): "approver",
     ("POST", "/api/sessions/{session_id}/stop"): "approver",
     ("POST", "/api/sessions/{session_id}/tool-calls/{call_id}/retry"): "approver",
@@ -222,7 +225,7 @@ def concrete(path: str) -> str:
         "{session_id}", "x"
     ).replace("{approval_id}", "x").replace("{call_id}", "x").replace("{name}", "x").replace(
         "{agent_id}", "x"
-    ).replace("{schedule_id}", "x").replace("{run_id}", "x")
+    ).replace("{schedule_id}", "x").replace("{run_id}", "x").replace("{step}", "1")
 
 
 async def test_the_role_table_names_every_route_the_app_serves(table):

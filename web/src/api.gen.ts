@@ -1041,6 +1041,70 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/sessions/{session_id}/checkpoints": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List Checkpoints
+         * @description The session's steps that changed (or may have changed) the workspace, oldest first, each
+         *     with the files it changed and their diffs (the last step's against the workspace now).
+         */
+        get: operations["list_checkpoints_api_sessions__session_id__checkpoints_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/sessions/{session_id}/checkpoints/{step}/diff": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Checkpoint Diff
+         * @description What differs between the workspace before `step` and the workspace now: what rewinding
+         *     to before it would change.
+         */
+        get: operations["checkpoint_diff_api_sessions__session_id__checkpoints__step__diff_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/sessions/{session_id}/rewind": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rewind
+         * @description Restore the workspace (or `files` of it) to before `step` (its owner or an admin); 409
+         *     while the session is running a step. The rewind is checkpointed first, so rewinding to
+         *     before `checkpoint_step` undoes it; it is written to the audit log with who asked.
+         */
+        post: operations["rewind_api_sessions__session_id__rewind_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/sessions/{session_id}/standing-rules": {
         parameters: {
             query?: never;
@@ -1320,6 +1384,23 @@ export interface components {
              */
             attached_skills?: string[];
         };
+        /**
+         * CheckpointFile
+         * @description One file a step changed (or a rewind would change), read from the shadow repository.
+         */
+        CheckpointFile: {
+            /** Path */
+            path: string;
+            /**
+             * Status
+             * @enum {string}
+             */
+            status: "added" | "modified" | "deleted" | "mode";
+            /** Diff */
+            diff: string;
+            /** Binary */
+            binary: boolean;
+        };
         /** ConnectionTestOut */
         ConnectionTestOut: {
             /** Ok */
@@ -1432,7 +1513,7 @@ export interface components {
              * Type
              * @enum {string}
              */
-            type: "session.created" | "session.status" | "session.mode" | "session.updated" | "session.cleared" | "session.recovered" | "message" | "token" | "thinking.delta" | "usage" | "model.retry" | "budget.warning" | "error" | "notice" | "memory.consolidated" | "tool.started" | "tool.result" | "tool.progress" | "approval.requested" | "approval.resolved" | "server.failed" | "sampling.completed" | "checkpoint.created" | "workflow.step" | "workflow.gate" | "workflow.finished";
+            type: "session.created" | "session.status" | "session.mode" | "session.updated" | "session.cleared" | "session.recovered" | "message" | "token" | "thinking.delta" | "usage" | "model.retry" | "budget.warning" | "error" | "notice" | "memory.consolidated" | "tool.started" | "tool.result" | "tool.progress" | "approval.requested" | "approval.resolved" | "server.failed" | "sampling.completed" | "checkpoint.created" | "checkpoint.rewound" | "workflow.step" | "workflow.gate" | "workflow.finished";
             /** Data */
             data?: {
                 [key: string]: unknown;
@@ -1796,6 +1877,46 @@ export interface components {
             policies: {
                 [key: string]: "always_allow" | "ask" | "deny";
             };
+        };
+        /**
+         * RewindBody
+         * @description What to rewind: to before which step, which files, and whether to fork the conversation there.
+         */
+        RewindBody: {
+            /**
+             * Step
+             * @description restore to before this step (default: before the last step)
+             */
+            step?: number | null;
+            /**
+             * Files
+             * @description workspace-relative paths to restore (default: all)
+             */
+            files?: string[] | null;
+            /**
+             * Fork
+             * @description also start a new session whose transcript ends before the step
+             * @default false
+             */
+            fork?: boolean;
+        };
+        /**
+         * RewindResult
+         * @description What a rewind did.
+         */
+        RewindResult: {
+            /** Step */
+            step: number;
+            /** Tool Name */
+            tool_name: string | null;
+            /** Workspace */
+            workspace: string;
+            /** Restored */
+            restored: string[];
+            /** Checkpoint Step */
+            checkpoint_step: number;
+            /** Forked Session Id */
+            forked_session_id?: string | null;
         };
         /**
          * RunNowResult
@@ -2408,6 +2529,40 @@ export interface components {
              * @default
              */
             label?: string;
+        };
+        /**
+         * StepChanges
+         * @description A step that changed (or may have changed) the workspace, with the files it changed.
+         */
+        StepChanges: {
+            /** Session Id */
+            session_id: string;
+            /** Step */
+            step: number;
+            /** Tool Call Id */
+            tool_call_id: string | null;
+            /** Tool Name */
+            tool_name: string | null;
+            /**
+             * Kind
+             * @default step
+             * @enum {string}
+             */
+            kind?: "step" | "rewind";
+            /** Workspace */
+            workspace: string;
+            /** Commit */
+            commit: string;
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at?: string;
+            /** Skipped */
+            skipped?: string[];
+            by?: components["schemas"]["Decider"] | null;
+            /** Files */
+            files?: components["schemas"]["CheckpointFile"][];
         };
         /**
          * StepRun
@@ -5476,6 +5631,132 @@ export interface operations {
                     "application/json": {
                         [key: string]: "denied" | "timed_out" | "budget";
                     };
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            /** @description Refused; `detail` says why */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    list_checkpoints_api_sessions__session_id__checkpoints_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                session_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StepChanges"][];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            /** @description Refused; `detail` says why */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    checkpoint_diff_api_sessions__session_id__checkpoints__step__diff_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                session_id: string;
+                /** @description 1-based, as the dashboard numbers the session's steps */
+                step: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CheckpointFile"][];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            /** @description Refused; `detail` says why */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    rewind_api_sessions__session_id__rewind_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                session_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RewindBody"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RewindResult"];
                 };
             };
             /** @description Validation Error */
