@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from backend.config import ConfigError, Settings, load_settings, read_yaml
+from backend.rewind_cli import add_rewind_parser, run_rewind
 from backend.trust_cli import add_trust_parser, run_trust
 
 if TYPE_CHECKING:
@@ -117,6 +118,7 @@ def _parser() -> argparse.ArgumentParser:
     workflow_list.add_argument("--json", action="store_true")
 
     add_trust_parser(sub)
+    add_rewind_parser(sub)
 
     rules = sub.add_parser("rules", help="permission rules")
     rules_sub = rules.add_subparsers(dest="rules_command", required=True)
@@ -502,6 +504,8 @@ def main(argv: list[str] | None = None) -> int:
             return _rules_check(args)
         if args.command == "trust":
             return run_trust(args)
+        if args.command == "rewind":
+            return asyncio.run(run_rewind(args, _settings(args)))
     except ConfigError as exc:
         print(f"configuration error: {exc}", file=sys.stderr)
         return 2

@@ -369,3 +369,33 @@ def test_overseer_trust_lists_what_is_trusted_and_revokes_it(workspace, tmp_path
     assert main(["trust", "--list"]) == 0
     assert "Nothing is trusted." in capsys.readouterr().out
     assert main(["trust", "--revoke", str(tmp_path)]) == 1
+
+
+def test_overseer_rewind_restores_before_the_last_step_or_a_named_one_and_prints_what_it_restored(workspace, model, capsys):
+    (workspace / "notes.txt").write_text("mine\n")
+    model.push(write_call(), write_call("extra.txt"), Reply(text="done"))
+    assert main(["run", "write notes", "--approve", "all", "--json"]) == 0
+    session_id = json.loads(capsys.readouterr().out.splitlines()[0])["session_id"]
+    assert (workspace / "notes.txt").read_text() == "hi\n" and (workspace / "extra.txt").exists()
+
+    assert main(["rewind", session_id]) == 0  # before the last step: extra.txt was not there
+    out = capsys.readouterr().out
+    assert "before step 2 (mcp__file__write_file)" in out and "  extra.txt" in out
+    assert f"To undo this rewind: overseer rewind {session_id} 3" in out
+    assert not (workspace / "extra.txt").exists() and (workspace / "notes.txt").read_text() == "hi\n"
+
+    assert main(["rewind", session_id, "1", "--files", "notes.txt"]) == 0
+    assert "  notes.txt" in capsys.readouterr().out
+    assert (workspace / "notes.txt").read_text() == "mine\n"
+
+    assert main(["rewind", session_id, "3"]) == 0  # undoes the first rewind
+    assert (workspace / "extra.txt").read_text() == "hi\n" and (workspace / "notes.txt").read_text() == "hi\n"
+
+
+def test_overseer_rewind_says_why_it_cannot(workspace, model, capsys):
+    assert main(["rewind", "nope"]) == 1
+    assert "overseer rewind: " in capsys.readouterr().err
+    with pytest.raises(SystemExit) as refused:
+        main(["rewind", "nope", "0"])
+    assert refused.value.code == 2
+    assert "steps are numbered from 1" in capsys.readouterr().err
