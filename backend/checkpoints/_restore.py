@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+import stat
 import subprocess
 from pathlib import Path
 
@@ -66,6 +68,9 @@ def _write(work: Path, entry: EntryChange, reader: subprocess.Popen[bytes]) -> N
         target.parent.mkdir(parents=True, exist_ok=True)
     except (FileExistsError, NotADirectoryError):
         raise RestoreError(f"cannot restore {entry.path}: a file the checkpoint left out stands where its folder goes") from None
+    if previous and stat.S_ISDIR(previous.st_mode):
+        with contextlib.suppress(OSError):  # an empty folder gives way; one with files cannot
+            target.rmdir()
     temporary = temporary_path(work, entry.path)
     temporary.unlink(missing_ok=True)
     if entry.new_mode == _SYMLINK:

@@ -185,7 +185,11 @@ class ShadowRepo:
             except FileNotFoundError:
                 update.append(path)
                 continue
-            if _is_regular(info.st_mode) and info.st_size > self.max_file_bytes:
+            if _is_regular(info.st_mode) and not os.access(self.workspace / path, os.R_OK):
+                skipped.append(Skipped(path=path, reason="unreadable"))
+                if code != b"??":
+                    untrack.append(path)
+            elif _is_regular(info.st_mode) and info.st_size > self.max_file_bytes:
                 skipped.append(Skipped(path=path, reason=_over(self.max_file_bytes)))
                 if code != b"??":  # it grew past the limit: out of the index too
                     untrack.append(path)

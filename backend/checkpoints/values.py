@@ -13,7 +13,8 @@ class Skipped:
     path: str
     """Workspace-relative, `/`-separated; a folder has no trailing slash."""
     reason: str
-    """"over 5 MB", "ignored (.gitignore)", "ignored (node_modules)", "nested git repository"."""
+    """"over 5 MB", "ignored (.gitignore)", "ignored (node_modules)", "nested git repository",
+    "unreadable"."""
 
 
 @dataclass(frozen=True)

@@ -157,6 +157,18 @@ def test_skipped_files_are_reported_and_left_alone_by_a_restore(workspace, tmp_p
     assert (workspace / "build/out").read_bytes() == b"x"
 
 
+def test_a_nested_git_repository_is_skipped_and_left_alone(workspace, shadow):
+    sh("mkdir -p vendor/lib && cd vendor/lib && git init -q && printf v1 > lib.c", workspace)
+    snapshot = shadow.snapshot("before")
+    assert Skipped("vendor/lib", "nested git repository") in snapshot.skipped
+
+    sh("printf v2 > vendor/lib/lib.c && printf y > vendor/lib/new.c", workspace)
+    shadow.restore(snapshot.commit)
+
+    assert (workspace / "vendor/lib/lib.c").read_bytes() == b"v2"
+    assert (workspace / "vendor/lib/new.c").exists()
+
+
 def test_a_file_that_grows_past_the_limit_is_left_out_of_the_next_snapshot(workspace, tmp_path):
     shadow = ShadowRepo(workspace, root=tmp_path / "checkpoints", max_file_bytes=100)
     first = shadow.snapshot("small")
