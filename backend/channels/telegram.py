@@ -26,6 +26,7 @@ from backend.channels.telegram_cards import ApprovalCards
 from backend.channels.telegram_inbox import Inbox
 from backend.channels.telegram_replies import ReplyStreams
 from backend.channels.telegram_state import TelegramState
+from backend.channels.telegram_undo import UndoOffers
 from backend.config import TelegramConfig
 from backend.domain.models import Approval, Event, EventType
 
@@ -92,6 +93,7 @@ class TelegramChannel:
             people=self.people,
             notify_chats=[by_name[name] for name in config.notify if name in by_name],
         )
+        self.undo = UndoOffers(bot=self.bot, checkpoints=services.checkpoints, people=self.people)
         self.inbox = Inbox(
             services=services,
             state=self.state,
@@ -99,6 +101,7 @@ class TelegramChannel:
             people=self.people,
             cards=self.cards,
             replies=self.replies,
+            undo=self.undo,
         )
         self._events: Subscription | None = None
         self._tasks: list[asyncio.Task[None]] = []
@@ -169,7 +172,9 @@ class TelegramChannel:
 
     async def _handle(self, update: Update) -> None:
         try:
-            if update.callback_query is not None:
+            if update.callback_query is not None and self.undo.owns(update.callback_query.data):
+                await self.undo.press(update.callback_query)
+            elif update.callback_query is not None:
                 await self.cards.press(update.callback_query)
             elif update.message is not None:
                 await self.inbox.handle(update.message)

@@ -1,8 +1,9 @@
 """Messages people send the bot: commands, conversation, photos and documents.
 
 A listed person's message continues the chat's current session or starts one (origin
-`telegram`); `/new` starts another, `/mode NAME` switches modes, `/stop` stops the run, `/help`
-lists commands, modes and skills; a leading `/skill-name` attaches a skill as on the dashboard.
+`telegram`); `/new` starts another, `/mode NAME` switches modes, `/stop` stops the run, `/undo`
+restores the workspace to before the last step (after a confirmation), `/help` lists commands,
+modes and skills; a leading `/skill-name` attaches a skill as on the dashboard.
 Photos and documents are saved in the session's workspace (under `telegram/`) and attached.
 Anyone else gets one polite refusal, and the attempt is logged.
 """
@@ -27,6 +28,7 @@ from backend.auth import Principal
 from backend.channels.telegram_cards import ApprovalCards
 from backend.channels.telegram_replies import ReplyStreams
 from backend.channels.telegram_state import TelegramState
+from backend.channels.telegram_undo import UndoOffers
 from backend.domain.errors import BadRequest, DomainError, NotFound
 from backend.domain.session_options import SessionOptions
 
@@ -51,6 +53,7 @@ def help_text(modes: list[str], skills: list[str]) -> str:
         "/mode NAME: switch modes (for a new session: the mode it starts in)",
         "/agent NAME: start a new session with that agent (/agent lists them)",
         "/stop: stop the current run",
+        "/undo: restore the workspace to before the last step (asks first)",
         "/help: this list",
         "Modes: " + ", ".join(modes),
     ]
@@ -75,6 +78,7 @@ class Inbox:
     people: dict[int, Principal]
     cards: ApprovalCards
     replies: ReplyStreams
+    undo: UndoOffers
 
     async def handle(self, message: Message) -> None:
         user = message.from_user
@@ -108,6 +112,10 @@ class Inbox:
                 await self._agent(chat, argument.strip())
             elif command == "/stop":
                 await self._stop(chat)
+            elif command == "/undo":
+                said = await self.undo.offer(chat, await self._current(chat))
+                if said is not None:
+                    await self.replies.say(chat, said)
             else:
                 await self._converse(chat, message, text, sender=(user.id, principal.name), by=principal)
         except DomainError as exc:  # a refused message: unknown skill or mode, empty, unreadable file
