@@ -131,7 +131,9 @@ export function parseUnifiedDiff(diff: string): ShownLine[] {
   const lines = diff.split("\n");
   if (lines[lines.length - 1] === "") lines.pop();
   for (const line of lines) {
-    if (line.startsWith("@@")) {
+    if (line.startsWith("diff --git ")) {
+      inHunk = false; // a second section (a file turned into a link is a deletion and a creation)
+    } else if (line.startsWith("@@")) {
       inHunk = true;
       out.push({ kind: "hunk", text: line });
     } else if (!inHunk) {

@@ -64,50 +64,15 @@ export type ChatResult = Sent<Schemas["ChatResult"]>;
 export type LiveEvent = Sent<Schemas["Event"]>;
 
 // ---- checkpoints and rewind (issue 32) ----
-// Hand-written until the checkpoint routes are in the OpenAPI document; then aliases of it.
 
-/** One file a step changed, read from the shadow repository (backend/checkpoints/shadow.py). */
-export interface CheckpointFile {
-  path: string;
-  status: "added" | "modified" | "deleted" | "mode";
-  /** A unified diff ("" when binary). */
-  diff: string;
-  binary: boolean;
-}
-
-/** A step of a session that changed (or may have changed) the workspace, with what it changed. */
-export interface StepChanges {
-  session_id: string;
-  /** 1-based per session, as the dashboard numbers steps. */
-  step: number;
-  /** null for a rewind's own checkpoint. */
-  tool_call_id: string | null;
-  tool_name: string | null;
-  kind: "step" | "rewind";
-  workspace: string;
-  commit: string;
-  created_at: string;
-  /** "path: reason" for each file the checkpoint left out. */
-  skipped: string[];
-  /** For a rewind: who asked. */
-  by: Decider | null;
-  files: CheckpointFile[];
-}
-
+/** One file a step changed (or a rewind would change), read from the shadow repository. */
+export type CheckpointFile = Sent<Schemas["CheckpointFile"]>;
+/** A step that changed (or may have changed) the workspace, with the files it changed: a tool
+ * call's (`kind` "step") or a rewind's own (`kind` "rewind", `by` who asked). */
+export type StepChanges = Sent<Schemas["StepChanges"]>;
 /** POST /api/sessions/{id}/rewind. */
-export interface RewindBody {
-  step?: number | null;
-  files?: string[] | null;
-  fork?: boolean;
-}
-
-export interface RewindResult {
-  /** The workspace (or the chosen files) is as it was before this step. */
-  step: number;
-  restored: string[];
-  checkpoint_step: number;
-  forked_session_id?: string | null;
-}
+export type RewindBody = Schemas["RewindBody"];
+export type RewindResult = Sent<Schemas["RewindResult"]>;
 
 // ---- approvals ----
 

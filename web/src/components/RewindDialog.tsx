@@ -159,8 +159,10 @@ export function RewindDialog({
         )}
         <label className="inline-check rewind-fork">
           <input type="checkbox" checked={fork} onChange={(e) => setFork(e.target.checked)} data-testid="rewind-fork" />
-          Also fork the conversation from here
-          <span className="muted small"> (a new session whose transcript ends before this step)</span>
+          <span>
+            Also fork the conversation from here
+            <span className="muted small"> (a new session whose transcript ends before this step)</span>
+          </span>
         </label>
         {error && (
           <p className="error-text" role="alert" data-testid="rewind-error">

@@ -175,9 +175,12 @@ export function RewindEntry({
 
 /** A step with no checkpoint (it failed): the change cannot be rewound, and the person is told why. */
 export function NoCheckpoint({ reason }: { reason: string }) {
+  // The event says "no checkpoint: <why>": say it once.
+  const why = reason.replace(/^no checkpoint:\s*/i, "");
   return (
     <p className="step-skipped" role="note" data-testid="step-no-checkpoint">
-      No checkpoint: {reason}
+      <span data-testid="step-no-checkpoint-text">No checkpoint: {why}</span>{" "}
+      <span className="muted small">(there is no rewinding to just before this step)</span>
     </p>
   );
 }
