@@ -1,5 +1,6 @@
-"""A session's Changes tab in real Chromium (issue 16): like a pull request's Files tab, every file
-the session wrote or edited, each change as a diff, and nothing for a change that failed."""
+"""A session's Changes tab in real Chromium (issue 16), for a host that keeps no checkpoints: like a
+pull request's Files tab, every file the session wrote or edited, each change as a diff, and
+nothing for a change that failed."""
 
 from __future__ import annotations
 
@@ -9,7 +10,9 @@ from backend.testing import Reply, ScriptedToolCall
 
 from .dashboard import EDIT, WRITE, calls, start_session, wait_session
 
-ALLOW_FILES = {"policies": {WRITE: "always_allow", EDIT: "always_allow"}}
+ALLOW_FILES = {"policies": {WRITE: "always_allow", EDIT: "always_allow"}, "checkpoints": {"enabled": False}}
+"""Checkpoints off: the tab reads the changes from the calls' arguments (with checkpoints on it shows
+what each step changed in the workspace: tests/e2e/test_checkpoints.py)."""
 
 
 def test_the_changes_tab_lists_each_file_the_session_changed_with_its_diffs(serve, new_page):
