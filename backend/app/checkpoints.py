@@ -25,10 +25,10 @@ from pydantic import BaseModel, Field
 from backend.app.session_edits import NotYourSession, may_manage
 from backend.app.sessions import SessionService
 from backend.auth import Principal
-from backend.checkpoints.shadow import FileChange
+from backend.checkpoints.shadow import FileChange, ShadowRepo
 from backend.checkpoints.steps import Checkpointer
 from backend.domain.checkpoints import Checkpoint
-from backend.domain.errors import BadRequest, Invalid, NotFound
+from backend.domain.errors import BadRequest, Conflict, Invalid, NotFound
 from backend.domain.models import ACTIVE_STATUSES, AuditEntry, Door, Event, Message, Session
 from backend.domain.session_options import SessionOptions
 from backend.engine.events import EventBus
@@ -71,6 +71,10 @@ class RewindResult(BaseModel):
     """The rewind's own checkpoint (the workspace just before it): rewinding to before it undoes this rewind."""
     forked_session_id: str | None = None
     """With fork: the new session, whose transcript ends before `step`."""
+
+
+class WorkspaceGone(Conflict):
+    """The step's workspace folder no longer exists."""
 
 
 class NothingToRewind(NotFound):
@@ -133,7 +137,10 @@ class CheckpointService:
         for checkpoint in await self._store.list_checkpoints(session_id):
             if checkpoint.workspace not in others:  # every session's, in the order they were taken
                 others[checkpoint.workspace] = await self._store.workspace_checkpoints(checkpoint.workspace)
-            changes = await self._changes(checkpoint, _next_commit(others[checkpoint.workspace], checkpoint))
+            try:
+                changes = await self._changes(checkpoint, _next_commit(others[checkpoint.workspace], checkpoint))
+            except WorkspaceGone:  # the step is listed; what it changed went with its folder
+                changes = []
             steps.append(StepChanges(**checkpoint.model_dump(), files=[file_of(c) for c in changes]))
         return steps
 
@@ -213,15 +220,20 @@ class CheckpointService:
             there = f"its steps are 1 to {checkpoints[-1].step}" if checkpoints else "it has no steps that changed the workspace"
             raise NotFound(f"session {session_id} has no step {step}; {there}") from None
 
+    async def _shadow(self, workspace: str) -> ShadowRepo:
+        if not await asyncio.to_thread(Path(workspace).is_dir):
+            raise WorkspaceGone(f"the workspace {workspace} no longer exists; its checkpoints cannot be shown or restored")
+        return await self._checkpointer.shadow_for(Path(workspace))
+
     async def _changes(self, checkpoint: Checkpoint, after: str | None) -> builtins.list[FileChange]:
-        shadow = await self._checkpointer.shadow_for(Path(checkpoint.workspace))
+        shadow = await self._shadow(checkpoint.workspace)
         return await asyncio.to_thread(shadow.changes, checkpoint.commit, after)
 
     async def _restore(
         self, session: Session, target: Checkpoint, chosen: builtins.list[str] | None, *, by: Principal, via: Door
     ) -> _Restored:
         workspace = Path(target.workspace)
-        shadow = await self._checkpointer.shadow_for(workspace)
+        shadow = await self._shadow(target.workspace)
         async with self._checkpointer.locked(workspace):
             # Checked again under the lock: a step that began meanwhile took its checkpoint first.
             self._refuse_if_running(await self._store.get_session(session.id))

@@ -243,3 +243,18 @@ async def test_an_unknown_step_is_404_naming_the_steps_there_are(api):
     assert missing.status_code == 404 and "steps are 1 to 3" in missing.json()["detail"]
     assert (await api.client.get(f"/api/sessions/{session_id}/checkpoints/9/diff")).status_code == 404
     assert (await api.client.get("/api/sessions/nope/checkpoints")).status_code == 404
+
+
+async def test_a_workspace_that_is_gone_lists_its_steps_without_files_and_a_rewind_is_409(api):
+    alice = key(api, "alice")
+    workspace = three_steps(api)
+    session_id = await run_session(api, alice)
+    moved = workspace.with_name("moved-away")
+    workspace.rename(moved)
+    try:
+        steps = (await api.client.get(f"/api/sessions/{session_id}/checkpoints")).json()
+        assert [(s["step"], s["files"]) for s in steps] == [(1, []), (2, []), (3, [])]
+        refused = await api.anonymous.post(f"/api/sessions/{session_id}/rewind", json={"step": 1}, headers=alice)
+        assert refused.status_code == 409 and "no longer exists" in refused.json()["detail"]
+    finally:
+        moved.rename(workspace)
