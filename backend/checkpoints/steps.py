@@ -158,6 +158,9 @@ class Checkpointer:
         self.clock = clock
         self._shadows: dict[Path, ShadowRepo] = {}
         self._pruning: dict[Path, asyncio.Task[int]] = {}
+        self._counts: dict[Path, int] = {}
+        """Checkpoints per workspace as this host last counted them (its own since added): retention
+        after a checkpoint runs only past `keep_last` (the periodic sweep sees the others' too)."""
         self._sweeper: asyncio.Task[None] | None = None
 
     # the shadow repositories and their lock
@@ -278,6 +281,7 @@ class Checkpointer:
                 for i, cp in enumerate(checkpoints)
                 if (i < beyond or cp.created_at < cutoff) and cp.session_id not in active
             ]
+            self._counts[real] = len(checkpoints) - len(doomed)
             if not doomed:
                 return 0
             await self.store.delete_checkpoints(doomed)
@@ -301,6 +305,11 @@ class Checkpointer:
     def _prune_soon(self, workspace: Path) -> None:
         """After a checkpoint, retention of its workspace in the background (one at a time per workspace)."""
         real = real_workspace(workspace)
+        counted = self._counts.get(real)
+        if counted is not None:
+            self._counts[real] = counted + 1
+            if counted + 1 <= self.keep_last:
+                return
         running = self._pruning.get(real)
         if running is not None and not running.done():
             return
