@@ -113,18 +113,26 @@ def test_each_step_shows_its_diff_and_a_rewind_restores_the_files_is_audited_and
     expect(rows.last).to_contain_text("to before step 3")
 
 
-def test_a_rewind_while_the_session_waits_for_an_approval_is_refused_in_words(serve, new_page):
+def test_a_step_shows_its_changes_as_it_runs_and_a_rewind_while_the_session_waits_is_refused_in_words(serve, new_page):
     script = [
         calls(ScriptedToolCall(name=WRITE, arguments={"path": "notes.txt", "content": "kept\n"})),
         calls(shell("echo waiting")),
         Reply(text="Done."),
     ]
-    h = serve(script, policies={WRITE: "always_allow"})
+    h = serve(script, policies={WRITE: "ask", SHELL: "ask"})
     session = start_session(h)
     page = new_page(h, path=f"#/s/{session.id}")
     expect(page.get_by_test_id("approval-card")).to_be_visible()
+    expect(page.get_by_test_id("step-changes")).to_have_count(0)  # nothing has run yet
 
-    page.locator('[data-testid="step-changes"][data-step="1"]').get_by_test_id("rewind-button").click()
+    # Allowed, the write runs: its step appears live (checkpoint.created, then its result).
+    page.keyboard.press("y")
+    first = page.locator('[data-testid="step-changes"][data-step="1"]')
+    expect(changed(first, "notes.txt")).to_have_attribute("data-status", "added")
+
+    # The shell command now waits for an answer: a rewind is refused, and says why.
+    expect(page.get_by_test_id("approval-card")).to_contain_text("echo waiting")
+    first.get_by_test_id("rewind-button").click()
     dialog = page.get_by_role("dialog", name="Rewind to before step 1")
     expect(dialog.get_by_test_id("rewind-file")).to_have_count(1)
     dialog.get_by_test_id("rewind-confirm").click()
