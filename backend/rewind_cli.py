@@ -19,7 +19,9 @@ def _step(text: str) -> int:
     except ValueError:
         raise argparse.ArgumentTypeError(f"a step is a number from 1; {text!r} is not") from None
     if step < 1:
-        raise argparse.ArgumentTypeError(f"steps are numbered from 1, as the dashboard shows them; {step} is not one")
+        raise argparse.ArgumentTypeError(
+            f"steps are numbered from 1, as the dashboard shows them; {step} is not one"
+        )
     return step
 
 
@@ -28,13 +30,14 @@ def add_rewind_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
     rewind = sub.add_parser(
         "rewind",
         help="restore a session's workspace to before one of its steps (default: before its last)",
-        description="Restore the workspace (or --files of it) as it was before STEP of SESSION. The rewind is "
-        "itself checkpointed: rewinding to before the step it prints undoes it.",
+        description="Restore the workspace (or --files of it) as it was before STEP of SESSION. The "
+        "rewind is itself checkpointed: rewinding to before the step it prints undoes it.",
     )
     rewind.add_argument("session", help="the session's id")
     rewind.add_argument("step", nargs="?", type=_step,
                         help="the step, numbered from 1 as the dashboard shows them (default: the last)")
-    rewind.add_argument("--files", nargs="+", metavar="PATH", help="restore only these files (paths in the workspace)")
+    rewind.add_argument("--files", nargs="+", metavar="PATH",
+                        help="restore only these files (paths in the workspace)")
     rewind.add_argument("--fork", action="store_true",
                         help="also start a new session whose conversation ends before the step")
 
@@ -48,7 +51,12 @@ async def run_rewind(args: argparse.Namespace, settings: Settings) -> int:
     await host.store.open()
     try:
         result = await host.app_services.checkpoints.rewind(
-            args.session, step=args.step, files=args.files, fork=args.fork, by=local_principal(), via="terminal"
+            args.session,
+            step=args.step,
+            files=args.files,
+            fork=args.fork,
+            by=local_principal(),
+            via="terminal",
         )
     except DomainError as exc:
         print(f"overseer rewind: {exc}", file=sys.stderr)

@@ -68,7 +68,8 @@ class RewindResult(BaseModel):
     restored: list[str]
     """The workspace-relative paths written or removed."""
     checkpoint_step: int
-    """The rewind's own checkpoint (the workspace just before it): rewinding to before it undoes this rewind."""
+    """The rewind's own checkpoint (the workspace just before it): rewinding to before it undoes
+    this rewind."""
     forked_session_id: str | None = None
     """With fork: the new session, whose transcript ends before `step`."""
 
@@ -138,7 +139,8 @@ class CheckpointService:
             if checkpoint.workspace not in others:  # every session's, in the order they were taken
                 others[checkpoint.workspace] = await self._store.workspace_checkpoints(checkpoint.workspace)
             try:
-                changes = await self._changes(checkpoint, _next_commit(others[checkpoint.workspace], checkpoint))
+                after = _next_commit(others[checkpoint.workspace], checkpoint)
+                changes = await self._changes(checkpoint, after)
             except WorkspaceGone:  # the step is listed; what it changed went with its folder
                 changes = []
             steps.append(StepChanges(**checkpoint.model_dump(), files=[file_of(c) for c in changes]))
@@ -154,7 +156,8 @@ class CheckpointService:
         """The step a rewind would go back to before (default: the last), with the files that
         differ from the workspace now: what the rewind would change. NotFound for no such step."""
         target = await self._target(session_id, step)
-        return StepChanges(**target.model_dump(), files=[file_of(c) for c in await self._changes(target, None)])
+        files = [file_of(c) for c in await self._changes(target, None)]
+        return StepChanges(**target.model_dump(), files=files)
 
     async def rewind(
         self,
@@ -166,7 +169,8 @@ class CheckpointService:
         by: Principal,
         via: Door,
     ) -> RewindResult:
-        """Restore the workspace (or `files` of it: files or folders) to before `step` (default: before the last step).
+        """Restore the workspace (or `files` of it: files or folders) to before `step` (default:
+        before the last step).
 
         Refused (nothing changed): NotYourSession for someone not its owner nor an admin,
         SessionBusy (409) while the session runs, NotFound for no such step, Invalid for a file
@@ -181,7 +185,9 @@ class CheckpointService:
         chosen = clean_paths(files) if files is not None else None
         if fork and session.engine == "claude-sdk":
             # The SDK keeps its own transcript, which cannot be cut before a step.
-            raise BadRequest(f"session {session_id} runs on claude-sdk, whose conversation cannot be forked from a step")
+            raise BadRequest(
+                f"session {session_id} runs on claude-sdk, whose conversation cannot be forked from a step"
+            )
         self._refuse_if_running(session)
         target = await self._target(session_id, step)
         done = await self._restore(session, target, chosen, by=by, via=via)
@@ -208,7 +214,9 @@ class CheckpointService:
             return await self._checkpoint(session_id, step)
         checkpoints = await self._store.list_checkpoints(session_id)
         if not checkpoints:
-            raise NothingToRewind(f"session {session_id} has no steps that changed the workspace; nothing to rewind")
+            raise NothingToRewind(
+                f"session {session_id} has no steps that changed the workspace; nothing to rewind"
+            )
         return checkpoints[-1]
 
     async def _checkpoint(self, session_id: str, step: int) -> Checkpoint:
@@ -217,12 +225,18 @@ class CheckpointService:
             return await self._store.get_checkpoint(session_id, step)
         except NotFound:
             checkpoints = await self._store.list_checkpoints(session_id)
-            there = f"its steps are 1 to {checkpoints[-1].step}" if checkpoints else "it has no steps that changed the workspace"
+            there = (
+                f"its steps are 1 to {checkpoints[-1].step}"
+                if checkpoints
+                else "it has no steps that changed the workspace"
+            )
             raise NotFound(f"session {session_id} has no step {step}; {there}") from None
 
     async def _shadow(self, workspace: str) -> ShadowRepo:
         if not await asyncio.to_thread(Path(workspace).is_dir):
-            raise WorkspaceGone(f"the workspace {workspace} no longer exists; its checkpoints cannot be shown or restored")
+            raise WorkspaceGone(
+                f"the workspace {workspace} no longer exists; its checkpoints cannot be shown or restored"
+            )
         return await self._checkpointer.shadow_for(Path(workspace))
 
     async def _changes(self, checkpoint: Checkpoint, after: str | None) -> builtins.list[FileChange]:
@@ -230,7 +244,13 @@ class CheckpointService:
         return await asyncio.to_thread(shadow.changes, checkpoint.commit, after)
 
     async def _restore(
-        self, session: Session, target: Checkpoint, chosen: builtins.list[str] | None, *, by: Principal, via: Door
+        self,
+        session: Session,
+        target: Checkpoint,
+        chosen: builtins.list[str] | None,
+        *,
+        by: Principal,
+        via: Door,
     ) -> _Restored:
         workspace = Path(target.workspace)
         shadow = await self._shadow(target.workspace)
@@ -263,7 +283,14 @@ class CheckpointService:
             await self._bus.publish(
                 session.id,
                 "checkpoint.created",
-                {"step": mark.step, "id": None, "name": None, "commit": mark.commit, "skipped": mark.skipped, "error": None},
+                {
+                    "step": mark.step,
+                    "id": None,
+                    "name": None,
+                    "kind": "rewind",
+                    "commit": mark.commit,
+                    "skipped": mark.skipped,
+                },
                 persist=lambda event: then(self._store.add_checkpoint(mark, event=event), _event_of),
             )
             restored = await asyncio.to_thread(shadow.restore, target.commit, chosen)
@@ -310,7 +337,12 @@ class CheckpointService:
             session_id=session.id,
             tool_call_id=target.tool_call_id or "",
             tool_name=REWIND_TOOL,
-            arguments={"step": target.step, "files": chosen, "fork": forked is not None, "restored": done.restored},
+            arguments={
+                "step": target.step,
+                "files": chosen,
+                "fork": forked is not None,
+                "restored": done.restored,
+            },
             decision="allow",
             decided_by="user",
             decider=by.decider(via),

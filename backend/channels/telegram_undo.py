@@ -157,6 +157,8 @@ class UndoOffers:
         if message is None:
             return
         try:
-            await self.bot.edit_message_text(trimmed(text, 4096), chat_id=message.chat.id, message_id=message.message_id)
+            await self.bot.edit_message_text(
+                trimmed(text, 4096), chat_id=message.chat.id, message_id=message.message_id
+            )
         except TelegramError as exc:
             log.warning("telegram: editing an undo offer failed: %s", type(exc).__name__)

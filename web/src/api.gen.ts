@@ -1885,7 +1885,7 @@ export interface components {
         RewindBody: {
             /**
              * Step
-             * @description restore to before this step (default: before the last step)
+             * @description restore to before this step (default: before the last)
              */
             step?: number | null;
             /**

@@ -12,7 +12,9 @@ from backend.app.checkpoints import CheckpointFile, RewindResult, StepChanges
 
 router = APIRouter(prefix="/api/sessions", tags=["checkpoints"])
 
-Step = Annotated[int, Path(ge=1, le=MAX_STORED_INT, description="1-based, as the dashboard numbers the session's steps")]
+Step = Annotated[
+    int, Path(ge=1, le=MAX_STORED_INT, description="1-based, as the dashboard numbers the session's steps")
+]
 
 
 class RewindBody(BaseModel):
@@ -21,7 +23,7 @@ class RewindBody(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     step: int | None = Field(
-        None, ge=1, le=MAX_STORED_INT, description="restore to before this step (default: before the last step)"
+        None, ge=1, le=MAX_STORED_INT, description="restore to before this step (default: before the last)"
     )
     files: list[str] | None = Field(
         None, min_length=1, max_length=1000, description="workspace-relative paths to restore (default: all)"
