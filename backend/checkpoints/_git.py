@@ -128,7 +128,8 @@ def create_repository(git_dir: Path, workspace: Path) -> None:
         capture_output=True,
         env=env,
     )
-    subprocess.run(["git", "config", "-f", str(temporary / "config"), "core.bare", "false"], check=True, env=env)
+    config = ["git", "config", "-f", str(temporary / "config")]
+    subprocess.run([*config, "core.bare", "false"], check=True, env=env)
     for hook in (temporary / "hooks").glob("*"):
         hook.unlink()
     (temporary / "info").mkdir(exist_ok=True)

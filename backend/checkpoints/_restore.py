@@ -60,14 +60,17 @@ def _remove_empty_parents(work: Path, path: Path) -> None:
 def _write(work: Path, entry: EntryChange, reader: subprocess.Popen[bytes]) -> None:
     target = work / entry.path
     previous = _lstat(target)
-    if entry.old_id == entry.new_id and entry.new_mode != _SYMLINK and previous and _regular(previous.st_mode):
+    same_bytes = entry.old_id == entry.new_id and entry.new_mode != _SYMLINK
+    if same_bytes and previous and _regular(previous.st_mode):
         os.chmod(target, _permissions(previous.st_mode & 0o777, entry.new_mode))  # the executable bit alone
         return
     data = _blob(reader, entry.new_id)
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
     except (FileExistsError, NotADirectoryError):
-        raise RestoreError(f"cannot restore {entry.path}: a file the checkpoint left out stands where its folder goes") from None
+        raise RestoreError(
+            f"cannot restore {entry.path}: a file the checkpoint left out stands where its folder goes"
+        ) from None
     if previous and stat.S_ISDIR(previous.st_mode):
         with contextlib.suppress(OSError):  # an empty folder gives way; one with files cannot
             target.rmdir()
@@ -79,7 +82,8 @@ def _write(work: Path, entry: EntryChange, reader: subprocess.Popen[bytes]) -> N
         descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o666)
         try:
             _write_all(descriptor, data)
-            base = previous.st_mode & 0o777 if previous and _regular(previous.st_mode) else os.fstat(descriptor).st_mode & 0o777
+            kept = previous if previous and _regular(previous.st_mode) else os.fstat(descriptor)
+            base = kept.st_mode & 0o777
             os.fchmod(descriptor, _permissions(base, entry.new_mode))
         finally:
             os.close(descriptor)
@@ -87,7 +91,9 @@ def _write(work: Path, entry: EntryChange, reader: subprocess.Popen[bytes]) -> N
         os.replace(temporary, target)
     except IsADirectoryError:
         temporary.unlink(missing_ok=True)
-        raise RestoreError(f"cannot restore {entry.path}: a folder with files the checkpoint left out stands in its place") from None
+        raise RestoreError(
+            f"cannot restore {entry.path}: a folder with files the checkpoint left out stands in its place"
+        ) from None
 
 
 def _write_all(descriptor: int, data: bytes) -> None:

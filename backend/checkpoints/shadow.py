@@ -68,7 +68,8 @@ class ShadowRepo:
             tree, skipped = self._stage()
             commit = self._git.run("commit-tree", tree, "-F", "-", stdin=message.encode()).decode().strip()
             # One transaction: the snapshot's own ref, and `latest` (HEAD) for the next status.
-            self._git.run("update-ref", "--stdin", stdin=f"create {_SNAPSHOTS}{commit} {commit}\nupdate {_LATEST} {commit}\n".encode())
+            refs = f"create {_SNAPSHOTS}{commit} {commit}\nupdate {_LATEST} {commit}\n"
+            self._git.run("update-ref", "--stdin", stdin=refs.encode())
         return Snapshot(commit=commit, skipped=tuple(skipped))
 
     def changes(self, before: str, after: str | None = None) -> list[FileChange]:
@@ -114,8 +115,10 @@ class ShadowRepo:
             refs = dict(line.split(" ", 1)[::-1] for line in listing.decode().splitlines())
             if not refs:
                 return
-            kept = [commit for ref, commit in refs.items() if ref.startswith(_SNAPSHOTS) and _kept(commit, wanted)]
-            commands = [f"delete {ref} {commit}" for ref, commit in refs.items() if ref != _LATEST and not _kept(commit, wanted)]
+            snapshots = {ref: commit for ref, commit in refs.items() if ref.startswith(_SNAPSHOTS)}
+            kept = [commit for commit in snapshots.values() if _kept(commit, wanted)]
+            dropped = {ref: commit for ref, commit in snapshots.items() if not _kept(commit, wanted)}
+            commands = [f"delete {ref} {commit}" for ref, commit in dropped.items()]
             if _LATEST in refs and not _kept(refs[_LATEST], wanted):
                 commands.append(f"update {_LATEST} {kept[-1]}" if kept else f"delete {_LATEST}")
             if commands:
@@ -139,7 +142,8 @@ class ShadowRepo:
     def _resolve(self, commit: str) -> str:
         if not _COMMIT_ID.fullmatch(commit):
             raise UnknownCommit(f"{commit!r} is not a commit id")
-        found = self._git.run("rev-parse", "--verify", "-q", f"{commit}^{{commit}}", ok=(0, 1)).decode().strip()
+        answer = self._git.run("rev-parse", "--verify", "-q", f"{commit}^{{commit}}", ok=(0, 1))
+        found = answer.decode().strip()
         if not found:
             raise UnknownCommit(f"no checkpoint {commit} in the shadow repository of {self.workspace}")
         return found
@@ -162,7 +166,9 @@ class ShadowRepo:
     def _stage(self) -> tuple[str, list[Skipped]]:
         """Bring the shadow index up to the workspace (hashing only what git's stat cache says
         changed) and write its tree; returns the tree id and what was left out."""
-        status = self._git.run("status", "--porcelain=v1", "-z", "-uall", "--ignored=matching", "--no-renames")
+        status = self._git.run(
+            "status", "--porcelain=v1", "-z", "-uall", "--ignored=matching", "--no-renames"
+        )
         skipped: list[Skipped] = []
         candidates: list[tuple[bytes, str]] = []
         update: list[str] = []
@@ -198,7 +204,8 @@ class ShadowRepo:
         if untrack:
             self._git.run("update-index", "--force-remove", "-z", "--stdin", stdin=_nul_list(untrack))
         if update:
-            self._git.run("update-index", "--add", "--remove", "--replace", "-z", "--stdin", stdin=_nul_list(update))
+            update_index = ("update-index", "--add", "--remove", "--replace", "-z", "--stdin")
+            self._git.run(*update_index, stdin=_nul_list(update))
         tree = self._git.run("write-tree").decode().strip()
         return tree, sorted(skipped, key=lambda s: s.path)
 
