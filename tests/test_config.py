@@ -216,3 +216,16 @@ def test_a_host_write_never_trusts_a_workspace_config_nobody_trusted(workspace, 
     path.write_text(HOSTILE)
     append_allow_rules(path, ["mcp__shell__exec(ls)"], trust=TrustStore.in_data_dir(tmp_path / "data"))
     assert load_settings().config_file == tmp_path / "data" / "overseer.yaml"
+
+
+def test_checkpoints_live_under_the_data_dir_unless_moved_and_their_limits_are_checked(config_dir):
+    settings = load_settings()
+    assert settings.checkpoints.enabled and settings.checkpoints_dir == config_dir / "checkpoints"
+    assert (settings.checkpoints.max_file_mb, settings.checkpoints.keep_last, settings.checkpoints.keep_days) == (5, 100, 30)
+    (config_dir / "overseer.yaml").write_text("checkpoints: {dir: /srv/shared/checkpoints, keep_last: 10}\n")
+    moved = load_settings()
+    assert (str(moved.checkpoints_dir), moved.checkpoints.keep_last) == ("/srv/shared/checkpoints", 10)
+    for bad in ("{keep_last: 0}", "{max_file_mb: 0}", "{keep_days: -1}", "{keep: 3}"):
+        (config_dir / "overseer.yaml").write_text(f"checkpoints: {bad}\n")
+        with pytest.raises(ConfigError, match="checkpoints"):
+            load_settings()
