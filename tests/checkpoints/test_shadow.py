@@ -96,6 +96,23 @@ def test_restoring_a_file_replaced_by_a_folder_and_a_folder_replaced_by_a_file(w
     assert state(workspace) == before
 
 
+def test_line_endings_filters_and_odd_file_names_come_back_byte_for_byte(workspace, shadow):
+    sh(
+        "printf '* text=auto eol=crlf\\n*.txt filter=nope ident\\n' > .gitattributes"
+        " && printf 'unix\\nlines\\n' > a.txt && printf 'dos\\r\\nlines\\r\\n' > b.txt"
+        " && printf '$Id$ mixed\\r\\n\\n' > c.txt && printf x > 'with space.txt' && printf y > \"$(printf 'new\\nline')\""
+        " && printf z > 'ünïcödé.md'",
+        workspace,
+    )
+    before = state(workspace)
+    snapshot = shadow.snapshot("before")
+    sh("for f in a.txt b.txt c.txt 'with space.txt' ünïcödé.md; do printf changed > \"$f\"; done; rm new*line", workspace)
+
+    shadow.restore(snapshot.commit)
+
+    assert state(workspace) == before
+
+
 def test_the_users_own_git_repository_is_identical_after_snapshots_and_a_restore(workspace, shadow):
     sh(
         "git init -q -b main && git config user.email u@x && git config user.name U"
