@@ -203,6 +203,7 @@ class Host:
             confinement=Confinement(
                 sandbox=self.sandbox,
                 data_dir=self.data_dir,
+                hidden=(settings.checkpoints_dir,),
                 read_only=(*skill_read_roots(settings), *settings.sandbox.read_only),
                 instruction_files=bootstrap.files,
                 auto_allow=settings.sandbox.auto_allow,

@@ -73,6 +73,9 @@ class Confinement:
 
     sandbox: Sandbox
     data_dir: Path
+    hidden: tuple[Path, ...] = ()
+    """Folders of the host's that no command may see, besides the data dir: a checkpoints folder
+    moved out of it (`checkpoints.dir`), whose snapshots a rewind would write back (issue 32)."""
     read_only: tuple[Path, ...] = ()
     """Read roots (skill folders) and the folders `sandbox.read_only` lists."""
     instruction_files: tuple[str, ...] = ()
@@ -158,7 +161,8 @@ class Confinement:
         names = [n for n in (*self.instruction_files, *WORKSPACE_CONFIG) if not os.path.isabs(n)]
         guarded = [workspace / n for n in dict.fromkeys(os.path.normpath(n) for n in names) if n not in allowed]
         read_denied, write_denied = self._denied_paths(policy, workspace)
-        hidden = [Path(os.path.realpath(self.data_dir)), *read_denied, *_other_agents(fence)]
+        hidden = [Path(os.path.realpath(p)) for p in (self.data_dir, *self.hidden)]
+        hidden += [*read_denied, *_other_agents(fence)]
         network: NetworkAccess = "proxy" if proxy_socket is not None else "none"
         profile = SandboxProfile(
             workspace=workspace,

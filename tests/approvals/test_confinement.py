@@ -85,6 +85,15 @@ def test_the_data_dir_and_other_agents_folders_are_hidden_even_inside_the_worksp
     assert f"--tmpfs {agents}/alpha " not in joined + " "
 
 
+def test_a_checkpoints_folder_moved_out_of_the_data_dir_is_hidden_too(tmp_path: Path) -> None:
+    root = (tmp_path / "home").resolve()
+    (root / "shared" / "checkpoints").mkdir(parents=True)
+    plan = Confinement(
+        sandbox=Sandbox(detect("bwrap")), data_dir=tmp_path / "data", hidden=(root / "shared" / "checkpoints",)
+    ).plan(workspace=root, policy=engine())
+    assert f"--tmpfs {root}/shared/checkpoints" in " ".join(argv_of(plan.launch))
+
+
 def test_a_created_instruction_file_is_moved_to_quarantine_and_the_result_says_so(
     tmp_path: Path, workspace: Path
 ) -> None:

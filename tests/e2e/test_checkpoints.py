@@ -9,7 +9,18 @@ from playwright.sync_api import Locator, Page, expect
 
 from backend.testing import Reply, ScriptedToolCall
 
-from .dashboard import EDIT, SHELL, WRITE, calls, screenshot, shell, start_session, wait_session
+from .dashboard import (
+    EDIT,
+    SHELL,
+    WRITE,
+    approvals,
+    assert_still_waiting,
+    calls,
+    screenshot,
+    shell,
+    start_session,
+    wait_session,
+)
 
 ALLOW = {"policies": {WRITE: "always_allow", EDIT: "always_allow", SHELL: "always_allow"}}
 
@@ -135,12 +146,16 @@ def test_a_step_shows_its_changes_as_it_runs_and_a_rewind_while_the_session_wait
     first.get_by_test_id("rewind-button").click()
     dialog = page.get_by_role("dialog", name="Rewind to before step 1")
     expect(dialog.get_by_test_id("rewind-file")).to_have_count(1)
+    dialog.get_by_test_id("rewind-all").focus()
+    page.keyboard.press("y")  # the card's shortcut: in the modal it must not answer the card behind
     dialog.get_by_test_id("rewind-confirm").click()
     expect(dialog.get_by_test_id("rewind-error")).to_contain_text("Not rewound: session")
     expect(dialog.get_by_test_id("rewind-error")).to_contain_text("waiting for an approval")
     assert (h.workspace / "notes.txt").read_text() == "kept\n"
-    dialog.get_by_test_id("rewind-cancel").click()
+    page.keyboard.press("Escape")
     expect(dialog).to_be_hidden()
+    expect(page.get_by_test_id("approval-card")).to_contain_text("echo waiting")
+    assert_still_waiting(h, approvals(h, status="pending")[0].id)
 
 
 def test_a_step_says_which_files_its_checkpoint_left_out(serve, new_page):

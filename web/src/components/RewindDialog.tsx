@@ -88,6 +88,9 @@ export function RewindDialog({
       className="rewind-dialog"
       aria-labelledby={`rewind-title-${step}`}
       data-testid="rewind-dialog"
+      // The approval queue's shortcuts (Y allows, N denies) listen on the window: a key pressed in
+      // this modal is the dialog's alone, never an answer to a card behind it.
+      onKeyDown={(event) => event.stopPropagation()}
       onCancel={(event) => {
         event.preventDefault();
         if (!busy) onClose();
