@@ -13,6 +13,7 @@ import fcntl
 import os
 import subprocess
 import tempfile
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -24,6 +25,9 @@ BUILT_IN_IGNORED = ("node_modules", ".venv", "__pycache__")
 
 TEMP_SUFFIX = ".overseer-tmp"
 """Suffix of a file a restore is writing; renamed over its target when complete."""
+
+LOCK_HELD_WAIT_S = 30.0
+"""How long a git lock file held open by a running process is waited for before giving up."""
 
 JOURNAL = "restore-journal"
 """In the shadow repository: the temporary files a restore may leave if it is killed."""
@@ -148,7 +152,8 @@ def create_repository(git_dir: Path, workspace: Path) -> None:
 @contextmanager
 def shadow_lock(git_dir: Path) -> Iterator[None]:
     """Hold the shadow repository for one operation (an flock, released by the kernel if the
-    holder dies). Holding it, any git `*.lock` file or restore temporary is a dead process's: clear them."""
+    holder dies). Holding it, a git `*.lock` file that no process has open, and a restore's
+    temporary file, are a killed process's leftovers: clear them."""
     with open(git_dir / "overseer.lock", "a+b") as handle:
         fcntl.flock(handle, fcntl.LOCK_EX)
         try:
@@ -159,12 +164,14 @@ def shadow_lock(git_dir: Path) -> Iterator[None]:
 
 
 def _clear_leftovers(git_dir: Path) -> None:
-    for name in ("index.lock", "HEAD.lock", "packed-refs.lock", "shallow.lock", "config.lock"):
-        (git_dir / name).unlink(missing_ok=True)
+    names = ("index.lock", "HEAD.lock", "packed-refs.lock", "shallow.lock", "config.lock")
+    locks = [git_dir / name for name in names]
     for folder, _dirs, files in os.walk(git_dir / "refs"):
-        for name in files:
-            if name.endswith(".lock"):
-                Path(folder, name).unlink(missing_ok=True)
+        locks += [Path(folder, name) for name in files if name.endswith(".lock")]
+    for lock in locks:
+        if lock.exists():
+            _wait_until_no_process_holds(lock)
+            lock.unlink(missing_ok=True)
     journal = git_dir / JOURNAL
     if journal.is_file():
         # Written before a restore starts: the work tree, then each path it writes.
@@ -173,6 +180,31 @@ def _clear_leftovers(git_dir: Path) -> None:
             if relative:
                 temporary_path(Path(os.fsdecode(work_tree)), os.fsdecode(relative)).unlink(missing_ok=True)
         journal.unlink()
+
+
+def _wait_until_no_process_holds(lock: Path) -> None:
+    """A git process of ours outlived its parent (killed without its process group): let it
+    finish before its lock counts as stale (bounded by LOCK_HELD_WAIT_S)."""
+    deadline = time.monotonic() + LOCK_HELD_WAIT_S
+    while (holder := _process_holding(lock)) is not None:
+        if time.monotonic() > deadline:
+            raise GitError(f"{lock} is held by a running process (pid {holder}); try again when it is done")
+        time.sleep(0.05)
+
+
+def _process_holding(path: Path) -> int | None:
+    """The id of a process with `path` open, if any (Linux: /proc/<pid>/fd)."""
+    wanted = str(path)
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            for descriptor in os.scandir(f"/proc/{entry.name}/fd"):
+                if os.readlink(descriptor.path) == wanted:
+                    return int(entry.name)
+        except OSError:  # gone, or not ours to look at
+            continue
+    return None
 
 
 def temporary_path(work_tree: Path, relative: str) -> Path:

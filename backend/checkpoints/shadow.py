@@ -123,6 +123,7 @@ class ShadowRepo:
                 commands.append(f"update {_LATEST} {kept[-1]}" if kept else f"delete {_LATEST}")
             if commands:
                 self._git.run("update-ref", "--stdin", stdin="".join(c + "\n" for c in commands).encode())
+            self._git.run("pack-refs", "--all", "--prune")  # one file, not one per snapshot
             self._git.run("prune", "--expire=now")
             if any((self.git_dir / "objects" / "pack").glob("*.pack")):
                 self._git.run("repack", "-a", "-d", "-q")

@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 
 from backend.checkpoints import ShadowRepo, Skipped, UnknownCommit
-from backend.checkpoints._git import BUILT_IN_IGNORED, TEMP_SUFFIX
+from backend.checkpoints import _git
+from backend.checkpoints._git import BUILT_IN_IGNORED, TEMP_SUFFIX, GitError
 
 
 def state(workspace: Path) -> dict[str, tuple[str, bytes]]:
@@ -397,3 +398,26 @@ def test_a_restore_killed_mid_way_leaves_each_file_as_before_or_as_restored(tmp_
     assert shadow_git(shadow, "fsck", "--no-dangling").returncode == 0
     shadow.restore(first.commit)
     assert state(workspace) == v1
+
+
+def test_a_git_lock_still_held_by_a_running_process_is_not_taken_for_a_stale_one(workspace, shadow, monkeypatch):
+    # Say a git of ours outlived its killed parent and still writes the index: wait for it, bounded.
+    first = shadow.snapshot("before")
+    lock = shadow.git_dir / "index.lock"
+    holder = subprocess.Popen(
+        [sys.executable, "-c", f"f = open({str(lock)!r}, 'a'); print('open', flush=True); input()"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    wait_for_line(holder, "open")
+    monkeypatch.setattr(_git, "LOCK_HELD_WAIT_S", 0.2)
+
+    with pytest.raises(GitError, match=f"held by a running process \\(pid {holder.pid}\\)"):
+        shadow.snapshot("while held")
+    assert lock.exists()
+
+    holder.communicate("\n", timeout=60)  # it exits; its lock file stays behind, stale now
+    assert lock.exists()
+    assert shadow.changes(first.commit) == []
+    assert not lock.exists()
