@@ -5,6 +5,8 @@ disk, is audited with who asked, and is itself a step that can be undone."""
 
 from __future__ import annotations
 
+import re
+
 from playwright.sync_api import Locator, Page, expect
 
 from backend.testing import Reply, ScriptedToolCall
@@ -122,6 +124,12 @@ def test_each_step_shows_its_diff_and_a_rewind_restores_the_files_is_audited_and
     expect(rows.get_by_test_id("audit-by")).to_have_text(["admin (user)", "admin (user)"])
     expect(rows.first).to_contain_text("to before step 6")
     expect(rows.last).to_contain_text("to before step 3")
+
+    # Settings also says what the checkpoints take: this workspace's seven (five steps, two rewinds).
+    kept = page.get_by_test_id("checkpoints-workspace")
+    expect(kept).to_have_count(1)
+    expect(kept.get_by_test_id("checkpoints-count")).to_have_text("7")
+    expect(page.get_by_test_id("checkpoints-disk")).to_have_text(re.compile(r"^[1-9][0-9.]* (bytes|KB|MB)$"))
 
 
 def test_a_step_shows_its_changes_as_it_runs_and_a_rewind_while_the_session_waits_is_refused_in_words(serve, new_page):

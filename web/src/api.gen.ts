@@ -299,6 +299,27 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/settings/checkpoints": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Checkpoints Usage
+         * @description The disk checkpoints take (issue 32), in all and per workspace, with their retention. For
+         *     an admin: it names the host's folders.
+         */
+        get: operations["checkpoints_usage_api_settings_checkpoints_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/audit": {
         parameters: {
             query?: never;
@@ -1400,6 +1421,24 @@ export interface components {
             diff: string;
             /** Binary */
             binary: boolean;
+        };
+        /**
+         * CheckpointUsage
+         * @description The disk checkpoints take, for Settings.
+         */
+        CheckpointUsage: {
+            /** Enabled */
+            enabled: boolean;
+            /** Dir */
+            dir: string;
+            /** Bytes */
+            bytes: number;
+            /** Keep Last */
+            keep_last: number;
+            /** Keep Days */
+            keep_days: number;
+            /** Workspaces */
+            workspaces: components["schemas"]["WorkspaceUsage"][];
         };
         /** ConnectionTestOut */
         ConnectionTestOut: {
@@ -2943,6 +2982,18 @@ export interface components {
             /** Default */
             default: boolean;
         };
+        /**
+         * WorkspaceUsage
+         * @description One workspace's checkpoints and the disk its shadow repository takes.
+         */
+        WorkspaceUsage: {
+            /** Workspace */
+            workspace: string;
+            /** Checkpoints */
+            checkpoints: number;
+            /** Bytes */
+            bytes: number;
+        };
         /** ErrorBody */
         ErrorBody: {
             /** Detail */
@@ -3733,6 +3784,35 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            /** @description Refused; `detail` says why */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    checkpoints_usage_api_settings_checkpoints_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CheckpointUsage"];
                 };
             };
             /** @description Refused; `detail` says why */

@@ -33,6 +33,7 @@ import type {
   SessionDetail,
   SessionEdit,
   CheckpointFile,
+  CheckpointUsage,
   StepChanges,
 } from "./types";
 import type { ModelSettings, ModelSettingsBody, ModelTest } from "./modelSettings";
@@ -178,6 +179,8 @@ export const api = {
   audit: (limit: number, offset: number) => request<AuditPage>("GET", `/api/audit?limit=${limit}&offset=${offset}`),
   /** A filtered page; `query` is built by the audit view (see auditQuery in components/AuditLog.tsx). */
   auditPage: (query: URLSearchParams) => request<AuditPage>("GET", `/api/audit?${query}`),
+  /** The disk checkpoints take, in all and per workspace (an admin's: it names the host's folders). */
+  checkpointsUsage: () => request<CheckpointUsage>("GET", "/api/settings/checkpoints"),
   modelSettings: () => request<ModelSettings>("GET", "/api/settings/model"),
   health: () => request<Health>("GET", "/api/health"),
   saveModelSettings: (body: ModelSettingsBody) => request<ModelSettings>("PUT", "/api/settings/model", body),

@@ -188,6 +188,14 @@ export function skippedSummary(skipped: readonly string[]): string[] {
   return [...byReason].map(([reason, n]) => `${n} file${n === 1 ? "" : "s"} ${reason} ${n === 1 ? "was" : "were"} not kept`);
 }
 
+/** A size on disk: "512 bytes", "3.4 KB", "12.0 MB", "1.20 GB". */
+export function formatDisk(bytes: number): string {
+  if (bytes < 1024) return `${bytes} bytes`;
+  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KB`;
+  if (bytes < 1024 ** 3) return `${(bytes / 1024 / 1024).toFixed(1)} MB`;
+  return `${(bytes / 1024 ** 3).toFixed(2)} GB`;
+}
+
 /** The step whose checkpoint was made before the tool call `callId`, by call id. */
 export function stepsByCall(steps: readonly StepChanges[] | null): Map<string, StepChanges> {
   const map = new Map<string, StepChanges>();

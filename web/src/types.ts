@@ -73,6 +73,8 @@ export type StepChanges = Sent<Schemas["StepChanges"]>;
 /** POST /api/sessions/{id}/rewind. */
 export type RewindBody = Schemas["RewindBody"];
 export type RewindResult = Sent<Schemas["RewindResult"]>;
+/** GET /api/settings/checkpoints (an admin's): the disk checkpoints take, and their retention. */
+export type CheckpointUsage = Sent<Schemas["CheckpointUsage"]>;
 
 // ---- approvals ----
 

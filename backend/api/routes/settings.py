@@ -1,4 +1,4 @@
-"""Policies, permission rules and the audit log (the servers are in servers.py)."""
+"""Policies, permission rules, the audit log and the disk checkpoints take (the servers are in servers.py)."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from pydantic import BeforeValidator
 
 from backend.api.deps import MAX_STORED_INT, Admin, Services, Viewer
 from backend.app.audit import ExportFormat
+from backend.checkpoints.steps import CheckpointUsage
 from backend.api.schemas import AuditPage, PoliciesBody
 from backend.config import PermissionsConfig
 from backend.domain.errors import Invalid
@@ -41,6 +42,13 @@ async def get_permissions(services: Services, _: Viewer) -> PermissionsConfig:
 async def put_permissions(body: PermissionsConfig, services: Services, _: Admin) -> PermissionsConfig:
     """Replace the rule lists; a rule that does not parse is a 422 naming it, and nothing changes."""
     return services.policies.set_permissions(body)
+
+
+@router.get("/settings/checkpoints")
+async def checkpoints_usage(services: Services, _: Admin) -> CheckpointUsage:
+    """The disk checkpoints take (issue 32), in all and per workspace, with their retention. For
+    an admin: it names the host's folders."""
+    return await services.checkpoints_usage()
 
 
 NO_NUL = r"^[^\x00]*$"

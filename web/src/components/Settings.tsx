@@ -7,6 +7,7 @@ import { useLoad } from "../hooks";
 import { splitToolName, truncate } from "../format";
 import type { Permissions, Policy, ServerInfo } from "../types";
 import { AuditLog } from "./AuditLog";
+import { CheckpointsSection } from "./CheckpointsSection";
 import { ModelSection } from "./ModelSection";
 
 /** The servers list may name tools in full (`mcp__file__read_file`) or by their short name. */
@@ -278,6 +279,7 @@ export function SettingsView() {
       <ServersSection />
       <RulesSection />
       <SpendPanel />
+      <CheckpointsSection />
       <AuditLog />
     </main>
   );
