@@ -36,8 +36,20 @@ def five_reads(request: ModelRequest) -> Reply:
     return Reply(text=f"read it {done} times")
 
 
-def serve_model(port_out: multiprocessing.Queue) -> None:  # type: ignore[type-arg]
-    server = ScriptedModelServer(five_reads).start()
+def five_writes(request: ModelRequest) -> Reply:
+    """Five steps that change the workspace (each gets a checkpoint, issue 32)."""
+    done = len(request.tool_results())
+    if done < CALLS_PER_SESSION:
+        call = ScriptedToolCall(name="mcp__file__write_file", arguments={"path": f"note-{done}.txt", "content": f"{done}\n" * 10})
+        return Reply(tool_calls=[call])
+    return Reply(text=f"wrote {done} files")
+
+
+SCRIPTS = {"read": five_reads, "write": five_writes}
+
+
+def serve_model(port_out: multiprocessing.Queue, tool: str = "read") -> None:  # type: ignore[type-arg]
+    server = ScriptedModelServer(SCRIPTS[tool]).start()
     port_out.put(server.openai_base)
     while True:
         time.sleep(3600)

@@ -6,7 +6,11 @@ the tool servers' (children of serve, with their own /proc stat) is counted. A s
 model call plus one tool call. CPU is read from /proc/PID/stat (utime + stime) once the host
 is warm, and again when every session has ended; the load itself is what is measured.
 
-    python bench/host_cpu.py [--sessions 100] [--runs 3] [--profile out.txt]
+`--tool write` makes each step a `write_file`, which takes a checkpoint of the workspace first
+(issue 32); the CPU of the host's short-lived children (git, for the checkpoints) is counted
+too (cutime + cstime), so `--checkpoints off` against `on` is what a step's checkpoint costs.
+
+    python bench/host_cpu.py [--sessions 100] [--runs 3] [--tool read|write] [--checkpoints on|off] [--profile out.txt]
 
 `--profile` records the serve process with py-spy (if installed) during the first run.
 Prints JSON.
@@ -38,8 +42,9 @@ BOUND = 600.0
 
 
 def cpu_seconds(pid: int) -> float:
+    """The process's own CPU and that of its children it has waited for (git, never the tool servers, which outlive the load)."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / TICKS  # utime, stime
+    return sum(int(f) for f in fields[11:15]) / TICKS  # utime, stime, cutime, cstime
 
 
 def free_port() -> int:
@@ -56,7 +61,7 @@ def wait_until(check, what: str, timeout: float = BOUND, every: float = 0.25) ->
         time.sleep(every)
 
 
-def one_run(sessions: int, api_base: str, profile: Path | None) -> dict:
+def one_run(sessions: int, api_base: str, profile: Path | None, *, tool: str = "read", checkpoints: bool = True) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         workspace = root / "workspace"
@@ -72,7 +77,8 @@ def one_run(sessions: int, api_base: str, profile: Path | None) -> dict:
             "OVERSEER_API_KEY": "x",
             "OVERSEER_TOKEN": "bench-token",
             "OVERSEER_PORT": str(port),
-            "OVERSEER_PERMISSIONS": json.dumps({"allow": ["mcp__file__read_file"]}),
+            "OVERSEER_PERMISSIONS": json.dumps({"allow": [f"mcp__file__{tool}_file"]}),
+            "OVERSEER_CHECKPOINTS": json.dumps({"enabled": checkpoints}),
             "OVERSEER_SCHEDULER_ENABLED": "false",
         }
         log = (root / "serve.log").open("w")
@@ -138,14 +144,22 @@ def main() -> None:
     parser.add_argument("--sessions", type=int, default=100)
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--profile", type=Path)
+    parser.add_argument("--tool", choices=("read", "write"), default="read")
+    parser.add_argument("--checkpoints", choices=("on", "off"), default="on")
     args = parser.parse_args()
     ctx = multiprocessing.get_context("spawn")
     port_out: multiprocessing.Queue = ctx.Queue()  # type: ignore[type-arg]
-    model = ctx.Process(target=serve_model, args=(port_out,), daemon=True)
+    model = ctx.Process(target=serve_model, args=(port_out, args.tool), daemon=True)
     model.start()
     try:
         api_base = port_out.get(timeout=60)
-        runs = [one_run(args.sessions, api_base, args.profile if i == 0 else None) for i in range(args.runs)]
+        runs = [
+            one_run(
+                args.sessions, api_base, args.profile if i == 0 else None,
+                tool=args.tool, checkpoints=args.checkpoints == "on",
+            )
+            for i in range(args.runs)
+        ]
     finally:
         model.terminate()
         model.join(10)
@@ -153,6 +167,8 @@ def main() -> None:
     print(json.dumps({
         "benchmark": "host_cpu",
         "sessions": args.sessions,
+        "tool": args.tool,
+        "checkpoints": args.checkpoints,
         "runs": runs,
         "cpu_ms_per_step_median": statistics.median(per_step),
         "target_cpu_ms_per_step": 5.0,
