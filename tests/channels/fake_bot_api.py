@@ -47,6 +47,7 @@ class FakeBotApi:
     _next_message: int = 1000
     _changed: asyncio.Condition = field(default_factory=asyncio.Condition)
     _runner: web.AppRunner | None = None
+    _closing: bool = False
     port: int = 0
 
     @property
@@ -66,6 +67,10 @@ class FakeBotApi:
 
     async def __aexit__(self, *exc: object) -> None:
         assert self._runner is not None
+        # A long poll still open (its client is gone) ends now: the server's shutdown waits for it.
+        async with self._changed:
+            self._closing = True
+            self._changed.notify_all()
         await self._runner.cleanup()
 
     # what a person does
@@ -186,7 +191,7 @@ class FakeBotApi:
             self._changed.notify_all()
             try:
                 async with asyncio.timeout(timeout):
-                    await self._changed.wait_for(lambda: bool(self._updates))
+                    await self._changed.wait_for(lambda: bool(self._updates) or self._closing)
             except TimeoutError:
                 pass
             return list(self._updates)
