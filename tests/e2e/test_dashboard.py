@@ -15,6 +15,7 @@ from .dashboard import (
     SHELL,
     WRITE,
     approvals,
+    assert_still_waiting,
     audit,
     calls,
     card,
@@ -156,6 +157,29 @@ def test_at_phone_width_the_actions_fit_and_allow_all_once_approves_three_withou
     assert h.host.policies.permissions.allow == []
     assert h.call(h.host.store.get_session(session.id)).session_rules == []
     assert not h.host.settings.writable_config_file.exists()
+
+
+def test_allow_all_once_leaves_a_high_risk_call_waiting_for_its_own_decision(serve, new_page):
+    h = serve([calls(shell("echo low"), shell("rm -f report-final.txt")), Reply(text="Done.")])
+    page = new_page(h)
+    session = start_session(h)
+    expect(page.get_by_test_id("queue-position")).to_have_text("1 of 2")
+    by_command = {a.arguments["command"]: a for a in approvals(h, status="pending")}
+    low, risky = by_command["echo low"], by_command["rm -f report-final.txt"]
+
+    allow_all = page.get_by_test_id("allow-all-once")
+    expect(allow_all).to_have_text("Allow 1 low-risk once")
+    expect(page.get_by_test_id("batch-held")).to_have_text("1 needs its own decision")
+    screenshot(page, "batch-allow-holds-high-risk")
+    allow_all.click()
+
+    expect(decided(page, low.id)).to_contain_text("allowed once")
+    expect(card(page).get_by_test_id("arg-command")).to_have_text("rm -f report-final.txt")
+    expect(card(page).get_by_test_id("risk-banner")).to_contain_text("High risk")
+    assert {a.id: a.status for a in approvals(h)}[low.id] == "allowed"
+    assert_still_waiting(h, risky.id)
+    page.get_by_test_id("deny").click()
+    assert wait_session(h, session.id).status in {"completed", "stopped"}
 
 
 def test_after_a_dropped_connection_the_dashboard_catches_up_without_doubling_anything(serve, new_page):

@@ -14,15 +14,10 @@ import { ArgumentsEditor } from "./ArgumentsEditor";
 import { useFileOnDisk } from "../fileOnDisk";
 import { reveal } from "../reveal";
 import { alwaysSummary, localScope, scopeChoices, type AlwaysScope } from "../alwaysRule";
+import { FILE_TOOLS, riskOf } from "../risk";
 import "../person.css";
 
 type Mode = "buttons" | "always" | "reason" | "edit";
-
-/** Calls whose edit is previewed as the change it makes to the file. */
-const FILE_TOOLS = new Set(["mcp__file__write_file", "mcp__file__edit_file"]);
-
-const HIGH_RISK_COMMAND =
-  /(\brm\s+-[a-zA-Z]*[rf]|\bsudo\b|\bchmod\s+-R\b|\bchown\b|\bmkfs|\bdd\s+if=|\b(curl|wget)\b[^|;&]*\|\s*(ba|z)?sh\b|\bgit\s+push\b[^;&|]*(--force|-f\b)|>\s*\/dev\/sd)/;
 
 function annotationChips(annotations: ToolAnnotations): string[] {
   const chips: string[] = [];
@@ -31,15 +26,6 @@ function annotationChips(annotations: ToolAnnotations): string[] {
   if (annotations.openWorldHint) chips.push("open-world");
   if (annotations.idempotentHint) chips.push("idempotent");
   return chips;
-}
-
-function riskOf(approval: Approval): string | null {
-  const command = approval.arguments.command;
-  if (typeof command === "string" && HIGH_RISK_COMMAND.test(command)) {
-    return "High risk: this command can delete data, change permissions or run code fetched from the network.";
-  }
-  if (/sensitive/i.test(approval.reason)) return `High risk: ${approval.reason}`;
-  return null;
 }
 
 /** How the gate words a question about the agent rewriting its own instruction files (bootstrap_guard.py). */

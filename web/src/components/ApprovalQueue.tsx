@@ -7,6 +7,7 @@ import "../names.css";
 import { useNow } from "../hooks";
 import { decideAll, requestFocus, useAppState, type DecidedEntry } from "../store";
 import type { Approval } from "../types";
+import { batchAllowable } from "../risk";
 import { ApprovalCard } from "./ApprovalCard";
 import { ElicitationCard } from "./ElicitationCard";
 import { SamplingCard } from "./SamplingCard";
@@ -42,11 +43,14 @@ export function ApprovalQueue({ pending, decided, shortcuts = true, emptyText, s
   const recent = decided.slice(-showDecided);
   const anyBusy = pending.some((a) => submitting[a.id]);
 
+  // A batch allows only what a person could judge from its row; the rest waits for its own decision.
+  const allowable = useMemo(() => pending.filter(batchAllowable), [pending]);
+  const held = pending.length - allowable.length;
   const groups = useMemo(() => {
     const byTool = new Map<string, Approval[]>();
-    for (const approval of pending) byTool.set(approval.tool_name, [...(byTool.get(approval.tool_name) ?? []), approval]);
+    for (const approval of allowable) byTool.set(approval.tool_name, [...(byTool.get(approval.tool_name) ?? []), approval]);
     return [...byTool.entries()].filter(([, list]) => list.length > 1);
-  }, [pending]);
+  }, [allowable]);
 
   return (
     <section className="approval-queue" aria-label="Approvals waiting" data-testid="approval-queue">
@@ -73,6 +77,11 @@ export function ApprovalQueue({ pending, decided, shortcuts = true, emptyText, s
                   {sessionName(sessions[entry.approval.session_id], entry.approval.session_id)}
                 </span>
               )}
+              {entry.lost && (
+                <span className="decision-lost" role="status" data-testid="decision-lost">
+                  {entry.lost}
+                </span>
+              )}
             </li>
           ))}
         </ul>
@@ -81,9 +90,16 @@ export function ApprovalQueue({ pending, decided, shortcuts = true, emptyText, s
       {pending.length >= 2 && (
         <div className="batch-bar" role="group" aria-label="Answer all waiting requests" data-testid="batch-bar">
           <span className="batch-count">{pending.length} waiting</span>
-          <button type="button" className="btn" data-testid="allow-all-once" disabled={anyBusy} onClick={() => void decideAll(pending.filter((a) => !isElicitation(a) && a.kind !== "unconfined"), "allow_once")}>
-            Allow all once
-          </button>
+          {allowable.length > 0 && (
+            <button type="button" className="btn" data-testid="allow-all-once" disabled={anyBusy} onClick={() => void decideAll(allowable, "allow_once")}>
+              {held === 0 ? "Allow all once" : `Allow ${allowable.length} low-risk once`}
+            </button>
+          )}
+          {held > 0 && (
+            <span className="batch-held" data-testid="batch-held">
+              {held === 1 ? "1 needs its own decision" : `${held} need their own decision`}
+            </span>
+          )}
           <button type="button" className="btn" data-testid="deny-all" disabled={anyBusy} onClick={() => void decideAll(pending, "deny")}>
             Deny all
           </button>

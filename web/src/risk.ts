@@ -1,0 +1,35 @@
+// How risky a waiting call looks, and whether a person could judge it from its one-line row.
+// The card's High-risk banner and the inbox's batch buttons read the same rules.
+
+import { argumentSummary } from "./format";
+import type { Approval } from "./types";
+
+const HIGH_RISK_COMMAND =
+  /(\brm\s+-[a-zA-Z]*[rf]|\bsudo\b|\bchmod\s+-R\b|\bchown\b|\bmkfs|\bdd\s+if=|\b(curl|wget)\b[^|;&]*\|\s*(ba|z)?sh\b|\bgit\s+push\b[^;&|]*(--force|-f\b)|>\s*\/dev\/sd)/;
+
+/** Calls whose effect is a diff (shown on the card, never in a row). */
+export const FILE_TOOLS = new Set(["mcp__file__write_file", "mcp__file__edit_file"]);
+
+/** The longest argument summary a compact row shows whole (it truncates at 90 characters). */
+export const ROW_SUMMARY_LIMIT = 90;
+
+/** The card's High-risk warning, or null when the call does not look dangerous. */
+export function riskOf(approval: Approval): string | null {
+  const command = approval.arguments.command;
+  if (typeof command === "string" && HIGH_RISK_COMMAND.test(command)) {
+    return "High risk: this command can delete data, change permissions or run code fetched from the network.";
+  }
+  if (/sensitive/i.test(approval.reason)) return `High risk: ${approval.reason}`;
+  return null;
+}
+
+/** Whether a batch "Allow … once" may cover this call: a plain tool call, not High risk (the
+ * card's banner), not a file change (its diff is never in the row), and whose arguments the row
+ * shows whole. Anything else needs its own decision on its card. (Every shell command carries
+ * destructiveHint, so the hint alone cannot tell a risky command from `echo`.) */
+export function batchAllowable(approval: Approval): boolean {
+  if ((approval.kind ?? "tool") !== "tool") return false;
+  if (riskOf(approval) !== null) return false;
+  if (FILE_TOOLS.has(approval.tool_name)) return false;
+  return argumentSummary(approval.arguments ?? {}).length <= ROW_SUMMARY_LIMIT;
+}
