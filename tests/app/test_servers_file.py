@@ -43,9 +43,9 @@ def test_a_new_server_goes_at_the_end_of_the_section_and_every_comment_stays(tmp
     assert text.index("gamma:") < text.index("# before permissions")
 
 
-def test_a_replaced_server_changes_only_its_own_lines(tmp_path):
+def test_a_replaced_server_changes_only_its_own_values_and_keeps_their_comments(tmp_path):
     text = written(tmp_path, FILE, "alpha", {"command": "a2"})
-    assert text == FILE.replace("  alpha:\n    command: a   # keep me\n", "  alpha:\n    command: a2\n")
+    assert text == FILE.replace("    command: a   # keep me\n", "    command: a2  # keep me\n")
 
 
 def test_a_removed_server_takes_its_lines_and_leaves_its_neighbours_comments(tmp_path):
@@ -68,9 +68,10 @@ def test_a_file_without_servers_gets_a_section_and_a_missing_file_is_created(tmp
     assert yaml.safe_load(created) == {"mcpServers": {"new": {"command": "n"}}}
 
 
-def test_a_flow_style_section_is_rewritten_correctly_though_without_comments(tmp_path):
+def test_a_flow_style_section_gets_the_new_server_and_keeps_its_comment(tmp_path):
     text = written(tmp_path, "model: m  # c\nmcpServers: {a: {command: a}}\n", "b", {"command": "b"})
     assert yaml.safe_load(text) == {"model": "m", "mcpServers": {"a": {"command": "a"}, "b": {"command": "b"}}}
+    assert text.startswith("model: m  # c\n")
 
 
 def test_references_are_written_as_given_never_expanded(tmp_path):
