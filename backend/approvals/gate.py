@@ -185,6 +185,7 @@ class ToolGate:
                 await self._close_stale_approval(record, evaluation, decided_by)
             if evaluation.verdict == "deny":
                 await self._audit(record, "deny", decided_by, evaluation.reason)
+                record.decision = _denied_by(evaluation)
                 return await self._refuse(record, ToolResult.error(f"Denied: {evaluation.reason}."), "denied")
             if evaluation.verdict == "ask":
                 approval, decision_by = await self._ask(session, record, view, evaluation)
@@ -442,6 +443,10 @@ class ToolGate:
             {
                 "id": record.id,
                 "name": record.name,
+                # A call refused before it started has had no `tool.started`: its card learns
+                # what was asked, and what refused it, from this event.
+                "arguments": record.arguments,
+                "decision": record.decision,
                 "status": status,
                 "is_error": result.is_error,
                 "text": result.text,
@@ -486,6 +491,11 @@ class ToolGate:
 
 STOPPED = "The session was stopped."
 """What a stop writes on the approvals it withdraws."""
+
+
+def _denied_by(evaluation: Evaluation) -> str:
+    """What refused a call, as its tool card shows it: the rule's own text when a rule did."""
+    return f"Denied by rule {evaluation.rule}" if evaluation.rule else f"Denied: {evaluation.reason}"
 
 
 def _event_of(written: Written) -> Event:

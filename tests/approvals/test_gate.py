@@ -33,6 +33,19 @@ async def test_denied_tool_never_reaches_the_server(tmp_path, pool):
         assert "Edit(notes.txt)" in entry.detail
 
 
+async def test_a_rule_denied_call_is_announced_with_its_arguments_and_the_rule(tmp_path, pool):
+    rm = ScriptedToolCall(name="mcp__shell__exec", arguments={"command": "rm -f x"})
+    script = [Reply(tool_calls=[rm]), Reply(text="ok")]
+    async with scripted_host(tmp_path, script, permissions={"deny": ["Bash(rm *)"]}, pool=pool) as h:
+        session = await h.run("clean up")
+        [event] = [e for e in await h.host.store.list_events(session.id) if e.type == "tool.result"]
+        assert event.data["status"] == "denied"
+        assert event.data["arguments"] == {"command": "rm -f x"}
+        assert event.data["decision"] == "Denied by rule Bash(rm *)"
+        [record] = await h.host.store.list_tool_calls(session.id)
+        assert record.decision == "Denied by rule Bash(rm *)"
+
+
 async def test_ask_pauses_the_session_until_allow_once_then_the_tool_runs(tmp_path, pool):
     script = [Reply(tool_calls=[write("notes.txt")]), Reply(text="written")]
     async with scripted_host(tmp_path, script, pool=pool) as h:

@@ -182,6 +182,24 @@ def test_allow_all_once_leaves_a_high_risk_call_waiting_for_its_own_decision(ser
     assert wait_session(h, session.id).status in {"completed", "stopped"}
 
 
+def test_a_call_denied_by_a_rule_shows_its_command_and_the_rule_live(serve, new_page):
+    script = [calls(shell("echo start")), calls(shell("rm -f x")), Reply(text="The rule stopped me.")]
+    h = serve(script, permissions={"deny": ["Bash(rm *)"]})
+    page = new_page(h)
+    session = start_session(h)
+    page.goto(f"{h.url}/#/s/{session.id}")
+    expect(card(page).get_by_test_id("arg-command")).to_have_text("echo start")
+    page.get_by_test_id("approve-once").click()  # the next step is refused by the rule, live
+
+    refused = page.locator('[data-testid="tool-call"][data-status="denied"]')
+    expect(refused).to_contain_text("rm -f x")
+    refused.locator("summary").click()
+    expect(refused.get_by_test_id("tool-call-decision")).to_have_text("Denied by rule Bash(rm *)")
+    expect(refused).not_to_contain_text("No arguments")
+    screenshot(page, "rule-denied-call-live")
+    assert wait_session(h, session.id).status == "completed"
+
+
 def test_after_a_dropped_connection_the_dashboard_catches_up_without_doubling_anything(serve, new_page):
     h = serve([calls(shell("echo hi")), Reply(text="Said hi.")])
     page = new_page(h)

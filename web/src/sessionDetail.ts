@@ -216,9 +216,10 @@ function apply(state: DetailState, event: LiveEvent): DetailState {
       const call: ToolCall = {
         id,
         name: String(data.name ?? previous?.name ?? ""),
-        arguments: previous?.arguments ?? {},
+        // A call refused before it started (a deny rule) is first seen here, with what it asked.
+        arguments: (data.arguments as Record<string, unknown> | undefined) ?? previous?.arguments ?? {},
         status: (data.status as ToolCall["status"]) ?? "done",
-        decision: previous?.decision ?? null,
+        decision: (data.decision as string | null | undefined) ?? previous?.decision ?? null,
         result: typeof data.text === "string" ? data.text : (previous?.result ?? null),
         is_error: Boolean(data.is_error),
         media: Array.isArray(data.media) ? (data.media as MediaFile[]) : (previous?.media ?? []),

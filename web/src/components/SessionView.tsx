@@ -141,7 +141,7 @@ function ToolCallCard({ call, sessionId, refused, steps }: { call: ToolCall; ses
         <ArgumentsView name={call.name} args={call.arguments} />
         {call.decision && (
           <p className="tool-decision" data-testid="tool-call-decision">
-            <span className="muted">Let it run:</span> {call.decision}
+            {call.status !== "denied" && <span className="muted">Let it run:</span>} {call.decision}
           </p>
         )}
         {call.result !== null && call.result !== undefined && (
