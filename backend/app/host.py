@@ -331,7 +331,9 @@ class Host:
             agent_admin=self.agent_admin,
             modes=self.modes,
             skills=self.skills,
-            standing=Standing(store=self.store, modes=self.modes, policies=self.policies, tools=self.pool.tools),
+            standing=Standing(
+                store=self.store, modes=self.modes, policies=self.policies, tools=self.pool.tools, agents=self.agents
+            ),
             audit=AuditLog(self.store),
             spend=SpendReport(self.store, self.budget),
             schedules=self.scheduler,

@@ -4,7 +4,9 @@ Worked out from the policy owner (the rules and policies in force), the session'
 its policies, which come first) and the session's own "allow for this session" rules, the same
 inputs the gate evaluates. Listed per tool, without arguments: a tool whose policy is
 `always_allow` (or a read-only tool of a trusted server, where that is switched on) runs unasked
-unless a deny or ask rule catches the call; an allow rule runs the calls it matches.
+unless a deny or ask rule catches the call; an allow rule runs the calls it matches. A session of
+an agent limited to some servers lists only those servers' tools and the rules that reach them,
+with the agent's own allow rules.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
+from backend.agents import Agent, Agents
 from backend.domain.models import Session, StandingScope
 from backend.domain.tools import ToolInfo
 from backend.app.policy import PolicyService
@@ -44,12 +47,25 @@ class StandingRules(BaseModel):
 
 
 def standing_rules(
-    session: Session, mode: Mode, engine: PolicyEngine, tools: list[ToolInfo], scoped: list[str] | None = None
+    session: Session,
+    mode: Mode,
+    engine: PolicyEngine,
+    tools: list[ToolInfo],
+    scoped: list[str] | None = None,
+    agent: Agent | None = None,
 ) -> StandingRules:
     """The standing rules of `session` in `mode`, over the tools there are now; `scoped`: the
-    "always allow" rules kept for its workspace (or named agent)."""
+    "always allow" rules kept for its workspace (or named agent); `agent`: the session's agent,
+    whose servers (when it is limited to some) bound what is listed, as they bound what it is offered."""
+    if agent is not None:
+        tools = [t for t in tools if agent.offers_server(t.server)]
     offered = mode.offered_tools(tools)
-    rules = [StandingRule(rule=r.raw, source=r.source) for r in engine.rules.allow if not r.carve_out]
+    allow = list(engine.rules.allow) + (agent.rules.rules("allow") if agent is not None and agent.rules else [])
+    rules = [
+        StandingRule(rule=r.raw, source=r.source)
+        for r in allow
+        if not r.carve_out and (agent is None or _reaches(agent, r.tools.literal_server))
+    ]
     if scoped:
         where = StandingScope.of_session(session.workspace, session.agent_id)
         rules += [StandingRule(rule=r, source=where.label) for r in scoped]
@@ -68,18 +84,33 @@ def standing_rules(
     return StandingRules(mode=mode.name, allow_rules=rules, tools=unasked, no_writes=plan)
 
 
+def _reaches(agent: Agent, server: str | None) -> bool:
+    """Whether an allow rule confined to `server` can match a call of `agent`'s sessions (a rule
+    spanning several servers is kept: it may reach one the agent has)."""
+    return server is None or agent.offers_server(server)
+
+
 class Standing:
     """A session's standing rules, read from its mode, the policies and the tools there are now."""
 
     def __init__(
-        self, *, store: Store, modes: ModeRegistry, policies: PolicyService, tools: Callable[[], list[ToolInfo]]
+        self,
+        *,
+        store: Store,
+        modes: ModeRegistry,
+        policies: PolicyService,
+        tools: Callable[[], list[ToolInfo]],
+        agents: Agents | None = None,
     ) -> None:
         self._store = store
         self._modes = modes
         self._policies = policies
         self._tools = tools
+        self._agents = agents
 
     async def of(self, session_id: str) -> StandingRules:
         session = await self._store.get_session(session_id)
         scoped = self._policies.scoped_rule_texts(StandingScope.of_session(session.workspace, session.agent_id))
-        return standing_rules(session, self._modes.get(session.mode), self._policies.engine, self._tools(), scoped)
+        agent = self._agents.get(session.agent_id) if self._agents is not None else None
+        engine = self._policies.engine
+        return standing_rules(session, self._modes.get(session.mode), engine, self._tools(), scoped, agent)

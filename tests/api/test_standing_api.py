@@ -32,5 +32,16 @@ async def test_a_policy_set_to_ask_leaves_the_list_and_a_mode_policy_comes_first
     assert planned["no_writes"] is True and "mcp__file__write_file" not in planned["tools"]
 
 
+async def test_an_agent_limited_to_some_servers_lists_only_their_tools_and_rules(api):
+    api.host.policies.add_always_allow(["mcp__shell__exec(git status)", "mcp__file__write_file(notes.txt)"])
+    created = await api.client.post("/api/agents", json={"id": "filer", "servers": ["file"]})
+    assert created.status_code == 201, created.text
+    session_id = (await api.client.post("/api/sessions", json={"title": "s", "agent": "filer"})).json()["id"]
+    standing = (await api.client.get(f"/api/sessions/{session_id}/standing-rules")).json()
+    assert [r["rule"] for r in standing["allow_rules"]] == ["mcp__file__write_file(notes.txt)"]
+    assert "mcp__file__read_file" in standing["tools"]
+    assert all(name.startswith("mcp__file__") for name in standing["tools"]), standing["tools"]
+
+
 async def test_standing_rules_of_no_such_session_are_404(api):
     assert (await api.client.get("/api/sessions/nope/standing-rules")).status_code == 404
