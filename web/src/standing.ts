@@ -4,6 +4,7 @@
 import { useEffect, useState } from "react";
 import { request } from "./api";
 import { live } from "./live";
+import { useAppState } from "./store";
 import type { Schemas, Sent, ServerInfo } from "./types";
 
 export type StandingRules = Sent<Schemas["StandingRules"]>;
@@ -19,9 +20,11 @@ export function useServers(): ServerInfo[] | null {
   return servers;
 }
 
-/** The standing rules of a session, read again when its mode or the servers' tools change. */
+/** The standing rules of a session, read again when its mode or the servers' tools change, and
+ * after every reconnect of the live connection (what was read before may be stale). */
 export function useStandingRules(sessionId: string, mode: string, toolCount: number): StandingRules | null {
   const [rules, setRules] = useState<StandingRules | null>(null);
+  const { liveEpoch } = useAppState();
   useEffect(() => {
     let cancelled = false;
     standingApi
@@ -31,6 +34,6 @@ export function useStandingRules(sessionId: string, mode: string, toolCount: num
     return () => {
       cancelled = true;
     };
-  }, [sessionId, mode, toolCount]);
+  }, [sessionId, mode, toolCount, liveEpoch]);
   return rules;
 }

@@ -9,13 +9,16 @@ import { ApiError, api, onUnauthorized } from "./api";
 import { outcomeLabel } from "./format";
 import { live, type LiveState } from "./live";
 import { OFFLINE_MESSAGE, dropStaged, sendStagedNow } from "./undo";
-import type { Approval, ApprovalStatus, DecidedBy, DecisionBody, LiveEvent, Me, Session } from "./types";
+import type { Approval, ApprovalStatus, DecidedBy, Decider, DecisionBody, LiveEvent, Me, Session } from "./types";
 
 export interface DecidedEntry {
   approval: Approval;
   outcome: string;
   denied: boolean;
   at: number;
+  /** This tab's own answer that did not count (a staged key press, or a click the server refused
+   * with 409): "Your deny was not sent: allowed once by admin in another tab first". */
+  lost?: string;
 }
 
 export interface AppState {
@@ -67,6 +70,8 @@ let state: AppState = {
 const listeners = new Set<() => void>();
 const resolvedIds = new Set<string>();
 const receivedAt = new Map<string, number>();
+/** Approvals this tab answered (the server took its answer): their outcome names no one. */
+const answeredHere = new Set<string>();
 const DECIDED_KEEP = 30;
 
 function setState(update: Partial<AppState> | ((s: AppState) => Partial<AppState>)): void {
@@ -154,7 +159,8 @@ export function boot(): void {
     setState((s) => ({ live: liveState, liveEpoch: outage ? s.liveEpoch + 1 : s.liveEpoch }));
     // Sessions created while we were away have no `since` entry: a fresh snapshot covers them.
     // A first load that failed (the page opened while the server was down) is made now.
-    if (liveState === "open" && (reconnected || !state.loaded)) void refresh().catch(() => undefined);
+    // Once the state is fresh, a "Not sent" from the outage is stale: the card can be answered.
+    if (liveState === "open" && (reconnected || !state.loaded)) void refresh().then(clearOfflineErrors, () => undefined);
     if (liveState === "open" && !state.me) void api.me().then((me) => setState({ me }), () => undefined);
   });
   // A person who leaves the page has no undo window left to use: their answers go now.
@@ -199,6 +205,14 @@ export async function logout(): Promise<void> {
   }
 }
 
+/** Forget the "Not sent: the server cannot be reached" of every card: it can be reached again. */
+function clearOfflineErrors(): void {
+  if (!Object.values(state.errors).includes(OFFLINE_MESSAGE)) return;
+  setState((s) => ({
+    errors: Object.fromEntries(Object.entries(s.errors).filter(([, message]) => message !== OFFLINE_MESSAGE)),
+  }));
+}
+
 /** Load sessions and pending approvals; merge with what live events already told us. */
 export async function refresh(): Promise<void> {
   const started = Date.now();
@@ -228,7 +242,7 @@ export async function refresh(): Promise<void> {
     vanished.map(async (id) => {
       try {
         const final = await api.approval(id);
-        if (final.status !== "pending") resolve(id, final.status, final.decision, final.decided_by);
+        if (final.status !== "pending") resolve(id, final.status, final.decision, final.decided_by, final.decider);
       } catch {
         resolve(id, "cancelled", null, null);
       }
@@ -290,31 +304,76 @@ function applyEvent(event: LiveEvent): void {
     case "approval.resolved": {
       const id = String(data.id ?? "");
       if (!id) return;
-      resolve(id, data.status as ApprovalStatus, data.decision as Approval["decision"], data.decided_by as DecidedBy);
+      resolve(
+        id,
+        data.status as ApprovalStatus,
+        data.decision as Approval["decision"],
+        data.decided_by as DecidedBy,
+        (data.decider as Decider | undefined) ?? null,
+      );
       return;
     }
   }
 }
 
-/** Move an approval out of the queue into the decided rows. */
+/** What a decision body asks, as a verb: "Your deny was not sent". */
+function answerVerb(body: DecisionBody): string {
+  switch (body.decision) {
+    case "deny":
+      return "deny";
+    case "allow_session":
+      return "allow for the session";
+    case "allow_always":
+      return "always allow";
+    default:
+      return "allow";
+  }
+}
+
+/** Who answered, for every tab to read: "by admin in another tab", "by ann via telegram". This
+ * tab's own answer names no one; a decider this tab cannot tell from its own person is named
+ * with the door they came through. */
+export function deciderWords(decider: Decider | null | undefined, me: Me | null, ours: boolean): string {
+  if (!decider || decider.kind === "system" || ours) return "";
+  const via = decider.via ?? "core";
+  if (me && decider.name === me.name && via === "rest") return `by ${decider.name} in another tab`;
+  return `by ${decider.name} via ${via}`;
+}
+
+/** Move an approval out of the queue into the decided rows. `lostBody`: this tab's own answer
+ * that did not count (the server refused it: someone answered first). */
 function resolve(
   id: string,
   status: ApprovalStatus,
   decision: Approval["decision"],
   decidedBy: DecidedBy | null,
+  decider: Decider | null = null,
+  lostBody: DecisionBody | null = null,
 ): void {
   resolvedIds.add(id);
-  dropStaged(id); // answered elsewhere (or timed out) while its undo window ran
+  // Answered elsewhere (or timed out) while a key press's undo window ran: that answer is lost.
+  const lost = lostBody ?? state.staged[id]?.body ?? null;
+  const lostSent = lostBody !== null;
+  dropStaged(id);
   setState((s) => {
     const approval = s.pending[id] ?? s.decided[id]?.approval;
     const pending = { ...s.pending };
     delete pending[id];
     if (!approval) return { pending };
     // After a local timeout or a 409 the server's own word, when it arrives, replaces ours.
-    const resolved: Approval = { ...approval, status: status ?? approval.status, decision, decided_by: decidedBy };
-    const outcome = outcomeLabel(resolved.status, decision, decidedBy);
-    const denied = status !== "allowed";
-    const decided = { ...s.decided, [id]: { approval: resolved, outcome, denied, at: s.decided[id]?.at ?? Date.now() } };
+    const known = decider ?? (decidedBy === "user" ? s.decided[id]?.approval.decider ?? null : null);
+    const resolved: Approval = { ...approval, status: status ?? approval.status, decision, decided_by: decidedBy, decider: known };
+    const what = outcomeLabel(resolved.status, decision, decidedBy);
+    // An answer in flight from this tab is taken as ours until the server says otherwise (a 409).
+    const ours = !lostSent && (answeredHere.has(id) || Boolean(s.submitting[id]));
+    const who = decidedBy === "user" ? deciderWords(known, s.me, ours) : "";
+    const outcome = who ? `${what} ${who}` : what;
+    const denied = resolved.status !== "allowed";
+    const lostText = lost
+      ? `Your ${answerVerb(lost)} was ${lostSent ? "not recorded" : "not sent"}: ${outcome} first`
+      : s.decided[id]?.lost;
+    const entry: DecidedEntry = { approval: resolved, outcome, denied, at: s.decided[id]?.at ?? Date.now(), lost: lostText };
+    const decided = { ...s.decided, [id]: entry };
     const ids = Object.keys(decided);
     if (ids.length > DECIDED_KEEP) {
       ids.sort((a, b) => decided[a].at - decided[b].at);
@@ -354,18 +413,25 @@ export async function decide(approval: Approval, body: DecisionBody): Promise<bo
   });
   try {
     const answered = await api.decide(approval.id, body);
+    answeredHere.add(approval.id);
     resolve(approval.id, answered?.status ?? (body.decision === "deny" ? "denied" : "allowed"),
       answered?.decision ?? { kind: body.decision, message: body.message ?? null, updated_arguments: body.updated_arguments ?? null },
-      answered?.decided_by ?? "user");
+      answered?.decided_by ?? "user", answered?.decider ?? null);
     return true;
   } catch (error) {
-    if (error instanceof ApiError && (error.status === 409 || error.status === 404)) {
+    if (error instanceof ApiError && error.status === 409) {
+      // Answered first by someone else (another tab, a phone) or by the clock: show how it
+      // really ended and who decided, never a guess that reads as a denial.
+      const final = await api.approval(approval.id).catch(() => null);
+      if (final && final.status !== "pending") {
+        resolve(approval.id, final.status, final.decision, final.decided_by, final.decider ?? null, body);
+      } else {
+        resolve(approval.id, "expired", { kind: "deny" }, "timeout", null, body);
+      }
+      return false;
+    }
+    if (error instanceof ApiError && error.status === 404) {
       resolve(approval.id, "expired", { kind: "deny" }, "timeout");
-      setState((s) => ({
-        decided: s.decided[approval.id]
-          ? { ...s.decided, [approval.id]: { ...s.decided[approval.id], outcome: "already answered elsewhere" } }
-          : s.decided,
-      }));
       return false;
     }
     // fetch's TypeError ("Failed to fetch") is the network: say what it means for the answer.

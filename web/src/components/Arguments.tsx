@@ -3,7 +3,7 @@
 
 import { useState, type ReactNode } from "react";
 import { addedLines, applyEdit, diffLines, withContext, type ShownLine } from "../diff";
-import type { FileOnDisk } from "../fileOnDisk";
+import { FILE_UNAVAILABLE, type FileOnDiskState } from "../fileOnDisk";
 import { splitToolName } from "../format";
 
 const COLLAPSE_LINES = 12;
@@ -63,22 +63,31 @@ function Collapsible({ lines, children }: { lines: number; children: ReactNode }
   );
 }
 
-export function DiffView({ path, lines, note, warning }: { path: string; lines: ShownLine[]; note?: string; warning?: string }) {
+export function DiffView(props: { path: string; lines: ShownLine[]; note?: string; warning?: string; unavailable?: boolean }) {
+  const { path, lines, note, warning, unavailable = false } = props;
   const added = lines.filter((l) => l.kind === "add").length;
   const removed = lines.filter((l) => l.kind === "del").length;
   return (
-    <div className="args-diff" data-testid="arg-diff">
+    <div className="args-diff" data-testid="arg-diff" data-diff={unavailable ? "unavailable" : "shown"}>
       <div className="diff-file">
         <code>{path}</code>
-        <span className="diff-stat">
-          <span className="diff-stat-add">+{added}</span> <span className="diff-stat-del">−{removed}</span>
-          {note && (
-            <span className="muted" data-testid="diff-note">
-              {" "}
-              · {note}
-            </span>
-          )}
-        </span>
+        {/* No counts where there is no diff: "+13 −0" would read as a file created whole. */}
+        {unavailable ? (
+          <span className="diff-stat muted" data-testid="diff-note">
+            {" "}
+            · diff unavailable
+          </span>
+        ) : (
+          <span className="diff-stat">
+            <span className="diff-stat-add">+{added}</span> <span className="diff-stat-del">−{removed}</span>
+            {note && (
+              <span className="muted" data-testid="diff-note">
+                {" "}
+                · {note}
+              </span>
+            )}
+          </span>
+        )}
       </div>
       {warning && (
         <p className="diff-warning" role="note" data-testid="diff-warning">
@@ -106,8 +115,16 @@ export function DiffView({ path, lines, note, warning }: { path: string; lines: 
   );
 }
 
+/** Said where a diff against the file on disk cannot be computed (its request failed). */
+export const DIFF_UNAVAILABLE = "the file on disk could not be read: diff unavailable";
+
 /** A whole-file write: against the file on disk when it is known, else every line added. */
-function WriteDiff({ path, content, onDisk }: { path: string; content: string; onDisk?: FileOnDisk | null }) {
+function WriteDiff({ path, content, onDisk }: { path: string; content: string; onDisk?: FileOnDiskState }) {
+  if (onDisk === FILE_UNAVAILABLE) {
+    // Every line as added would hide what the write deletes: show the text sent, as no diff.
+    const sent = addedLines(content).map((line) => ({ kind: "same" as const, text: line.text }));
+    return <DiffView path={path} lines={sent} unavailable warning={`${DIFF_UNAVAILABLE}; the new content as sent:`} />;
+  }
   if (onDisk === undefined || onDisk === null) {
     const note = onDisk === null ? "comparing with the file on disk…" : "whole file (created or replaced)";
     return <DiffView path={path} lines={addedLines(content)} note={note} />;
@@ -128,9 +145,12 @@ function WriteDiff({ path, content, onDisk }: { path: string; content: string; o
 }
 
 /** An edit: in the context of the file on disk when its old text occurs there once. */
-function EditDiff(props: { path: string; before: string; after: string; onDisk?: FileOnDisk | null }) {
+function EditDiff(props: { path: string; before: string; after: string; onDisk?: FileOnDiskState }) {
   const { path, before, after, onDisk } = props;
   const bare = diffLines(before, after);
+  if (onDisk === FILE_UNAVAILABLE) {
+    return <DiffView path={path} lines={bare} warning={`${DIFF_UNAVAILABLE} in its context; the replaced text alone:`} />;
+  }
   if (!onDisk || onDisk.content === null) {
     const warning = onDisk && !onDisk.exists ? "The file does not exist: this edit will fail." : undefined;
     return <DiffView path={path} lines={bare} note={onDisk === null ? "finding it in the file…" : undefined} warning={warning} />;
@@ -195,8 +215,8 @@ interface ArgumentsViewProps {
   /** Whether the raw JSON shows, for a parent that closes it (the approval card's Esc). */
   raw?: boolean;
   /** The file a write or edit would change, as it is now (the approval card): undefined when
-   * unknown, null while it loads. */
-  onDisk?: FileOnDisk | null;
+   * unknown, null while it loads, FILE_UNAVAILABLE when it could not be fetched. */
+  onDisk?: FileOnDiskState;
   onRawChange?: (raw: boolean) => void;
 }
 
