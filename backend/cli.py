@@ -13,7 +13,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from backend.config import ConfigError, Settings, load_settings, read_yaml
+from backend.config import ConfigError, Settings, load_settings, read_yaml, with_own_workspace
 from backend.rewind_cli import add_rewind_parser, run_rewind
 from backend.trust_cli import add_trust_parser, run_trust
 
@@ -82,7 +82,7 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("prompt", nargs="?", help="the task; asked for interactively when omitted")
     run.add_argument("--model", help="LiteLLM model, e.g. anthropic/claude-sonnet-4-5 (default: the offline demo)")
     run.add_argument("--api-base")
-    run.add_argument("--workspace", help="folder the agent works in (default: current directory)")
+    run.add_argument("--workspace", help="folder the agent works in (default: the configured workspace, else the current directory)")
     run.add_argument("--approve", choices=["ask", "all", "none"], default="ask",
                      help="ask in the terminal, allow every ask (never a deny), or deny every ask")
     run.add_argument("--json", action="store_true", help="print one JSON event per line")
@@ -267,7 +267,7 @@ def _serve(args: argparse.Namespace) -> int:
     from backend.api.server_limits import server_config
     from backend.auth import AuthError, UserConfig, check_bind
 
-    settings = _settings(args, host=args.host, port=args.port)
+    settings = with_own_workspace(_settings(args, host=args.host, port=args.port))
     try:
         check_bind(
             settings.host,
@@ -288,6 +288,7 @@ def _serve(args: argparse.Namespace) -> int:
     print(f"Open this link to log in (it carries your token):\n    http://{shown_host}:{settings.port}/login?token={app.state.auth.token}")
     if settings.model is None:
         print("No model is configured: sessions use the offline demo model. Set OVERSEER_MODEL to use a real one.")
+    print(f"The agents' default workspace is {settings.resolved_workspace} (set `workspace:` in overseer.yaml to change it)")
     sandbox = app.state.host.sandbox.status
     _warn_if_unconfined(sandbox.summary(), sandbox.confined)
     # Info level for uvicorn's start-up lines ("running on ..." says the socket is listening);

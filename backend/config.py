@@ -42,6 +42,7 @@ from backend.config_file import (  # re-exported: the file's readers and writers
     update_config_file,
     workspace_config,
 )
+from backend.paths import private_dir
 from backend.workspace_trust import TrustStore
 
 
@@ -443,6 +444,20 @@ class _YamlSource(PydanticBaseSettingsSource):
         return data
 
 
+OWN_WORKSPACE_NAME = "overseer-workspace"
+
+
+def with_own_workspace(settings: Settings) -> Settings:
+    """The settings `overseer serve` runs with: with no workspace configured, one of its own,
+    `~/overseer-workspace` (created owner-only on first use), never the folder it was started in
+    (`make run` in a checkout made the source tree the agents' workspace). Not under the data dir:
+    a session never works there (backend/engine/workspaces.py)."""
+    if settings.workspace is not None:
+        return settings
+    own = private_dir(Path.home() / OWN_WORKSPACE_NAME)
+    return settings.model_copy(update={"workspace": own})
+
+
 def load_settings(**overrides: Any) -> Settings:
     """Build Settings, turning validation errors into one readable ConfigError."""
     try:
@@ -464,6 +479,7 @@ __all__ = [
     "expand_vars",
     "find_config_file",
     "load_settings",
+    "with_own_workspace",
     "parse_yaml",
     "read_yaml",
     "update_config_file",

@@ -9,7 +9,7 @@ import stat
 import pytest
 import yaml
 
-from backend.config import ConfigError, append_allow_rules, load_settings
+from backend.config import ConfigError, append_allow_rules, load_settings, with_own_workspace
 from backend.workspace_trust import TrustStore, config_file
 
 # What an agent with one write approval put in the workspace (issue 29, item 6).
@@ -229,3 +229,23 @@ def test_checkpoints_live_under_the_data_dir_unless_moved_and_their_limits_are_c
         (config_dir / "overseer.yaml").write_text(f"checkpoints: {bad}\n")
         with pytest.raises(ConfigError, match="checkpoints"):
             load_settings()
+
+
+def test_serve_without_a_configured_workspace_works_in_its_own_owner_only_folder_not_the_current_one(
+    config_dir, tmp_path, monkeypatch
+):
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("OVERSEER_WORKSPACE", raising=False)
+    settings = with_own_workspace(load_settings())
+    own = tmp_path / "home" / "overseer-workspace"
+    assert settings.resolved_workspace == own.resolve() != (tmp_path / "work").resolve()
+    assert stat.S_IMODE(own.stat().st_mode) == 0o700
+
+
+def test_serve_keeps_a_configured_workspace_and_run_keeps_the_current_folder(config_dir, tmp_path, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("OVERSEER_WORKSPACE", raising=False)
+    assert load_settings().resolved_workspace == (tmp_path / "work").resolve()  # `overseer run` in a folder means it
+    (config_dir / "overseer.yaml").write_text(f"workspace: {tmp_path / 'mine'}\n")
+    assert with_own_workspace(load_settings()).resolved_workspace == (tmp_path / "mine").resolve()
+    assert not (tmp_path / "home" / "overseer-workspace").exists()

@@ -30,6 +30,10 @@ export function NewSessionForm({ onCreated }: { onCreated: () => void }) {
     api.workspaces().then(setChoices, () => setChoices([]));
   }, []);
 
+  // The folder a session works in when none is chosen, shown to everyone (issue 33, item 10).
+  const defaultPath = choices.find((c) => c.default)?.path;
+  const defaultShown = defaultPath && (chosen?.default_folder ? `${defaultPath}/${chosen.default_folder}` : defaultPath);
+
   const submit = async (event: FormEvent) => {
     event.preventDefault();
     setBusy(true);
@@ -159,6 +163,11 @@ export function NewSessionForm({ onCreated }: { onCreated: () => void }) {
           </select>
         )}
       </label>
+      {!workspace.trim() && defaultShown && (
+        <p className="muted small workspace-path" data-testid="new-session-workspace-path">
+          Works in <code title={defaultShown}>{defaultShown}</code>
+        </p>
+      )}
       <details className="instructions-box">
         <summary data-testid="new-session-instructions-toggle">Instructions (optional)</summary>
         <textarea
