@@ -43,3 +43,27 @@ def test_a_session_started_with_a_chosen_agent_runs_as_it_and_an_admin_adds_an_a
     page.get_by_test_id("agent-save").click()
     expect(page.locator('[data-testid="agent-row"][data-agent="ops"]')).to_contain_text("Operations")
     assert [a.id for a in h.host.agents.list()] == ["main", "reviewer", "ops"]
+
+
+def test_saving_an_agent_on_the_agents_page_keeps_the_config_file_as_written(serve, new_page, tmp_path):
+    # The server's config file (its data dir's overseer.yaml), with what a person writes in one.
+    config = tmp_path / "server1" / "data" / "overseer.yaml"
+    config.parent.mkdir(parents=True)
+    written = (
+        "# The admin's notes: every save keeps them.\n"
+        "budget:\n"
+        "  warn_at: 0.50   # half, spelled so\n"
+        "host: '127.0.0.1'  # quoted on purpose\n"
+    )
+    config.write_text(written)
+    h = serve([])
+    assert h.host.settings.config_file == config
+    page = new_page(h)
+    page.get_by_test_id("nav-agents").click()
+    page.get_by_test_id("agent-add").click()
+    page.get_by_test_id("agent-id").fill("ops")
+    page.get_by_test_id("agent-name").fill("Operations")
+    page.get_by_test_id("agent-save").click()
+    expect(page.locator('[data-testid="agent-row"][data-agent="ops"]')).to_contain_text("Operations")
+    text = config.read_text()
+    assert text.startswith(written) and "- id: ops" in text and "name: Operations" in text
