@@ -16,6 +16,8 @@ export interface DecidedEntry {
   outcome: string;
   denied: boolean;
   at: number;
+  /** Who decided, when not this tab: "by admin in another tab", "by ann via telegram". */
+  by?: string;
   /** This tab's own answer that did not count (a staged key press, or a click the server refused
    * with 409): "Your deny was not sent: allowed once by admin in another tab first". */
   lost?: string;
@@ -363,16 +365,22 @@ function resolve(
     // After a local timeout or a 409 the server's own word, when it arrives, replaces ours.
     const known = decider ?? (decidedBy === "user" ? s.decided[id]?.approval.decider ?? null : null);
     const resolved: Approval = { ...approval, status: status ?? approval.status, decision, decided_by: decidedBy, decider: known };
-    const what = outcomeLabel(resolved.status, decision, decidedBy);
+    const outcome = outcomeLabel(resolved.status, decision, decidedBy);
     // An answer in flight from this tab is taken as ours until the server says otherwise (a 409).
     const ours = !lostSent && (answeredHere.has(id) || Boolean(s.submitting[id]));
     const who = decidedBy === "user" ? deciderWords(known, s.me, ours) : "";
-    const outcome = who ? `${what} ${who}` : what;
     const denied = resolved.status !== "allowed";
     const lostText = lost
-      ? `Your ${answerVerb(lost)} was ${lostSent ? "not recorded" : "not sent"}: ${outcome} first`
+      ? `Your ${answerVerb(lost)} was ${lostSent ? "not recorded" : "not sent"}: ${who ? `${outcome} ${who}` : outcome} first`
       : s.decided[id]?.lost;
-    const entry: DecidedEntry = { approval: resolved, outcome, denied, at: s.decided[id]?.at ?? Date.now(), lost: lostText };
+    const entry: DecidedEntry = {
+      approval: resolved,
+      outcome,
+      denied,
+      at: s.decided[id]?.at ?? Date.now(),
+      by: who || undefined,
+      lost: lostText,
+    };
     const decided = { ...s.decided, [id]: entry };
     const ids = Object.keys(decided);
     if (ids.length > DECIDED_KEEP) {

@@ -72,6 +72,12 @@ export function ApprovalQueue({ pending, decided, shortcuts = true, emptyText, s
                 : isElicitation(entry.approval)
                   ? elicitationOutcome(entry.outcome)
                   : entry.outcome}
+              {entry.by && (
+                <span className="decided-by" data-testid="decided-by">
+                  {" "}
+                  {entry.by}
+                </span>
+              )}
               {showSession && (
                 <span className="row-session" data-testid="row-session">
                   {sessionName(sessions[entry.approval.session_id], entry.approval.session_id)}
