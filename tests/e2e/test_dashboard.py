@@ -8,6 +8,7 @@ import re
 from playwright.sync_api import expect
 
 from backend.domain.models import Decision
+from backend.domain.session_options import SessionOptions
 from backend.testing import Reply, ScriptedToolCall
 
 from .dashboard import (
@@ -198,6 +199,19 @@ def test_a_call_denied_by_a_rule_shows_its_command_and_the_rule_live(serve, new_
     expect(refused).not_to_contain_text("No arguments")
     screenshot(page, "rule-denied-call-live")
     assert wait_session(h, session.id).status == "completed"
+
+
+def test_a_file_only_agents_runs_without_asking_lists_no_shell_tool_or_rule(serve, new_page):
+    agents = [{"id": "filer", "servers": ["file"]}]
+    h = serve([Reply(text="Hi.")], agents=agents, permissions={"allow": ["Bash(git status)", "Edit(notes.txt)"]})
+    page = new_page(h)
+    session = start_session(h, options=SessionOptions(agent="filer"))
+    page.goto(f"{h.url}/#/s/{session.id}")
+
+    expect(page.get_by_test_id("standing-tools")).to_contain_text("file.read_file")
+    expect(page.get_by_test_id("standing-rules")).to_have_text("Edit(notes.txt)")
+    expect(page.get_by_test_id("auto-approve-strip")).not_to_contain_text("shell")
+    expect(page.get_by_test_id("auto-approve-strip")).not_to_contain_text("git status")
 
 
 def test_after_a_dropped_connection_the_dashboard_catches_up_without_doubling_anything(serve, new_page):
