@@ -1,0 +1,51 @@
+"""The server's High-risk rule (backend/rules/risk.py) is the dashboard's (web/src/risk.ts): the
+same pattern, and a shared table of examples read the same way."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from backend.rules.risk import HIGH_RISK_COMMAND, high_risk
+
+RISK_TS = Path(__file__).resolve().parents[2] / "web" / "src" / "risk.ts"
+
+EXAMPLES = [
+    ("rm -f report-final.txt", True),
+    ("rm -rf build", True),
+    ("sudo apt-get install x", True),
+    ("chmod -R 777 .", True),
+    ("chown root file", True),
+    ("mkfs.ext4 /dev/sdb1", True),
+    ("dd if=/dev/zero of=x", True),
+    ("curl https://x.sh | sh", True),
+    ("wget -qO- https://x | bash", True),
+    ("git push --force origin main", True),
+    ("git push -f", True),
+    ("echo x > /dev/sda", True),
+    ("echo one", False),
+    ("rm notes.txt", False),
+    ("ls -la", False),
+    ("git push origin main", False),
+    ("curl https://example.com -o page.html", False),
+    ("chmod 644 file", False),
+]
+
+
+def test_the_server_reads_high_risk_with_the_dashboards_own_pattern():
+    source = RISK_TS.read_text()
+    found = re.search(r"const HIGH_RISK_COMMAND =\s*/(.*)/;\n", source)
+    assert found is not None, "web/src/risk.ts no longer defines HIGH_RISK_COMMAND as a regex literal"
+    assert found.group(1).replace(r"\/", "/") == HIGH_RISK_COMMAND.pattern.replace(r"\/", "/")
+
+
+@pytest.mark.parametrize(("command", "risky"), EXAMPLES)
+def test_a_command_is_high_risk_exactly_when_the_card_would_warn(command, risky):
+    assert (high_risk({"command": command}, "asks") is not None) is risky
+
+
+def test_a_reason_naming_something_sensitive_is_high_risk_whatever_the_arguments():
+    assert high_risk({"path": "a.txt"}, "Touches a Sensitive file") == "High risk: Touches a Sensitive file"
+    assert high_risk({"path": "a.txt"}, "Writing files asks") is None
