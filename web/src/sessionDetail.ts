@@ -17,7 +17,7 @@ export interface Token {
 /** A system note in the timeline, placed after the message with idx `after` (-1: before all). */
 export interface TimelineNote {
   seq: number;
-  kind: "notice" | "cleared" | "mode" | "workflow";
+  kind: "notice" | "cleared" | "mode" | "workflow" | "error";
   text: string;
   after: number;
   /** For workflow notes: the run's status or the step's, to colour the note. */
@@ -30,7 +30,8 @@ const KEPT_NOTICE_TYPES = ["budget.warning"];
 /** Ephemeral deltas of an answer being streamed: its text and its reasoning. */
 const DELTA_TYPES = ["token", "thinking.delta"];
 
-const NOTE_TYPES = new Set(["notice", "server.failed", "sampling.completed", "session.cleared", "session.mode", "workflow.step", "workflow.gate", "workflow.finished"]);
+// A stored `error` (a failed turn) is a note: it stays in the history after later turns succeed.
+const NOTE_TYPES = new Set(["notice", "error", "server.failed", "sampling.completed", "session.cleared", "session.mode", "workflow.step", "workflow.gate", "workflow.finished"]);
 
 function workflowText(type: string, data: Record<string, unknown>): string {
   const where = `step ${String(data.step)} of ${String(data.of)} (${String(data.mode)})`;
@@ -56,6 +57,8 @@ export function noteOf(event: LiveEvent, after: number): TimelineNote | null {
   switch (event.type) {
     case "notice":
       return { seq: event.seq, kind: "notice", text: String(data.text ?? ""), after };
+    case "error":
+      return { seq: event.seq, kind: "error", text: String(data.message ?? ""), after };
     case "session.cleared": {
       const from = Number(data.from);
       return { seq: event.seq, kind: "cleared", text: "History cleared — the agent starts afresh here", after: Number.isFinite(from) ? from - 1 : after };
@@ -158,7 +161,8 @@ function apply(state: DetailState, event: LiveEvent): DetailState {
   if (event.ephemeral ? event.seq < state.baseSeq : event.seq <= state.baseSeq) return state;
   if (!event.ephemeral && event.seq > state.seenSeq) state = { ...state, seenSeq: event.seq };
   const data = event.data ?? {};
-  if (NOTE_TYPES.has(event.type)) {
+  // An unstored error (the store is refusing writes) stays a passing notice below the transcript.
+  if (NOTE_TYPES.has(event.type) && !(event.type === "error" && event.ephemeral)) {
     const after = state.messages.length ? state.messages[state.messages.length - 1].idx : -1;
     const note = noteOf(event, after);
     return note ? { ...state, notes: addBySeq(state.notes, [note]) } : state;

@@ -26,6 +26,10 @@ export function ModelSection() {
   const [error, setError] = useState<string | null>(null);
   const [saved, setSaved] = useState<string | null>(null);
   const [test, setTest] = useState<ModelTest | null>(null);
+  // The values of the last test that passed: Save tests again only what changed since.
+  const [passed, setPassed] = useState<string | null>(null);
+  // Save's own test failed: the person may still save these values, knowingly.
+  const [offerAnyway, setOfferAnyway] = useState(false);
 
   const show = (settings: ModelSettings) => {
     setCurrent(settings);
@@ -57,12 +61,26 @@ export function ModelSection() {
     thinking: { enabled: thinking, budget_tokens: budgetError ? (current?.thinking.budget_tokens ?? 4096) : budgetTokens },
   });
 
-  const save = async (event: { preventDefault(): void }, demo = false) => {
+  /** Save tests the connection first (unless these values just passed a test, or the person
+   * chose "Save anyway"); a failed test is shown once, as the test's result, and nothing is saved. */
+  const save = async (event: { preventDefault(): void }, demo = false, anyway = false) => {
     event.preventDefault();
     setBusy("save");
     setError(null);
     setSaved(null);
+    setOfferAnyway(false);
     try {
+      const values = JSON.stringify(body());
+      if (!demo && !anyway && values !== passed) {
+        setTest(null);
+        const result = await api.testModel(body());
+        setTest(result);
+        if (!result.ok) {
+          setOfferAnyway(true);
+          return;
+        }
+        setPassed(values);
+      }
       const settings = await api.saveModelSettings(demo ? { model: null, api_base: null } : body());
       show(settings);
       setSaved(settings.demo ? "Saved: new sessions play the offline demo." : `Saved: new sessions use ${settings.model}.`);
@@ -78,7 +96,9 @@ export function ModelSection() {
     setError(null);
     setTest(null);
     try {
-      setTest(await api.testModel(body()));
+      const result = await api.testModel(body());
+      setTest(result);
+      setPassed(result.ok ? JSON.stringify(body()) : null);
     } catch (e) {
       setError(message(e));
     } finally {
@@ -236,8 +256,19 @@ export function ModelSection() {
             {admin && (
               <div className="actions">
                 <button type="submit" className="btn primary" data-testid="model-save" disabled={busy !== null || budgetError !== null}>
-                  Save
+                  {busy === "save" ? "Testing, then saving…" : "Save"}
                 </button>
+                {offerAnyway && (
+                  <button
+                    type="button"
+                    className="btn danger"
+                    data-testid="model-save-anyway"
+                    disabled={busy !== null || budgetError !== null}
+                    onClick={(e) => void save(e, false, true)}
+                  >
+                    Save anyway
+                  </button>
+                )}
                 <button type="button" className="btn" data-testid="model-test" disabled={busy !== null} onClick={() => void runTest()}>
                   {busy === "test" ? "Testing…" : "Test connection"}
                 </button>

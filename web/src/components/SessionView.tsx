@@ -445,7 +445,8 @@ export function SessionView({ id }: { id: string }) {
             {stopNote(session)}
           </p>
         )}
-        {session.status === "error" && session.error && (
+        {/* Its stored `error` event is already a note in the timeline: say it once. */}
+        {session.status === "error" && session.error && !detail.notes.some((n) => n.kind === "error" && n.text === session.error) && (
           <p className="error-text" role="alert" data-testid="session-error">
             {session.error}
           </p>
