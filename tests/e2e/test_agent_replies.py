@@ -116,3 +116,39 @@ def test_a_person_turns_thinking_on_with_a_budget_in_settings(serve, new_page):
     page.reload()
     expect(page.get_by_test_id("model-section").get_by_test_id("model-thinking-enabled")).to_be_checked()
     expect(page.get_by_test_id("model-section").get_by_test_id("model-thinking-budget")).to_have_value("3000")
+
+
+TABLE_REPLY = """Results:
+
+| Tool | Risk | Cost |
+|:-----|:----:|-----:|
+| `a \\| b` | <b>low</b> | 0.50 |
+| [docs](https://example.com/d) | [bad](javascript:alert(1)) | 1 |
+
+```bash
+ls -la
+```
+"""
+
+
+def test_a_reply_renders_a_table_as_a_table_and_names_a_code_blocks_language(serve, new_page):
+    h = serve([Reply(text=TABLE_REPLY)], servers=())
+    page = new_page(h)
+    session = start_session(h, "Show me a table")
+    assert wait_session(h, session.id).status == "completed"
+    page.goto(f"{h.url}/#/s/{session.id}")
+    reply = page.get_by_test_id("message-assistant").last.get_by_test_id("reply-text")
+    table = reply.locator("table")
+    expect(table.locator("thead th")).to_have_text(["Tool", "Risk", "Cost"])
+    expect(table.locator("tbody tr")).to_have_count(2)
+    # An escaped pipe stays in its cell; HTML in a cell is text; a javascript: link is text.
+    expect(table.locator("tbody tr").first.locator("td")).to_have_text(["a | b", "<b>low</b>", "0.50"])
+    expect(table.locator("tbody b")).to_have_count(0)
+    expect(table.locator("a")).to_have_count(1)
+    expect(table.get_by_role("link", name="docs")).to_have_attribute("href", "https://example.com/d")
+    expect(table.locator("th").nth(1)).to_have_css("text-align", "center")
+    expect(table.locator("td").nth(2)).to_have_css("text-align", "right")
+    expect(reply).not_to_contain_text("|:-----|")
+    expect(reply.get_by_test_id("code-lang")).to_have_text("bash")
+    expect(reply.locator("pre > code.language-bash")).to_have_text("ls -la")
+    screenshot(page, "reply-table-and-code-language")

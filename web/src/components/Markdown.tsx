@@ -1,6 +1,6 @@
 // Markdown for agent replies, plans and prompts: headings, paragraphs (a line break stays one),
-// ordered and unordered lists, fenced code (its language as a `language-*` class), block quotes,
-// rules, `code`, **bold**, *italic*, [links](https://…) and <https://…>.
+// ordered and unordered lists, fenced code (its language as a `language-*` class and a label),
+// GFM tables (a header row, a `---|:-:` delimiter row, alignment per column), block quotes, rules, `code`, **bold**, *italic*, [links](https://…) and <https://…>.
 //
 // Safe by construction: the output is React elements built from the text, never an HTML string,
 // so `<script>` or `<img onerror=…>` in a reply shows as text. Links open only for http, https and
@@ -79,13 +79,61 @@ export type Block =
   | { kind: "code"; lang: string; text: string }
   | { kind: "quote"; blocks: Block[] }
   | { kind: "rule" }
+  | { kind: "table"; align: Align[]; head: string[]; rows: string[][] }
   | { kind: "para"; text: string };
+
+export type Align = "left" | "center" | "right" | null;
+
 
 const FENCE = /^\s{0,3}(`{3,}|~{3,})\s*([\w+#.-]*)/;
 const HEADING = /^\s{0,3}(#{1,6})\s+(.*?)\s*#*\s*$/;
 const ITEM = /^\s{0,3}(?:([-*+])|(\d{1,9})[.)])\s+(.*)$/;
 const QUOTE = /^\s{0,3}>\s?(.*)$/;
 const RULE = /^\s{0,3}([-*_])(\s*\1){2,}\s*$/;
+const TABLE_DELIMITER = /^\s{0,3}\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?\s*$/;
+
+/** A table row's cells: outer pipes optional, `\|` is a pipe inside a cell, and a code span's
+ * pipes stay in the cell (as GFM reads them). */
+export function tableCells(line: string): string[] {
+  const cells: string[] = [];
+  let cell = "";
+  let ticks = 0;
+  const text = line.trim();
+  for (let i = 0; i < text.length; i++) {
+    const ch = text[i];
+    if (ch === "\\" && text[i + 1] === "|") {
+      cell += "|";
+      i++;
+    } else if (ch === "`") {
+      let run = 0;
+      while (text[i + run] === "`") run++;
+      ticks = ticks === 0 ? run : ticks === run ? 0 : ticks;
+      cell += "`".repeat(run);
+      i += run - 1;
+    } else if (ch === "|" && ticks === 0) {
+      cells.push(cell);
+      cell = "";
+    } else cell += ch;
+  }
+  cells.push(cell);
+  if (text.startsWith("|")) cells.shift();
+  if (text.endsWith("|") && !text.endsWith("\\|") && cells.length > 0) cells.pop();
+  return cells.map((c) => c.trim());
+}
+
+/** A header line and the delimiter line under it start a table when their cell counts agree. */
+function tableStart(lines: string[], i: number): boolean {
+  const head = lines[i];
+  const delimiter = lines[i + 1];
+  if (delimiter === undefined || !head.includes("|") || !TABLE_DELIMITER.test(delimiter)) return false;
+  return tableCells(head).length === tableCells(delimiter).length;
+}
+
+function alignOf(cell: string): Align {
+  const left = cell.startsWith(":");
+  const right = cell.endsWith(":");
+  return left && right ? "center" : right ? "right" : left ? "left" : null;
+}
 
 function startsBlock(line: string): boolean {
   return FENCE.test(line) || HEADING.test(line) || ITEM.test(line) || QUOTE.test(line) || RULE.test(line);
@@ -111,6 +159,18 @@ export function blocks(source: string): Block[] {
     if (RULE.test(line)) {
       out.push({ kind: "rule" });
       i++;
+      continue;
+    }
+    if (tableStart(lines, i)) {
+      const head = tableCells(line);
+      const align = tableCells(lines[i + 1]).map(alignOf);
+      const rows: string[][] = [];
+      i += 2;
+      while (i < lines.length && lines[i].trim() && !startsBlock(lines[i])) {
+        const cells = tableCells(lines[i++]);
+        rows.push(head.map((_, c) => cells[c] ?? "")); // as many cells as the header: extra ones go
+      }
+      out.push({ kind: "table", align, head, rows });
       continue;
     }
     const heading = HEADING.exec(line);
@@ -144,7 +204,7 @@ export function blocks(source: string): Block[] {
       continue;
     }
     const para: string[] = [];
-    while (i < lines.length && lines[i].trim() && !startsBlock(lines[i])) para.push(lines[i++]);
+    while (i < lines.length && lines[i].trim() && !startsBlock(lines[i]) && !(para.length && tableStart(lines, i))) para.push(lines[i++]);
     out.push({ kind: "para", text: para.join("\n") });
   }
   return out;
@@ -170,9 +230,43 @@ function render(list: Block[]): ReactNode[] {
       }
       case "code":
         return (
-          <pre key={i} className="code">
-            <code className={block.lang ? `language-${block.lang}` : undefined}>{block.text}</code>
-          </pre>
+          <div key={i} className="code-block">
+            {block.lang && (
+              <div className="code-lang" data-testid="code-lang">
+                {block.lang}
+              </div>
+            )}
+            <pre className="code">
+              <code className={block.lang ? `language-${block.lang}` : undefined}>{block.text}</code>
+            </pre>
+          </div>
+        );
+      case "table":
+        return (
+          <div key={i} className="table-scroll">
+            <table>
+              <thead>
+                <tr>
+                  {block.head.map((cell, c) => (
+                    <th key={c} style={block.align[c] ? { textAlign: block.align[c]! } : undefined}>
+                      {inline(cell)}
+                    </th>
+                  ))}
+                </tr>
+              </thead>
+              <tbody>
+                {block.rows.map((row, r) => (
+                  <tr key={r}>
+                    {row.map((cell, c) => (
+                      <td key={c} style={block.align[c] ? { textAlign: block.align[c]! } : undefined}>
+                        {inline(cell)}
+                      </td>
+                    ))}
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
         );
       case "quote":
         return <blockquote key={i}>{render(block.blocks)}</blockquote>;
