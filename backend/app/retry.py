@@ -15,6 +15,7 @@ import uuid
 
 from backend.domain.errors import Conflict, NotFound
 from backend.domain.models import ACTIVE_STATUSES, Message, Session, StopReason, ToolCallRecord, ToolCallRequest
+from backend.domain.tools import split_tool_name
 from backend.engine.outcome import refusal_of
 from backend.engine.runner import SessionRunner
 from backend.store.base import Store
@@ -32,10 +33,13 @@ async def refused_calls(store: Store, session_id: str) -> dict[str, StopReason]:
     return {call_id: reason for call_id, reason in found.items() if reason is not None}
 
 
-def retry_text(record: ToolCallRecord, reason: str) -> str:
-    """The person's request as the model reads it."""
+def retry_text(record: ToolCallRecord, reason: str, title: str | None = None) -> str:
+    """The person's request as the model reads it and the person sees it in the transcript: the
+    tool by its title ("Run a command"), or its name on its server (`exec`) when it has none, the
+    way the dashboard names tools, never the internal `mcp__shell__exec`."""
     how = "timed out waiting for approval" if reason == "timed_out" else "was denied"
-    return f"Try that step again: the {record.name} call that {how}. It will ask for approval again."
+    label = (title or "").strip() or (split_tool_name(record.name) or ("", record.name))[1]
+    return f"Try that step again: the “{label}” call that {how}. It will ask for approval again."
 
 
 async def retry_step(*, store: Store, runner: SessionRunner, session_id: str, call_id: str) -> Session:
@@ -52,7 +56,8 @@ async def retry_step(*, store: Store, runner: SessionRunner, session_id: str, ca
     reason = (await refused_calls(store, session_id)).get(call_id)
     if reason is None:
         raise NotRetryable("only a call a person denied, or whose approval timed out, can be retried")
-    text = retry_text(record, reason)
+    info = runner.gate.tools.tool(record.name)
+    text = retry_text(record, reason, info.annotations.title if info else None)
     if session.engine == "claude-sdk":
         await runner.send(session_id, text)
     else:

@@ -78,6 +78,19 @@ async def test_retry_asks_the_same_call_again_and_runs_it_when_allowed(tmp_path,
         assert records == {"c1": "denied", second.tool_call_id: "done"}
 
 
+async def test_the_retry_request_in_the_transcript_names_the_tool_by_its_title_not_its_internal_name(tmp_path, pool):
+    script = [shell("echo again", "c1"), Reply(text="denied, so I stop"), Reply(text="done")]
+    async with scripted_host(tmp_path, script, pool=pool) as h:
+        session = await h.start("echo")
+        await h.answer(await h.next_approval(), Decision(kind="deny"))
+        await h.host.runner.wait(session.id, timeout=30)
+        await retry_step(store=h.host.store, runner=h.host.runner, session_id=session.id, call_id="c1")
+        await h.answer(await h.next_approval(), Decision(kind="allow_once"))
+        await h.host.runner.wait(session.id, timeout=30)
+        asked = [m.content for m in await h.host.store.list_messages(session.id) if m.role == "user"][-1]
+        assert asked == "Try that step again: the “Run a command” call that was denied. It will ask for approval again."
+
+
 async def test_retry_is_refused_while_the_session_runs_and_for_a_call_that_ran(tmp_path, pool):
     script = [shell("echo a", "c1"), shell("echo b", "c2"), Reply(text="ok")]
     async with scripted_host(tmp_path, script, pool=pool) as h:

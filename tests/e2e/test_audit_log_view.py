@@ -47,11 +47,15 @@ def test_the_log_names_sessions_and_people_filters_and_exports_what_it_shows(ser
     expect(rows.last.get_by_test_id("audit-by")).to_contain_text("ann")
     expect(rows.last.get_by_test_id("audit-by")).to_contain_text("auto-approve")
     expect(rows.last).to_contain_text("1.5 s")
+    # Tools as the session's cards name them (the servers' titles), the internal name on hover.
+    expect(page.get_by_test_id("audit-tool")).to_contain_text(["Write a file", "Run a command"])
+    expect(rows.first).not_to_contain_text("mcp__file__write_file")
+    expect(rows.first.get_by_test_id("audit-tool")).to_have_attribute("title", "mcp__file__write_file")
 
     page.get_by_test_id("audit-filter-decision").select_option("deny")
     page.get_by_test_id("audit-apply").click()
     expect(rows).to_have_count(1)
-    expect(rows.first).to_contain_text("mcp__file__write_file")
+    expect(rows.first.get_by_test_id("audit-tool")).to_contain_text("Write a file")
 
     with page.expect_download() as download:
         page.get_by_test_id("audit-export-csv").click()

@@ -3,8 +3,10 @@
 
 import { useMemo, useState } from "react";
 import { api } from "../api";
-import { formatDuration, formatTime, truncate } from "../format";
+import { formatDuration, formatTime, splitToolName, truncate } from "../format";
 import { useLoad } from "../hooks";
+import { toolTitles } from "../names";
+import { useServers } from "../standing";
 import { useAppState } from "../store";
 import type { AuditPage, DecidedBy } from "../types";
 import "../housekeeping.css";
@@ -56,6 +58,8 @@ export function AuditLog() {
     setOffset(0);
   };
   const sessions = Object.values(state.sessions).sort((a, b) => b.created_at.localeCompare(a.created_at));
+  const servers = useServers();
+  const tools = useMemo(() => toolTitles(servers), [servers]);
   const titleOf = (id: string) => page?.sessions?.[id] || state.sessions[id]?.title || id.slice(0, 8);
   const exportHref = (format: "csv" | "json") => `/api/audit?${auditQuery(filters, { format })}`;
 
@@ -166,8 +170,12 @@ export function AuditLog() {
                         {truncate(titleOf(item.session_id), 40)}
                       </a>
                     </td>
-                    <td>
-                      <code>{item.tool_name}</code>
+                    <td data-testid="audit-tool" title={item.tool_name}>
+                      {/* As the session's cards name it: its title, else its name on its server. */}
+                      {tools[item.tool_name] ?? splitToolName(item.tool_name).tool}
+                      {splitToolName(item.tool_name).server && (
+                        <div className="muted small">{splitToolName(item.tool_name).server}</div>
+                      )}
                     </td>
                     <td>
                       <code className="small">{truncate(JSON.stringify(item.arguments), 80)}</code>
