@@ -8,6 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from backend.config import PolicyValue
 from backend.domain.models import (
+    AutoApproveScope,
     Decider,
     Decision,
     DecisionKind,
@@ -100,6 +101,11 @@ class EditSession(Strict):
     """On: what this session's rules ask is allowed, in your name; a deny still denies."""
     approve_pending: bool = False
     """With auto_approve true: also allow the approvals already waiting in the session."""
+    auto_approve_scope: AutoApproveScope | None = None
+    """With auto_approve true: "workspace_edits" (file writes and edits inside the workspace) or
+    "edits_and_commands" (every call the rules ask about); left out, "edits_and_commands"."""
+    auto_approve_high_risk: bool = False
+    """With auto_approve true: allow High-risk calls too; otherwise they still ask a person."""
 
 
 class SessionDetail(Session):

@@ -8,6 +8,10 @@ A deny is never overridden: only an ask becomes an approval at all. Gates betwee
 workflow steps and servers' own requests (questions, sampling) are left to a person; only tool
 calls are answered.
 
+It covers what its scope says: "workspace_edits" only file writes and edits inside the session's
+workspace (like Claude Code's accept-edits), "edits_and_commands" every tool call. A High-risk call
+(backend/rules/risk.py, the card's banner) still asks unless the person chose to include them.
+
 It covers only turns started by the person who turned it on: when a user message of the current
 turn has another author (another person, an API key, a channel, Overseer itself), the turn's
 calls ask as usual, their approvals in the inbox, and a notice in the session says why.
@@ -17,11 +21,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from pathlib import Path
 
 from backend.app.approvals import ApprovalService
 from backend.auth import Principal
 from backend.domain.errors import ApprovalError, DomainError
-from backend.domain.models import Approval, Decider, Decision, Message, Session
+from backend.domain.models import Approval, AutoApprove, Decider, Decision, Message, Session
+from backend.rules.risk import high_risk
 from backend.engine.events import EventBus, Subscription
 from backend.approvals.broker import ApprovalBroker
 from backend.store.base import NotFound, Store
@@ -52,6 +58,30 @@ def turn_authors(messages: list[Message]) -> list[Decider | None]:
         if message.role == "user":
             authors.append(message.author)
     return authors
+
+
+FILE_EDITS = frozenset({"mcp__file__write_file", "mcp__file__edit_file"})
+"""The calls "workspace_edits" covers (when their path is inside the workspace)."""
+
+
+def inside(workspace: str, path: object) -> bool:
+    """Whether `path` (relative to the workspace, or absolute) names a file inside `workspace`,
+    symlinks followed."""
+    if not isinstance(path, str) or not path or "\0" in path:
+        return False
+    root = Path(workspace).resolve()
+    return (root / path).resolve().is_relative_to(root)
+
+
+def outside_scope(switch: AutoApprove, approval: Approval, workspace: str) -> str | None:
+    """Why the switch leaves this call to a person, or None when it covers it."""
+    if switch.scope == "workspace_edits" and not (
+        approval.tool_name in FILE_EDITS and inside(workspace, approval.arguments.get("path"))
+    ):
+        return "its scope is file edits in the workspace"
+    if not switch.high_risk and (warning := high_risk(approval.arguments, approval.reason)) is not None:
+        return f"High-risk calls still ask ({warning})"
+    return None
 
 
 def same_person(author: Decider | None, owner: Decider) -> bool:
@@ -113,6 +143,9 @@ class AutoApprover:
         if approval.created_at < session.auto_approve.since and not asked_before:
             return False
         owner = session.auto_approve.by
+        if (why := outside_scope(session.auto_approve, approval, session.workspace)) is not None:
+            log.info("auto-approve left approval %s to a person: %s", approval.id, why)
+            return False
         others = [a for a in turn_authors(await self._store.list_messages(session.id)) if not same_person(a, owner)]
         if others:
             who = ", ".join(sorted({a.label if a else "Overseer itself" for a in others}))

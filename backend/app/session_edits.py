@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from backend.app.auto_approve import AutoApprover
 from backend.auth import Principal
 from backend.domain.errors import Forbidden, Invalid
-from backend.domain.models import ACTIVE_STATUSES, AutoApprove, Door, Session
+from backend.domain.models import ACTIVE_STATUSES, AutoApprove, AutoApproveScope, Door, Session
 from backend.engine.runner import SessionBusy, SessionRunner
 from backend.store.base import Store
 
@@ -40,6 +40,10 @@ class SessionEdit:
     auto_approve: bool | None = None
     approve_pending: bool = False
     """With `auto_approve=True`: also allow the approvals already waiting in the session."""
+    scope: AutoApproveScope | None = None
+    """With `auto_approve=True`: what it covers; None: "edits_and_commands"."""
+    high_risk: bool = False
+    """With `auto_approve=True`: allow High-risk calls too (otherwise they still ask)."""
 
 
 def may_manage(principal: Principal, session: Session) -> bool:
@@ -82,6 +86,8 @@ class SessionEditor:
         """
         if change.approve_pending and change.auto_approve is not True:
             raise EditInvalid("approve_pending goes with auto_approve: true")
+        if (change.scope is not None or change.high_risk) and change.auto_approve is not True:
+            raise EditInvalid("auto_approve_scope and auto_approve_high_risk go with auto_approve: true")
         if change.title is None and change.archived is None and change.auto_approve is None:
             raise EditInvalid("nothing to change: send title, archived or auto_approve")
         title = clean_title(change.title) if change.title is not None else None
@@ -101,8 +107,11 @@ class SessionEditor:
                         "before archiving it"
                     )
                 changes["archived"] = change.archived
-            if change.auto_approve is True and current.auto_approve is None:
-                changes["auto_approve"] = AutoApprove(by=by.decider(via))
+            wanted = (change.scope or "edits_and_commands", change.high_risk)
+            if change.auto_approve is True and (
+                current.auto_approve is None or (current.auto_approve.scope, current.auto_approve.high_risk) != wanted
+            ):  # turned on, or its scope changed: in the name of who said so
+                changes["auto_approve"] = AutoApprove(by=by.decider(via), scope=wanted[0], high_risk=wanted[1])
             elif change.auto_approve is False and current.auto_approve is not None:
                 changes["auto_approve"] = None
             return changes or None

@@ -214,7 +214,8 @@ class ToolGate:
                 if isinstance(evaluation, InstructionChange):  # this one command may change them
                     unprotect = evaluation.files
                 outside = isinstance(evaluation, UnconfinedRun)
-                record.decision = f"{decision.kind} ({decision_by})"
+                auto = decider.via == "auto"  # the session's auto-approve switch, in this person's name
+                record.decision = f"auto-approved by {decider.name}" if auto else f"{decision.kind} ({decision_by})"
                 # The row keeps the arguments that ran; the detail says a person changed them.
                 detail = decision.kind + (" with edited arguments" if decision.updated_arguments is not None else "")
                 allow = AuditEntry.of(record, "allow", decision_by, detail, latency.total_seconds() * 1000, decider)

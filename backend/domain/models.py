@@ -265,15 +265,26 @@ OVERSEER = Decider(name="overseer", kind="system", via="core")
 """The decider of rules, policies, hooks, timeouts and stops."""
 
 
-class AutoApprove(BaseModel):
-    """A session's auto-approve switch, on: who turned it on (and through which door), and when.
+AutoApproveScope = Literal["workspace_edits", "edits_and_commands"]
+"""What auto-approve covers: file writes and edits inside the workspace (like Claude Code's
+accept-edits), or every tool call the rules ask about (commands too)."""
 
-    Each call the rules would ask about is allowed once in their name (their audit rows say
-    `via auto`); a deny is never overridden, since only an ask reaches a person at all.
+
+class AutoApprove(BaseModel):
+    """A session's auto-approve switch, on: who turned it on (and through which door), when, and
+    what it covers.
+
+    Each call the rules would ask about and the scope covers is allowed once in their name (their
+    audit rows say `via auto`); a deny is never overridden, since only an ask reaches a person at
+    all. A High-risk call (backend/rules/risk.py) still asks unless `high_risk` was chosen.
+    A switch stored before scopes existed reads as "edits_and_commands" without High risk.
     """
 
     by: Decider
     since: datetime = Field(default_factory=utcnow)
+    scope: AutoApproveScope = "edits_and_commands"
+    high_risk: bool = False
+    """Whether High-risk calls are allowed too (the person chose "also High-risk")."""
 
 
 Session.model_rebuild()  # its owner and switch name the two models above; subclasses need them resolved

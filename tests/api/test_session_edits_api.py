@@ -68,6 +68,9 @@ async def test_a_session_without_an_owner_is_changed_by_admins_only(api):
         ({"title": "a\x07b"}, "control"),
         ({"approve_pending": True}, "approve_pending"),
         ({"auto_approve": False, "approve_pending": True}, "approve_pending"),
+        ({"auto_approve_scope": "workspace_edits"}, "auto_approve_scope"),
+        ({"auto_approve": False, "auto_approve_high_risk": True}, "auto_approve_high_risk"),
+        ({"auto_approve": True, "auto_approve_scope": "everything"}, "auto_approve_scope"),
         ({"archived": "maybe"}, "archived"),
         ({"colour": "red"}, "colour"),
     ],
@@ -110,6 +113,17 @@ async def test_auto_approve_records_who_turned_it_on_and_turns_off(api):
     assert off.json()["auto_approve"] is None
     refused = await api.anonymous.patch(f"/api/sessions/{session_id}", json={"auto_approve": True}, headers=key(api, "eve"))
     assert refused.status_code == 403
+
+
+async def test_auto_approve_keeps_its_scope_and_high_risk_choice_and_defaults_to_commands_without_high_risk(api):
+    session_id = await idle_session(api)
+    plain = (await api.client.patch(f"/api/sessions/{session_id}", json={"auto_approve": True})).json()
+    assert (plain["auto_approve"]["scope"], plain["auto_approve"]["high_risk"]) == ("edits_and_commands", False)
+    body = {"auto_approve": True, "auto_approve_scope": "workspace_edits", "auto_approve_high_risk": True}
+    chosen = (await api.client.patch(f"/api/sessions/{session_id}", json=body)).json()
+    assert (chosen["auto_approve"]["scope"], chosen["auto_approve"]["high_risk"]) == ("workspace_edits", True)
+    stored = (await api.host.store.get_session(session_id)).auto_approve
+    assert stored is not None and (stored.scope, stored.high_risk) == ("workspace_edits", True)
 
 
 async def test_the_list_hides_archived_sessions_when_asked_and_searches_titles_and_messages(api):

@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from backend.domain.session_options import SessionOptions
+from backend.app.auto_approve import inside
 from backend.app.session_edits import SessionEdit
 from backend.auth import Principal
 from backend.domain.models import Approval, Decision
@@ -141,3 +142,50 @@ async def test_another_persons_message_starts_a_turn_that_asks_and_the_session_s
         audit = {a.tool_call_id: a for a in await h.host.store.list_audit(session_id=session.id)}
         assert (audit["m1"].decider.name, audit["m1"].decider.via) == ("ann", "auto")
         assert (audit["b1"].decider.name, audit["b1"].decider.via) == ("bob", "rest")
+
+
+async def test_a_workspace_edits_scope_allows_a_write_in_the_workspace_and_leaves_a_shell_command_to_the_person(tmp_path, pool):
+    write = ScriptedToolCall(name="mcp__file__write_file", arguments={"path": "notes.txt", "content": "hi"}, id="w1")
+    script = [Reply(tool_calls=[write]), Reply(tool_calls=[shell("echo hi", "s1")]), Reply(text="ok")]
+    async with scripted_host(tmp_path, script, pool=pool, mcp_servers=only_servers("file", "shell")) as h:
+        session = await h.host.runner.create(options=SessionOptions(created_by=ANN.decider("rest")))
+        edit = SessionEdit(auto_approve=True, scope="workspace_edits")
+        on = await h.host.session_edits.edit(session.id, edit, by=ANN, via="rest")
+        assert on.auto_approve is not None and on.auto_approve.scope == "workspace_edits"
+        await h.host.runner.send(session.id, "go", author=ANN.decider("rest"))
+        written = await h.host.broker.wait((await h.next_approval()).id)
+        assert (written.status, written.decider and written.decider.via) == ("allowed", "auto")
+        command = await h.next_approval()
+        assert command.tool_call_id == "s1"
+        assert await h.host.auto_approver.consider(command) is False
+        assert (await h.host.store.get_approval(command.id)).status == "pending"
+        assert (h.workspace / "notes.txt").read_text() == "hi"
+        await h.host.runner.stop(session.id)
+
+
+async def test_a_workspace_edit_outside_the_workspace_is_out_of_the_edits_scope(tmp_path):
+    (tmp_path / "ws").mkdir()
+    (tmp_path / "ws" / "link").symlink_to(tmp_path)
+    workspace = str(tmp_path / "ws")
+    assert inside(workspace, "notes.txt") and inside(workspace, "sub/../a.txt") and inside(workspace, str(tmp_path / "ws" / "b"))
+    for path in ("../x.txt", "/etc/passwd", "link/x.txt", "", None, "a\0b"):
+        assert not inside(workspace, path), path
+
+
+async def test_a_high_risk_command_asks_unless_the_person_included_high_risk(tmp_path, pool):
+    script = [Reply(tool_calls=[shell("rm -f report-final.txt", "r1")]), Reply(text="ok")]
+    async with scripted_host(tmp_path, script, pool=pool, mcp_servers=only_servers("shell")) as h:
+        session = await h.host.runner.create(options=SessionOptions(created_by=ANN.decider("rest")))
+        await switch(h, session.id, True)  # commands too, High risk not chosen
+        await h.host.runner.send(session.id, "go", author=ANN.decider("rest"))
+        risky = await h.next_approval()
+        assert await h.host.auto_approver.consider(risky) is False
+        assert (await h.host.store.get_approval(risky.id)).status == "pending"
+
+        edit = SessionEdit(auto_approve=True, approve_pending=True, high_risk=True)
+        chosen = await h.host.session_edits.edit(session.id, edit, by=ANN, via="rest")
+        assert chosen.auto_approve is not None and chosen.auto_approve.high_risk is True
+        assert (await h.host.broker.wait(risky.id)).status == "allowed"
+        assert (await h.host.runner.wait(session.id, timeout=30)).status == "completed"
+        call = {c.id: c for c in await h.host.store.list_tool_calls(session.id)}["r1"]
+        assert (call.status, call.decision) == ("done", "auto-approved by ann")

@@ -137,7 +137,8 @@ export interface paths {
          * @description Rename, archive or unarchive a session, or switch its auto-approve (its owner or an admin).
          *
          *     An active session cannot be archived (409). Turning auto-approve on with `approve_pending`
-         *     also allows the approvals already waiting in the session.
+         *     also allows the approvals already waiting in the session; `auto_approve_scope` says what it
+         *     covers, and High-risk calls still ask unless `auto_approve_high_risk`.
          */
         patch: operations["edit_session_api_sessions__session_id__patch"];
         trace?: never;
@@ -1372,10 +1373,13 @@ export interface components {
         };
         /**
          * AutoApprove
-         * @description A session's auto-approve switch, on: who turned it on (and through which door), and when.
+         * @description A session's auto-approve switch, on: who turned it on (and through which door), when, and
+         *     what it covers.
          *
-         *     Each call the rules would ask about is allowed once in their name (their audit rows say
-         *     `via auto`); a deny is never overridden, since only an ask reaches a person at all.
+         *     Each call the rules would ask about and the scope covers is allowed once in their name (their
+         *     audit rows say `via auto`); a deny is never overridden, since only an ask reaches a person at
+         *     all. A High-risk call (backend/rules/risk.py) still asks unless `high_risk` was chosen.
+         *     A switch stored before scopes existed reads as "edits_and_commands" without High risk.
          */
         AutoApprove: {
             by: components["schemas"]["Decider"];
@@ -1384,6 +1388,17 @@ export interface components {
              * Format: date-time
              */
             since?: string;
+            /**
+             * Scope
+             * @default edits_and_commands
+             * @enum {string}
+             */
+            scope?: "workspace_edits" | "edits_and_commands";
+            /**
+             * High Risk
+             * @default false
+             */
+            high_risk?: boolean;
         };
         /**
          * ChatResult
@@ -1535,6 +1550,13 @@ export interface components {
              * @default false
              */
             approve_pending?: boolean;
+            /** Auto Approve Scope */
+            auto_approve_scope?: ("workspace_edits" | "edits_and_commands") | null;
+            /**
+             * Auto Approve High Risk
+             * @default false
+             */
+            auto_approve_high_risk?: boolean;
         };
         /**
          * Event

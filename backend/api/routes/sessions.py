@@ -59,10 +59,16 @@ async def edit_session(session_id: str, body: EditSession, services: Services, p
     """Rename, archive or unarchive a session, or switch its auto-approve (its owner or an admin).
 
     An active session cannot be archived (409). Turning auto-approve on with `approve_pending`
-    also allows the approvals already waiting in the session.
+    also allows the approvals already waiting in the session; `auto_approve_scope` says what it
+    covers, and High-risk calls still ask unless `auto_approve_high_risk`.
     """
     edit = SessionEdit(
-        title=body.title, archived=body.archived, auto_approve=body.auto_approve, approve_pending=body.approve_pending
+        title=body.title,
+        archived=body.archived,
+        auto_approve=body.auto_approve,
+        approve_pending=body.approve_pending,
+        scope=body.auto_approve_scope,
+        high_risk=body.auto_approve_high_risk,
     )
     return await services.session_edits.edit(session_id, edit, by=principal, via="rest")
 
