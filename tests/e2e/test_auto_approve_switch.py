@@ -10,7 +10,7 @@ from playwright.sync_api import expect
 
 from backend.testing import Reply
 
-from .dashboard import approval, audit, calls, card, shell, start_session, tool_calls, wait_session
+from .dashboard import approval, audit, calls, card, decided, screenshot, shell, start_session, tool_calls, wait_session
 
 
 def first_request(h, timeout: float = 60):
@@ -42,6 +42,7 @@ def test_turned_on_while_a_request_waits_it_asks_approves_it_and_what_follows_bu
 
     switch.click()
     expect(page.get_by_test_id("auto-approve-ask")).to_contain_text("1 request is waiting in this session")
+    page.get_by_test_id("auto-approve-scope-edits_and_commands").check()
     page.get_by_test_id("auto-approve-with-pending").click()
 
     expect(switch).to_have_attribute("aria-checked", "true")
@@ -84,4 +85,30 @@ def test_new_requests_only_leaves_the_waiting_one_to_the_person_and_off_turns_it
     expect(page.get_by_test_id("auto-approve-switch")).to_have_text("Auto-approve: off")
     assert h.call(h.host.store.get_session(session.id)).auto_approve is None
     assert tool_calls(h, session.id)["mcp__shell__exec"].status == "waiting_approval"
+    h.call(h.host.runner.stop(session.id))
+
+
+def test_an_auto_approved_command_reads_auto_approved_by_admin_and_a_high_risk_rm_still_asks(serve, new_page):
+    h = serve([calls(shell("echo one", id="c1")), calls(shell("rm -f report-final.txt", id="c2")), Reply(text="done")])
+    session = start_session(h)
+    echo = first_request(h)
+    page = new_page(h, path=f"#/s/{session.id}")
+    expect(card(page)).to_be_visible()
+    page.get_by_test_id("auto-approve-switch").click()
+    expect(page.get_by_test_id("auto-approve-scope-workspace_edits")).to_be_checked()  # the narrow scope first
+    expect(page.get_by_test_id("auto-approve-high-risk")).not_to_be_checked()
+    page.get_by_test_id("auto-approve-scope-edits_and_commands").check()
+    page.get_by_test_id("auto-approve-with-pending").click()
+    expect(page.get_by_test_id("auto-approve-by")).to_contain_text("edits and commands, High risk still asks")
+
+    expect(decided(page, echo.id)).to_contain_text("auto-approved by admin")
+    expect(decided(page, echo.id)).not_to_contain_text("allowed once")
+    echo_card = page.locator('[data-testid="tool-call"][data-tool-call-id="c1"]')
+    expect(echo_card.get_by_test_id("tool-call-decision")).to_contain_text("auto-approved by admin")
+    # The High-risk rm -f waits on its own card for the person.
+    expect(card(page)).to_contain_text("rm -f report-final.txt")
+    expect(card(page)).to_contain_text("High risk")
+    screenshot(page, "auto-approve-high-risk-asks")
+    asked = [a for a in h.call(h.host.store.list_approvals(session_id=session.id)) if a.tool_call_id == "c2"]
+    assert [a.status for a in asked] == ["pending"]
     h.call(h.host.runner.stop(session.id))

@@ -74,11 +74,13 @@ export function decisionKind(decision: Approval["decision"]): DecisionKind | nul
   return typeof decision === "string" ? decision : (decision as Decision).kind;
 }
 
-/** How a decided approval reads in its one-line row: "allowed once", "Timed out – denied", ... */
+/** How a decided approval reads in its one-line row: "allowed once", "auto-approved" (the
+ * session's switch, in its owner's name), "Timed out – denied", ... */
 export function outcomeLabel(
   status: ApprovalStatus,
   decision: Approval["decision"],
   decidedBy: DecidedBy | null,
+  decider: Approval["decider"] | null = null,
 ): string {
   if (decisionKind(decision) === "cancel") return "cancelled";
   if (status === "expired" || decidedBy === "timeout") return "Timed out – denied";
@@ -87,6 +89,7 @@ export function outcomeLabel(
   const message = decision && typeof decision === "object" ? decision.message : null;
   const edited = decision && typeof decision === "object" && decision.updated_arguments;
   if (decidedBy === "rule" && kind !== "deny") return "allowed by a new rule";
+  if (decider?.via === "auto" && kind === "allow_once") return "auto-approved";
   switch (kind) {
     case "allow_once":
       return edited ? "allowed once with edited arguments" : "allowed once";

@@ -336,8 +336,10 @@ function answerVerb(body: DecisionBody): string {
  * tab's own answer names no one; a decider this tab cannot tell from its own person is named
  * with the door they came through. */
 export function deciderWords(decider: Decider | null | undefined, me: Me | null, ours: boolean): string {
-  if (!decider || decider.kind === "system" || ours) return "";
+  if (!decider || decider.kind === "system") return "";
   const via = decider.via ?? "core";
+  if (via === "auto") return `by ${decider.name}`; // "auto-approved by ann": the switch, never this tab
+  if (ours) return "";
   if (me && decider.name === me.name && via === "rest") return `by ${decider.name} in another tab`;
   return `by ${decider.name} via ${via}`;
 }
@@ -365,7 +367,7 @@ function resolve(
     // After a local timeout or a 409 the server's own word, when it arrives, replaces ours.
     const known = decider ?? (decidedBy === "user" ? s.decided[id]?.approval.decider ?? null : null);
     const resolved: Approval = { ...approval, status: status ?? approval.status, decision, decided_by: decidedBy, decider: known };
-    const outcome = outcomeLabel(resolved.status, decision, decidedBy);
+    const outcome = outcomeLabel(resolved.status, decision, decidedBy, known);
     // An answer in flight from this tab is taken as ours until the server says otherwise (a 409).
     const ours = !lostSent && (answeredHere.has(id) || Boolean(s.submitting[id]));
     const who = decidedBy === "user" ? deciderWords(known, s.me, ours) : "";

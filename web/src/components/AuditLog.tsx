@@ -192,17 +192,16 @@ export function AuditLog() {
                       {item.detail && <div className="muted small">{truncate(item.detail, 80)}</div>}
                     </td>
                     <td data-testid="audit-by">
-                      {item.decider && item.decider.kind !== "system" ? (
+                      {item.decider?.via === "auto" ? (
+                        <span title="Allowed by the session's auto-approve switch, in this person's name">
+                          auto-approved by {item.decider.name}
+                        </span>
+                      ) : item.decider && item.decider.kind !== "system" ? (
                         <>
                           {item.decider.name} <span className="muted small">({item.decided_by})</span>
                         </>
                       ) : (
                         item.decided_by
-                      )}
-                      {item.decider?.via === "auto" && (
-                        <span className="chip" title="Allowed by the session's auto-approve switch, in this person's name">
-                          auto-approve
-                        </span>
                       )}
                     </td>
                     <td className="nowrap">{item.latency_ms ? formatDuration(item.latency_ms) : "—"}</td>
