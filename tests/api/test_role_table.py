@@ -319,3 +319,8 @@ async def test_the_websocket_lets_every_role_watch_and_only_approvers_answer(tab
             assert "needs the approver role" in answered["message"]
         else:
             assert answered["message"] == "no approval 'x'"
+
+
+async def test_health_tells_a_caller_without_a_credential_that_a_multi_user_server_asks_for_a_username_and_password(table):
+    async with httpx.AsyncClient(transport=table.transport, base_url="http://127.0.0.1") as client:
+        assert (await client.get("/api/health")).json() == {"status": "ok", "sign_in": "password"}

@@ -46,8 +46,8 @@ async def test_health_is_public(api):
 
 async def test_health_without_a_credential_says_ok_and_nothing_about_servers_version_or_sandbox(api):
     response = await api.anonymous.get("/api/health", headers={"Authorization": "Bearer wrong"})
-    assert response.json() == {"status": "ok"}
-    assert (await api.anonymous.get("/api/health")).json() == {"status": "ok"}
+    assert response.json() == {"status": "ok", "sign_in": "token"}
+    assert (await api.anonymous.get("/api/health")).json() == {"status": "ok", "sign_in": "token"}
     full = (await api.client.get("/api/health")).json()
     assert set(full) >= {"status", "version", "host_id", "servers", "sandbox"}
     assert full["servers"]["file"] == "ready"

@@ -164,6 +164,8 @@ export interface Me {
  * when commands run unconfined). */
 export interface Health {
   status: string;
+  /** What the login page asks for: the access token alone (single-user) or a username and password. */
+  sign_in?: "token" | "password";
   version: string;
   sandbox?: { backend: string; confined: boolean; detail: string; warning: string | null };
 }

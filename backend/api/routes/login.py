@@ -29,16 +29,20 @@ VERSION = _installed_version()
 
 @router.get("/api/health")
 async def health(request: Request, auth: AuthDep) -> dict[str, object]:
-    """`ok` to anyone; a caller with a credential also reads the version, servers and sandbox.
+    """`ok` and how to sign in to anyone; a caller with a credential also reads the version,
+    servers and sandbox.
 
-    Without one, it says no more: server names and states, the version and the sandbox tell an
-    attacker what runs here.
+    `sign_in` is what the login page asks for: `token` (single-user: the access token alone, no
+    username) or `password` (multi-user: a username and password). Without a credential it says
+    no more: server names and states, the version and the sandbox tell an attacker what runs here.
     """
     services = request.app.state.services
+    sign_in = "password" if auth.multi_user else "token"
     if auth.authenticate(credential_of(request)) is None:
-        return {"status": "ok"}
+        return {"status": "ok", "sign_in": sign_in}
     return {
         "status": "ok",
+        "sign_in": sign_in,
         "version": VERSION,
         "host_id": services.settings.host_id,
         "servers": services.servers.states(),
