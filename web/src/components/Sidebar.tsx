@@ -84,7 +84,8 @@ function SessionRow({
         )}
         <span
           className="session-title"
-          title={manage ? "Double-click to rename" : undefined}
+          // The whole title, however little of it fits (issue 33, item 12).
+          title={manage ? `${sessionName(session)} (double-click to rename)` : sessionName(session)}
           onDoubleClick={(e) => {
             if (!manage) return;
             e.preventDefault();
@@ -93,18 +94,21 @@ function SessionRow({
         >
           {sessionName(session)}
         </span>
-        {session.archived && (
-          <span className="badge archived-badge" data-testid="archived-badge">
-            archived
-          </span>
-        )}
-        <AgentBadge session={session} />
-        {session.usage?.cost_usd > 0 && (
-          <span className="muted small" data-testid="session-row-cost" title={`${formatTokens(session.usage.input_tokens)} in, ${formatTokens(session.usage.output_tokens)} out`}>
-            {formatCost(session.usage.cost_usd)}
-          </span>
-        )}
-        <StatusBadge session={session} waiting={waiting} />
+        {/* The pills go on a line of their own under the title, never beside it to squeeze it. */}
+        <span className="session-pills">
+          {session.archived && (
+            <span className="badge archived-badge" data-testid="archived-badge">
+              archived
+            </span>
+          )}
+          <AgentBadge session={session} />
+          {session.usage?.cost_usd > 0 && (
+            <span className="muted small" data-testid="session-row-cost" title={`${formatTokens(session.usage.input_tokens)} in, ${formatTokens(session.usage.output_tokens)} out`}>
+              {formatCost(session.usage.cost_usd)}
+            </span>
+          )}
+          <StatusBadge session={session} waiting={waiting} />
+        </span>
       </a>
       {manage && (
         <SessionMenu
