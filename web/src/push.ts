@@ -15,7 +15,7 @@ function keyBytes(base64url: string): Uint8Array {
 /** Ask for permission and subscribe; throws with a readable message when it cannot. */
 export async function enablePush(): Promise<void> {
   if (!("serviceWorker" in navigator) || !("PushManager" in window)) throw new Error("this browser has no Web Push");
-  if ((await Notification.requestPermission()) !== "granted") throw new Error("notifications are not allowed");
+  if ((await Notification.requestPermission()) !== "granted") throw new Error("notifications are not allowed for this site (allow them in the browser's site settings)");
   const keyResponse = await fetch("/api/push/vapid-key", { credentials: "same-origin" });
   if (!keyResponse.ok) throw new Error("Web Push is off on this Overseer (notify.webpush)");
   const { public_key } = (await keyResponse.json()) as { public_key: string };

@@ -1,6 +1,7 @@
 // Settings: the model, MCP servers with per-tool policies, the permission rules, and the audit log.
 
 import { useState, type FormEvent } from "react";
+import { PushSection } from "./PushSection";
 import { SpendPanel } from "./SpendPanel";
 import { api, errorText } from "../api";
 import { useLoad } from "../hooks";
@@ -278,6 +279,7 @@ export function SettingsView() {
       <ModelSection />
       <ServersSection />
       <RulesSection />
+      <PushSection />
       <SpendPanel />
       <CheckpointsSection />
       <AuditLog />
