@@ -308,7 +308,8 @@ def test_settings_change_a_tool_policy_and_show_the_servers_message_for_a_bad_ru
 
     audit_rows = page.get_by_test_id("audit-row")
     expect(audit_rows).to_have_count(1)
-    expect(audit_rows.first).to_contain_text(SHELL)
+    expect(audit_rows.first.get_by_test_id("audit-tool")).to_contain_text("Run a command")  # by its title
+    expect(audit_rows.first.get_by_test_id("audit-tool")).to_have_attribute("title", SHELL)
     expect(audit_rows.first).to_contain_text("user")
     screenshot(page, "settings")
 
