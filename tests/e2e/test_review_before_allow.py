@@ -90,7 +90,7 @@ def test_file_content_is_edited_as_text_previewed_and_the_audit_log_marks_the_ed
     assert entry.arguments["content"] == "first\nsecond, edited\n"
 
     page.get_by_test_id("nav-settings").click()
-    row = page.get_by_test_id("audit-row").filter(has_text=WRITE)
+    row = page.get_by_test_id("audit-row").filter(has=page.locator(f"[data-testid=audit-tool][title=\"{WRITE}\"]"))
     expect(row.get_by_test_id("audit-edited")).to_have_text("edited by a person")
 
 
