@@ -10,6 +10,7 @@ import {
   type SetStateAction,
 } from "react";
 import { errorText } from "./api";
+import { isOnScreen, reveal, revealDecision } from "./reveal";
 
 /** The current time, re-read every `intervalMs` while `active`. */
 export function useNow(active = true, intervalMs = 1000): number {
@@ -97,12 +98,17 @@ export interface CardKeys {
   busy: boolean;
 }
 
+/** What a key says when it found the card's buttons off screen and brought them into view. */
+export const PRESS_AGAIN = "The request is now in view: press again to decide.";
+
 /**
  * A card's keyboard shortcuts, live while `active`, ignored while the focus is in a text field.
  * A closing key (Esc) only ever closes: it is handled before, and apart from, the shortcuts, so
- * no card can map it to a decision.
+ * no card can map it to a decision. A shortcut acts only while the card's decision buttons are
+ * wholly on screen and clear of the composer; otherwise the key scrolls them into view and
+ * `onHidden` is told, so that nobody decides a request they could not see (issue 33, item 2).
  */
-function useCardKeys(active: boolean, keys: CardKeys): void {
+function useCardKeys(active: boolean, keys: CardKeys, card: RefObject<HTMLElement | null>, onHidden: (hidden: boolean) => void): void {
   const latest = useRef(keys);
   latest.current = keys;
   useEffect(() => {
@@ -122,7 +128,15 @@ function useCardKeys(active: boolean, keys: CardKeys): void {
       const act = latest.current.shortcut(key, onControl);
       if (!act) return;
       event.preventDefault();
-      if (!latest.current.busy) act();
+      if (latest.current.busy) return;
+      const buttons = card.current?.querySelector<HTMLElement>(".decision-actions");
+      if (!buttons || !isOnScreen(buttons)) {
+        if (buttons) reveal(buttons);
+        onHidden(true);
+        return;
+      }
+      onHidden(false);
+      act();
     };
     window.addEventListener("keydown", onKey);
     return () => window.removeEventListener("keydown", onKey);
@@ -148,6 +162,8 @@ export interface CardFocus {
   /** onKeyDown of a panel's text field: Esc closes the panel, Enter submits (Ctrl/Cmd+Enter when
    * `needsModifier`, so that Enter breaks lines), Shift+Enter stays a line break. */
   fieldKeys: (event: ReactKeyboardEvent, submit: () => void, needsModifier?: boolean) => void;
+  /** PRESS_AGAIN after a key found the buttons off screen and scrolled to them, else null. */
+  notice: string | null;
 }
 
 /**
@@ -157,7 +173,20 @@ export interface CardFocus {
  */
 export function useCardFocus(id: string, { keys, panel = "buttons", closePanel }: CardFocusOptions = {}): CardFocus {
   const ref = useRef<HTMLElement>(null);
-  useCardKeys(keys?.active ?? false, keys ?? NO_KEYS);
+  const [notice, setNotice] = useState<string | null>(null);
+  const onHidden = useCallback((hidden: boolean) => setNotice(hidden ? PRESS_AGAIN : null), []);
+  useCardKeys(keys?.active ?? false, keys ?? NO_KEYS, ref, onHidden);
+  // A new request on screen is brought into view, its buttons clear of the composer, without
+  // taking the focus from a field being typed in (the focus effect above leaves it there).
+  const active = keys?.active ?? false;
+  useEffect(() => {
+    if (active && ref.current) revealDecision(ref.current);
+  }, [id, active]);
+  // The notice shows below the buttons: bring it into view with them.
+  useEffect(() => {
+    const line = notice ? ref.current?.querySelector<HTMLElement>(".press-again") : null;
+    if (line) reveal(line);
+  }, [notice]);
   useEffect(() => {
     if (panel === "buttons" && !isTypingTarget(document.activeElement)) ref.current?.focus({ preventScroll: true });
   }, [id, panel]);
@@ -170,5 +199,5 @@ export function useCardFocus(id: string, { keys, panel = "buttons", closePanel }
       submit();
     }
   };
-  return { ref, fieldKeys };
+  return { ref, fieldKeys, notice };
 }

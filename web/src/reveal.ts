@@ -16,12 +16,46 @@ function scroller(element: HTMLElement): HTMLElement {
 export function reveal(element: HTMLElement): void {
   element.scrollIntoView({ block: "nearest" });
   const box = element.getBoundingClientRect();
+  const floor = floorAt();
+  const overlap = box.bottom + GAP - floor;
+  if (overlap <= 0) return;
+  scroller(element).scrollBy(0, Math.max(0, Math.min(overlap, box.top - GAP)));
+}
+
+/** The top of what is visible below the sticky top bar. */
+function ceiling(): number {
+  const bar = document.querySelector<HTMLElement>(".topbar");
+  const bottom = bar?.getBoundingClientRect().bottom ?? 0;
+  return bottom > 0 ? bottom : 0;
+}
+
+/** The top of the composer when it lies over the viewport (sticky), else the viewport's bottom. */
+function floorAt(): number {
   let floor = window.innerHeight;
   document.querySelectorAll<HTMLElement>(".composer").forEach((bar) => {
     const top = bar.getBoundingClientRect().top;
     if (top > 0 && top < floor) floor = top;
   });
-  const overlap = box.bottom + GAP - floor;
-  if (overlap <= 0) return;
-  scroller(element).scrollBy(0, Math.max(0, Math.min(overlap, box.top - GAP)));
+  return floor;
+}
+
+/** Whether `element` is wholly on screen: below the top bar, above the bottom of the viewport,
+ * and not under the composer (issue 33: Y decided a card whose buttons nobody could see). */
+export function isOnScreen(element: HTMLElement): boolean {
+  const box = element.getBoundingClientRect();
+  if (box.width === 0 && box.height === 0) return false;
+  const composer = Array.from(document.querySelectorAll<HTMLElement>(".composer")).some((bar) => {
+    const r = bar.getBoundingClientRect();
+    return r.top < box.bottom && r.bottom > box.top && r.left < box.right && r.right > box.left;
+  });
+  return !composer && box.top >= ceiling() && box.bottom <= Math.min(window.innerHeight, floorAt());
+}
+
+/** Bring an approval card into view: the whole card when it fits, else at least its decision
+ * buttons, clear of the top bar and the composer. */
+export function revealDecision(card: HTMLElement): void {
+  const buttons = card.querySelector<HTMLElement>(".decision-actions");
+  if (buttons && isOnScreen(buttons) && isOnScreen(card)) return;
+  reveal(card);
+  if (buttons && !isOnScreen(buttons)) reveal(buttons);
 }

@@ -178,7 +178,7 @@ export function ApprovalCard({ approval, position, total, shortcuts }: CardProps
     return null;
   };
   const backToButtons = () => setMode("buttons");
-  const { ref: cardRef, fieldKeys } = useCardFocus(approval.id, {
+  const { ref: cardRef, fieldKeys, notice } = useCardFocus(approval.id, {
     keys: { active: shortcuts, close, shortcut, busy },
     panel: mode,
     closePanel: backToButtons,
@@ -407,6 +407,11 @@ export function ApprovalCard({ approval, position, total, shortcuts }: CardProps
             Edit arguments <kbd>E</kbd>
           </button>
         </div>
+      )}
+      {notice && (
+        <p className="muted small press-again" role="status" data-testid="press-again">
+          {notice}
+        </p>
       )}
       {errors[approval.id] && (
         <p className="error-text" role="alert" data-testid="approval-error">

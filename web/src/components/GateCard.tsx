@@ -58,7 +58,7 @@ export function GateCard({ approval, position, total, shortcuts }: GateCardProps
     if (key === "e") return () => setPanel("edit");
     return null;
   };
-  const { ref: cardRef, fieldKeys } = useCardFocus(approval.id, {
+  const { ref: cardRef, fieldKeys, notice } = useCardFocus(approval.id, {
     keys: { active: shortcuts, close, shortcut, busy },
     panel,
     closePanel: () => setPanel("buttons"),
@@ -165,6 +165,11 @@ export function GateCard({ approval, position, total, shortcuts }: GateCardProps
             Deny <kbd>N</kbd>
           </button>
         </div>
+      )}
+      {notice && (
+        <p className="muted small press-again" role="status" data-testid="press-again">
+          {notice}
+        </p>
       )}
       {errors[approval.id] && (
         <p className="error-text" role="alert" data-testid="approval-error">

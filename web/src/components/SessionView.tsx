@@ -5,6 +5,7 @@ import { Fragment, useEffect, useMemo, useRef, useState } from "react";
 import { api } from "../api";
 import { argumentSummary, formatCost, formatDuration, formatTokens, splitToolName, truncate } from "../format";
 import { useNow } from "../hooks";
+import { revealDecision } from "../reveal";
 import { navigate, sessionHref } from "../router";
 import { modeLabel, useModes } from "../modes";
 import { useSessionDetail, type TimelineNote } from "../sessionDetail";
@@ -297,6 +298,10 @@ export function SessionView({ id }: { id: string }) {
 
   useEffect(() => {
     endRef.current?.scrollIntoView({ block: "end" });
+    // The open request sits below the transcript: keep it in view, not just the transcript's end
+    // (issue 33, item 2: the card landed below the fold while the transcript grew).
+    const card = endRef.current?.closest(".session-view")?.querySelector<HTMLElement>(".session-approvals .approval-card");
+    if (card) revealDecision(card);
   }, [detail.messages.length, detail.notes.length, streaming.length, thinking.length, pending.length]);
 
   if (!session) {
