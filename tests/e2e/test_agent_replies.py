@@ -93,7 +93,8 @@ def test_a_reply_renders_as_markdown_under_its_thinking_and_html_in_it_stays_tex
 
 
 def test_a_person_turns_thinking_on_with_a_budget_in_settings(serve, new_page):
-    h = serve([Reply(thinking="Short thought.", text="done")], servers=())
+    # Save tests the connection first (one small call), then the session's turn.
+    h = serve([Reply(text="ok"), Reply(thinking="Short thought.", text="done")], servers=())
     page = new_page(h, path="#/settings")
     section = page.get_by_test_id("model-section")
     enabled = section.get_by_test_id("model-thinking-enabled")
