@@ -16,10 +16,12 @@ export interface paths {
         };
         /**
          * Health
-         * @description `ok` to anyone; a caller with a credential also reads the version, servers and sandbox.
+         * @description `ok` and how to sign in to anyone; a caller with a credential also reads the version,
+         *     servers and sandbox.
          *
-         *     Without one, it says no more: server names and states, the version and the sandbox tell an
-         *     attacker what runs here.
+         *     `sign_in` is what the login page asks for: `token` (single-user: the access token alone, no
+         *     username) or `password` (multi-user: a username and password). Without a credential it says
+         *     no more: server names and states, the version and the sandbox tell an attacker what runs here.
          */
         get: operations["health_api_health_get"];
         put?: never;
