@@ -26,6 +26,8 @@ class SignInState(BaseModel):
     """The server refused every token we have: its tools wait for a sign-in."""
     pending: bool
     """A sign-in begun here waits for the browser to come back."""
+    unreachable: str | None = None
+    """The server cannot be reached at all ("name not found", "connection refused"): no sign-in is in question."""
     state: str
     error: str | None
 
@@ -51,6 +53,7 @@ class ServerSignIns:
             oauth=config.signs_in_with_oauth,
             signed_in=config.signs_in_with_oauth and self._pool.oauth.has_tokens(name),
             needs_sign_in=found.needs_sign_in,
+            unreachable=found.unreachable,
             pending=self._flows.pending(name),
             state=found.state,
             error=found.error,

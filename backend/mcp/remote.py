@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import logging
 import shlex
+import socket
 from collections.abc import AsyncIterator
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from contextvars import ContextVar
@@ -132,6 +133,8 @@ class RemoteTransport:
         self.last_http_error: str | None = None
         self.http_status: int | None = None
         """The status of the last HTTP error, e.g. 401 for a server that wants a sign-in."""
+        self.unreachable: str | None = None
+        """Why the last request never reached the server ("name not found", "connection refused"), if it did not."""
         self.connected = False
         """Set by the runner once the handshake is done; before it a failure ends the connect."""
         self.sign_in_needed: str | None = None
@@ -273,6 +276,8 @@ class _WatchingTransport(httpx2.AsyncBaseTransport):
             never_sent = isinstance(exc, httpx2.ConnectError | httpx2.ConnectTimeout | httpx2.PoolTimeout)
             reason = f"cannot reach the server ({_describe(exc)})" if never_sent else f"the connection failed ({_describe(exc)})"
             remote.note_http_error(f"{request.method}: {reason}", None)
+            if never_sent:
+                remote.unreachable = unreachable_reason(exc)
             if not remote.connected:
                 raise  # connecting: the start fails with this reason
             if attempt is not None and never_sent:
@@ -281,6 +286,7 @@ class _WatchingTransport(httpx2.AsyncBaseTransport):
             # One message's failure, not the transport's: the SDK fails just this request.
             return httpx2.Response(_UNREACHABLE, request=request, content=reason.encode())
         status = response.status_code
+        remote.unreachable = None  # it answered
         if status >= 400:
             remote.note_http_error(f"HTTP {status} on {request.method}", status)
             if status == 401 and attempt is not None:
@@ -349,6 +355,25 @@ class _TooLarge(httpx2.StreamError):
 
 def _is_json(response: httpx2.Response) -> bool:
     return response.headers.get("content-type", "").lower().startswith("application/json")
+
+
+def unreachable_reason(exc: BaseException) -> str:
+    """Why a request never reached the server, in a few words: "name not found", "connection refused"."""
+    if isinstance(exc, httpx2.ConnectTimeout | httpx2.PoolTimeout | TimeoutError):
+        return "timed out"
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, socket.gaierror):
+            return "name not found"
+        if isinstance(seen, ConnectionRefusedError):
+            return "connection refused"
+        seen = seen.__cause__ or seen.__context__
+    text = str(exc)
+    if any(s in text for s in ("Name or service not known", "nodename nor servname", "name resolution", "No address associated")):
+        return "name not found"
+    if "refused" in text.lower():
+        return "connection refused"
+    return _describe(exc)
 
 
 def _describe(exc: BaseException) -> str:

@@ -80,6 +80,8 @@ class ServerStatus:
     """A remote server's last HTTP error ("HTTP 401 on POST", "cannot reach the server (...)")."""
     needs_sign_in: bool = False
     """A remote server in "error" because it wants an OAuth sign-in (`error` says how to give it)."""
+    unreachable: str | None = None
+    """Why a remote server cannot be reached ("name not found", "connection refused"), while it cannot."""
 
 
 class ServerRunner(ServerCalls):
@@ -110,6 +112,7 @@ class ServerRunner(ServerCalls):
         self.oauth = oauth
         self.transport_factory = transport_factory
         self.needs_sign_in = False
+        self.unreachable: str | None = None
         self.name = name
         self.on_tools_changed = on_tools_changed
         self.elicitation_callback = elicitation_callback
@@ -152,6 +155,7 @@ class ServerRunner(ServerCalls):
             last_http_error=self.last_http_error,
             # Kept while it tries again, so that the flag does not flicker with each attempt.
             needs_sign_in=self.needs_sign_in and state in ("error", "starting"),
+            unreachable=self.unreachable if state in ("error", "starting") and not self.needs_sign_in else None,
         )
 
     def current_state(self) -> tuple[ServerState, str | None]:
@@ -327,6 +331,7 @@ class ServerRunner(ServerCalls):
                             transport.connected = True
                         started = True
                         self.needs_sign_in = False
+                        self.unreachable = None
                         self._conn = conn
                         self.tools, self.pid = tools, transport.pid
                         self._set("ready")
@@ -365,6 +370,7 @@ class ServerRunner(ServerCalls):
                 self.last_http_error = transport.last_http_error or self.last_http_error
             if start_error is not None:
                 self.needs_sign_in = isinstance(transport, RemoteTransport) and transport.sign_in_needed is not None
+                self.unreachable = transport.unreachable if isinstance(transport, RemoteTransport) else None
                 if transport.returncode is not None and transport.lost.is_set():
                     start_error += f" (exit code {transport.returncode})"
                 # A remote server's log holds only what this start already says.

@@ -2421,6 +2421,8 @@ export interface components {
             needs_sign_in: boolean;
             /** Pending */
             pending: boolean;
+            /** Unreachable */
+            unreachable?: string | null;
             /** State */
             state: string;
             /** Error */

@@ -10,7 +10,7 @@ import type { Schemas, Sent } from "../types";
 /** What GET /api/servers/{name}/sign-in says (backend/api/oauth.py, SignInState). */
 export type SignInState = Sent<Schemas["SignInState"]>;
 
-type Shown = "needs-sign-in" | "waiting" | "signed-in" | "not-signed-in";
+type Shown = "unreachable" | "needs-sign-in" | "waiting" | "signed-in" | "not-signed-in";
 
 async function call<T>(method: "GET" | "POST", path: string): Promise<T> {
   const response = await fetch(path, { method, credentials: "same-origin", headers: { Accept: "application/json" } });
@@ -24,12 +24,14 @@ async function call<T>(method: "GET" | "POST", path: string): Promise<T> {
 }
 
 function shown(state: SignInState, waiting: boolean): Shown {
+  // A server that cannot be reached (DNS, refused) has not asked for a sign-in: say what is wrong.
+  if (state.unreachable && !state.needs_sign_in) return "unreachable";
   if (state.needs_sign_in) return waiting || state.pending ? "waiting" : "needs-sign-in";
   if (state.signed_in) return "signed-in";
   return waiting || state.pending ? "waiting" : "not-signed-in";
 }
 
-const LABEL: Record<Shown, string> = {
+const LABEL: Record<Exclude<Shown, "unreachable">, string> = {
   "needs-sign-in": "Needs sign-in",
   waiting: "Waiting for the sign-in in the other tab…",
   "signed-in": "Signed in",
@@ -82,7 +84,7 @@ export function ServerSignIn({ name, admin, version }: { name: string; admin: bo
       style={{ display: "flex", flexWrap: "wrap", gap: "0.5rem", alignItems: "center", margin: "0.4rem 0" }}
     >
       <span className={`badge ${now === "signed-in" ? "server-ready" : "server-error"}`} data-testid="server-sign-in-state">
-        {LABEL[now]}
+        {now === "unreachable" ? `Unreachable: ${state.unreachable}` : LABEL[now]}
       </span>
       {admin && (
         <button type="button" className="btn small" data-testid="server-sign-in-button" disabled={busy} onClick={() => void signIn()}>
