@@ -154,3 +154,22 @@ def test_a_viewer_sees_servers_live_but_no_controls_to_change_them(serve, browse
             expect(page.get_by_test_id(control)).to_have_count(0)
     finally:
         context.close()
+
+
+def test_a_server_added_below_the_fold_is_brought_into_view_and_one_that_cannot_be_reached_says_so(serve, new_page):
+    # Issue 33, item 14: "Add and start" left the new server unseen at the page's end, and a
+    # remote server whose name does not resolve was badged "Not signed in".
+    h = serve([])
+    page = new_page(h, path="#/servers", viewport={"width": 1024, "height": 500})
+    expect(page.get_by_test_id("server-card").first).to_be_visible()
+    page.get_by_test_id("server-add").click()
+    page.get_by_test_id("server-form-name").fill("faraway")
+    page.get_by_test_id("server-form-type").select_option("http")
+    page.get_by_test_id("server-form-url").fill("http://no-such-host.invalid/mcp")
+    page.get_by_test_id("server-form-save").click()
+
+    faraway = card(page, "faraway")
+    expect(faraway).to_be_in_viewport()
+    expect(faraway).to_be_focused()
+    expect(faraway.get_by_test_id("server-sign-in-state")).to_have_text("Unreachable: name not found")
+    page_screenshot(page, "servers-added-unreachable")

@@ -60,14 +60,23 @@ function ServerCard({
   admin,
   onEdit,
   onRemoved,
+  added = false,
 }: {
   server: ServerInfo;
   version: number;
   admin: boolean;
   onEdit: () => void;
   onRemoved: () => void;
+  /** Just added here: brought into view and focused, so it is not left unseen at the page's end. */
+  added?: boolean;
 }) {
   const [busy, setBusy] = useState(false);
+  const panel = useRef<HTMLElement>(null);
+  useEffect(() => {
+    if (!added) return;
+    panel.current?.scrollIntoView({ block: "center" });
+    panel.current?.focus({ preventScroll: true });
+  }, [added]);
   const [confirming, setConfirming] = useState(false);
   const [error, setError] = useState<string | null>(null);
   const enabled = server.enabled !== false;
@@ -87,7 +96,10 @@ function ServerCard({
 
   return (
     <section
-      className="settings-section server-panel"
+      ref={panel}
+      className={`settings-section server-panel${added ? " server-added" : ""}`}
+      tabIndex={added ? -1 : undefined}
+      data-added={added || undefined}
       data-testid="server-card"
       data-server={server.name}
       data-state={stateLabel(server)}
@@ -218,6 +230,7 @@ export function ServersView() {
   // Per server, how many changes the live channel reported: an open log re-reads on each.
   const [versions, setVersions] = useState<Record<string, number>>({});
   const [form, setForm] = useState<{ editing: ServerInfo | null } | null>(null);
+  const [added, setAdded] = useState<string | null>(null);
 
   useEffect(
     () =>
@@ -236,6 +249,7 @@ export function ServersView() {
   // The answer to a save is the server as it was then; the live channel may already have told
   // of what came next (a start that failed at once), so the answer only fills a gap.
   const saved = (server: ServerInfo) => {
+    if (form?.editing == null) setAdded(server.name);
     setForm(null);
     setServers((list) => {
       const current = list ?? [];
@@ -286,6 +300,7 @@ export function ServersView() {
             server={server}
             version={versions[server.name] ?? 0}
             admin={admin}
+            added={server.name === added}
             onEdit={() => setForm({ editing: server })}
             onRemoved={() => setServers((list) => (list ?? []).filter((s) => s.name !== server.name))}
           />
