@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from datetime import datetime, timedelta
-from typing import Any, Protocol
+from typing import Any
 
 from backend.domain.errors import ApprovalClosed, ApprovalNotFound, NotFound
 from backend.domain.models import (
@@ -24,28 +24,15 @@ from backend.domain.models import (
     DecidedBy,
     Decider,
     Decision,
-    Event,
-    EventType,
     StandingScope,
     utcnow,
 )
+from backend.domain.publisher import EventPublisher as Publisher
 from backend.domain.tools import ToolAnnotations
 from backend.approvals.watch import ApprovalWatch
 from backend.store.base import Store
 
 
-class Publisher(Protocol):
-    """Where approval events go (the engine's EventBus); approvals do not import the engine."""
-
-    async def publish(
-        self,
-        session_id: str,
-        type_: EventType,
-        data: dict[str, Any] | None = None,
-        *,
-        persist: Callable[[Event], Awaitable[Event]] | None = None,
-        whole: bool = False,
-    ) -> Event: ...
 
 
 class ApprovalBroker:

@@ -116,10 +116,10 @@ class ToolGate:
         self.shutting_down = False
         """Set on host shutdown: cancelled calls are then left as stored, for recovery."""
         self._allowed: dict[tuple[str, str], GateDecision] = {}
+        """The ledger: calls `decide` allowed that have not run yet, by (session id, call id)."""
         self.stoppers: dict[str, Decider] = {}
         """Who is stopping a session's run, while the stop is under way (the runner's `stop`): the
         calls it cuts short are recorded as stopped by them."""
-        """The ledger: calls `decide` allowed that have not run yet, by (session id, call id)."""
 
     @property
     def policy(self) -> PolicyEngine:

@@ -25,17 +25,18 @@ import fnmatch
 import hashlib
 import logging
 import os
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from pydantic import BaseModel
 
 from backend.checkpoints.shadow import ShadowRepo
 from backend.domain.checkpoints import Checkpoint
-from backend.domain.models import ACTIVE_STATUSES, Event, EventType, utcnow
+from backend.domain.models import ACTIVE_STATUSES, Event, utcnow
+from backend.domain.publisher import EventPublisher
 from backend.domain.tools import ToolAnnotations
 from backend.paths import private_dir
 from backend.store.base import Store, Written
@@ -80,18 +81,6 @@ def needs_checkpoint(tool_name: str, annotations: ToolAnnotations | None) -> boo
     return not (annotations is not None and annotations.readOnlyHint is True)
 
 
-class EventPublisher(Protocol):
-    """Where checkpoints' events go (the engine's EventBus); checkpoints do not import the engine."""
-
-    async def publish(
-        self,
-        session_id: str,
-        type_: EventType,
-        data: dict[str, Any] | None = None,
-        *,
-        persist: Callable[[Event], Awaitable[Event]] | None = None,
-        whole: bool = False,
-    ) -> Event: ...
 
 
 class WorkspaceUsage(BaseModel):

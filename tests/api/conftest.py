@@ -6,13 +6,18 @@ runs its tests on the module-wide event loop: `pytestmark = pytest.mark.asyncio(
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest_asyncio
 
 from backend.api.app import create_app
 from backend.app.host import Host
+from backend.mcp.pool import McpPool
 from backend.testing import ScriptedModelServer
 from backend.testing.harness import scripted_settings
 
@@ -28,8 +33,15 @@ class Api:
 
 @pytest_asyncio.fixture(loop_scope="module")
 async def api(tmp_path, pool):
+    async with serve_api(tmp_path, pool) as started:
+        yield started
+
+
+@asynccontextmanager
+async def serve_api(tmp_path: Path, pool: McpPool, **settings: Any) -> AsyncIterator[Api]:
+    """The app on a started host with `settings` over the scripted ones; a token client and an anonymous one."""
     with ScriptedModelServer() as model:
-        settings = scripted_settings(tmp_path, model)
+        settings = scripted_settings(tmp_path, model, **settings)
         host = Host(settings, pool=pool)
         app = create_app(settings, host=host)
         await host.start()

@@ -7,15 +7,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import httpx
 import pytest
 import pytest_asyncio
 
-from backend.api.app import create_app
-from backend.app.host import Host
-from backend.testing import Reply, ScriptedModelServer, ScriptedToolCall
-from backend.testing.harness import scripted_settings
-from tests.api.conftest import Api
+from backend.testing import Reply, ScriptedToolCall
+from tests.api.conftest import Api, serve_api
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")  # the shared pool's loop (conftest.py)
 
@@ -26,23 +22,8 @@ CHANGING = ["mcp__file__write_file", "mcp__file__edit_file", "mcp__shell__exec"]
 @pytest_asyncio.fixture(loop_scope="module")
 async def api(tmp_path, pool):
     """The API with the file and shell tools allowed by rule, so a session's steps run unasked."""
-    with ScriptedModelServer() as model:
-        settings = scripted_settings(tmp_path, model, permissions={"allow": CHANGING})
-        host = Host(settings, pool=pool)
-        app = create_app(settings, host=host)
-        await host.start()
-        transport = httpx.ASGITransport(app=app)
-        token = app.state.auth.token
-        try:
-            async with (
-                httpx.AsyncClient(
-                    transport=transport, base_url="http://test", headers={"Authorization": f"Bearer {token}"}
-                ) as client,
-                httpx.AsyncClient(transport=transport, base_url="http://test") as anonymous,
-            ):
-                yield Api(client=client, anonymous=anonymous, host=host, model=model, app=app)
-        finally:
-            await host.aclose()
+    async with serve_api(tmp_path, pool, permissions={"allow": CHANGING}) as started:
+        yield started
 
 
 def key(api: Api, name: str, role: str = "approver") -> dict[str, str]:
