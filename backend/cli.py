@@ -263,7 +263,7 @@ def _status_json(status: Any) -> dict[str, Any]:
 
 def _serve(args: argparse.Namespace) -> int:
     from backend.api.app import create_app
-    from backend.api.server import OverseerServer
+    from backend.api.ready import ReadyServer, print_ready, ready_line
     from backend.api.server_limits import server_config
     from backend.auth import AuthError, UserConfig, check_bind
 
@@ -285,7 +285,6 @@ def _serve(args: argparse.Namespace) -> int:
     )
     shown_host = f"[{settings.host}]" if ":" in settings.host else settings.host
     print(f"Overseer is starting on http://{shown_host}:{settings.port}/ as host {settings.host_id}")
-    print(f"Open this link to log in (it carries your token):\n    http://{shown_host}:{settings.port}/login?token={app.state.auth.token}")
     if settings.model is None:
         print("No model is configured: sessions use the offline demo model. Set OVERSEER_MODEL to use a real one.")
     print(f"The agents' default workspace is {settings.resolved_workspace} (set `workspace:` in overseer.yaml to change it)")
@@ -293,7 +292,10 @@ def _serve(args: argparse.Namespace) -> int:
     _warn_if_unconfined(sandbox.summary(), sandbox.confined)
     # Info level for uvicorn's start-up lines ("running on ..." says the socket is listening);
     # access lines stay off; timeouts and connection limits in backend/api/server_limits.py.
-    OverseerServer(server_config(app, host=settings.host, port=settings.port)).run()
+    auth = app.state.auth
+    url = f"http://{shown_local}:{settings.port}/"  # where this machine's browser reaches it, even bound to 0.0.0.0
+    line = ready_line(url=url, token_link=None if auth.multi_user else f"{url}login?token={auth.token}")
+    ReadyServer(server_config(app, host=settings.host, port=settings.port), on_ready=print_ready(line)).run()
     return 0
 
 
