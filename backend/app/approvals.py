@@ -9,7 +9,10 @@ answer here, as a principal. The door checks, before anything closes:
   a non-admin's "always allow" is kept for the session's workspace (or named agent), never for
   every session, and needs a narrow rule (issue 31, item 2);
 - that an automatic answer (the auto-approve switch) is not given to a question only a person may
-  answer: the agent changing its own instruction files (backend/rules/bootstrap_guard.py);
+  answer: the agent changing its own instruction files (backend/rules/bootstrap_guard.py), or a
+  call the managed policy's ask rules put to a person;
+- that the managed policy allows the answer at all ("always allow" may be turned off there; a 403
+  naming the setting and its file);
 - then the approval is closed once, in the store, with the principal and its door recorded on
   the approval (and by the gate, on the audit row).
 """
@@ -19,6 +22,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from backend.app.file_preview import FileOnDisk, file_on_disk
+from backend.app.managed_policy import check_switch, refused
 from backend.auth import Principal
 from backend.domain.errors import ApprovalClosed, ApprovalNotFound, DomainError, Forbidden, Invalid
 from backend.domain.models import Approval, ApprovalStatus, Decision, Door, Session, StandingScope, StandingScopeKind
@@ -28,6 +32,7 @@ from backend.approvals.elicitation_desk import checked_content
 from backend.rules.narrow import narrow_rules_for
 from backend.rules.policy_engine import ToolCallView
 from backend.rules.grammar import RuleError, RuleSet
+from backend.rules.managed import MANAGED_PREFIX, NO_MANAGED_POLICY, ManagedLocked, ManagedPolicy
 from backend.approvals.sampling_desk import checked_edit
 from backend.store.base import NotFound, Store
 
@@ -133,9 +138,10 @@ def _checked_scope(approval: Approval, decision: Decision, session: Session, adm
 class ApprovalService:
     """Answers approvals on behalf of a principal; the only way people decide."""
 
-    def __init__(self, *, store: Store, broker: ApprovalBroker) -> None:
+    def __init__(self, *, store: Store, broker: ApprovalBroker, managed: ManagedPolicy = NO_MANAGED_POLICY) -> None:
         self._store = store
         self._broker = broker
+        self._managed = managed
 
     async def answer(self, approval_id: str, decision: Decision, *, by: Principal, via: Door) -> Approval:
         """Check, then close the approval once with `decision`, recording `by` and `via`.
@@ -144,11 +150,18 @@ class ApprovalService:
         dropped connection) returns the approval as decided and changes nothing. Any other answer
         to a closed approval raises ApprovalClosed, saying who decided what.
 
-        Raises ApproverRequired, ApprovalNotFound, ApprovalClosed, PersonRequired, RuleInvalid or
-        RuleNotPermitted; when it raises, nothing has changed.
+        Raises ApproverRequired, ApprovalNotFound, ApprovalClosed, PersonRequired, RuleInvalid,
+        RuleNotPermitted or LockedByManagedPolicy; when it raises, nothing has changed.
         """
         if not by.can("approver"):
             raise ApproverRequired(f"answering approvals needs the approver role; {by.name} is {by.role}")
+        if decision.kind == "allow_always":
+            check_switch(self._managed, "disable_allow_always", '"always allow"')
+        if decision.rules:
+            try:
+                self._managed.check_allow_rules(decision.rules)
+            except ManagedLocked as exc:
+                raise refused(exc) from None
         approval = await self.get(approval_id)
         if approval.status != "pending":
             return await self._repeated(approval, decision, by)
@@ -156,8 +169,12 @@ class ApprovalService:
             raise PersonRequired(
                 "the agent changing its own instructions needs a person's answer; auto-approve does not give it"
             )
+        if via == "auto" and approval.reason.startswith(MANAGED_PREFIX):
+            raise PersonRequired("the managed policy puts this call to a person; auto-approve does not answer it")
         if via == "auto" and approval.kind == "unconfined":
             raise PersonRequired("a command outside the sandbox needs a person's answer; auto-approve does not give it")
+        if via == "auto" and approval.tool_change is not None:  # issue 34: a rug pull is for a person to see
+            raise PersonRequired("a tool whose definition changed needs a person's answer; auto-approve does not give it")
         checked = await self._checked(approval, decision, by)
         try:
             return await self._broker.answer(approval_id, checked, by="user", decider=by.decider(via))

@@ -12,6 +12,10 @@ It covers what its scope says: "workspace_edits" only file writes and edits insi
 workspace (like Claude Code's accept-edits), "edits_and_commands" every tool call. A High-risk call
 (backend/rules/risk.py, the card's banner) still asks unless the person chose to include them.
 
+The managed policy may turn the switch off (`disable_auto_approve`): turning it on is refused with
+a 403 naming the setting, and a switch left on from before answers nothing. A call the managed
+policy's ask rules put to a person is never answered by it (the door refuses, see approvals.py).
+
 It covers only turns started by the person who turned it on: when a user message of the current
 turn has another author (another person, an API key, a channel, Overseer itself), the turn's
 calls ask as usual, their approvals in the inbox, and a notice in the session says why.
@@ -24,9 +28,11 @@ import logging
 from pathlib import Path
 
 from backend.app.approvals import ApprovalService
+from backend.app.managed_policy import check_switch
 from backend.auth import Principal
 from backend.domain.errors import ApprovalError, DomainError
 from backend.domain.models import Approval, AutoApprove, Decider, Decision, Message, Session
+from backend.rules.managed import NO_MANAGED_POLICY, ManagedPolicy
 from backend.rules.risk import high_risk
 from backend.engine.events import EventBus, Subscription
 from backend.approvals.broker import ApprovalBroker
@@ -92,13 +98,26 @@ def same_person(author: Decider | None, owner: Decider) -> bool:
 class AutoApprover:
     """Answers the tool approvals of sessions whose auto-approve switch is on, as they are asked."""
 
-    def __init__(self, *, store: Store, bus: EventBus, approvals: ApprovalService, broker: ApprovalBroker) -> None:
+    def __init__(
+        self,
+        *,
+        store: Store,
+        bus: EventBus,
+        approvals: ApprovalService,
+        broker: ApprovalBroker,
+        managed: ManagedPolicy = NO_MANAGED_POLICY,
+    ) -> None:
+        self._managed = managed
         self._store = store
         self._bus = bus
         self._approvals = approvals
         self._broker = broker
         self._task: asyncio.Task[None] | None = None
         self._sub: Subscription | None = None
+
+    def check_allowed(self) -> None:
+        """LockedByManagedPolicy (403) when the managed policy turns the switch off."""
+        check_switch(self._managed, "disable_auto_approve", "auto-approve")
 
     async def start(self) -> None:
         self._task = asyncio.create_task(self._follow(), name="auto-approve")
@@ -131,7 +150,7 @@ class AutoApprover:
         Only what was asked while the switch was on, unless `asked_before`: the person, turning
         it on, said to allow what was already waiting too.
         """
-        if approval.kind != "tool" or approval.status != "pending":
+        if approval.kind != "tool" or approval.status != "pending" or self._managed.disable_auto_approve:
             return False
         try:
             session = await self._store.get_session(approval.session_id)

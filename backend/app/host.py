@@ -28,6 +28,7 @@ from backend.app.direct_tools import DirectTools
 from backend.app.auto_approve import AutoApprover
 from backend.app.model_settings import ModelSettings
 from backend.app.model_targets import DEMO_MODEL, ModelTargets
+from backend.app.managed_policy import allowed_servers, check_settings, load_managed_policy
 from backend.app.policy import PolicyService
 from backend.app.servers import ServerFailures
 from backend.app.server_sign_ins import ServerSignIns
@@ -60,6 +61,7 @@ from backend.paths import BUILTIN_MODES_DIR, BUILTIN_SKILLS_DIR
 from backend.paths import private_dir
 from backend.approvals.broker import ApprovalBroker
 from backend.rules.bootstrap_guard import BootstrapGuard
+from backend.rules.managed import ManagedPolicy
 from backend.approvals.confinement import Confinement
 from backend.approvals.network_desk import NetworkDesk
 from backend.sandbox.launcher import Sandbox, detect
@@ -90,11 +92,14 @@ def skill_read_roots(settings: Settings) -> list[Path]:
     return [settings.data_dir.expanduser() / "skills", BUILTIN_SKILLS_DIR]
 
 
-def server_configs(settings: Settings, host_api: HostApi | None = None) -> dict[str, McpServerConfig]:
+def server_configs(
+    settings: Settings, host_api: HostApi | None = None, managed: ManagedPolicy | None = None
+) -> dict[str, McpServerConfig]:
     """Built-in servers (rooted at the default workspace) plus the person's own.
 
     Settings refuse a server of theirs under a built-in's name, so an entry of that name can
-    only switch the built-in off, never replace it.
+    only switch the built-in off, never replace it. The managed policy's `allowed_mcp_servers`
+    leaves out the person's servers it does not admit (`managed`: read from its file if not given).
     """
     servers: dict[str, McpServerConfig] = {}
     if settings.builtin_servers:
@@ -109,7 +114,7 @@ def server_configs(settings: Settings, host_api: HostApi | None = None) -> dict[
         if not detect(settings.sandbox.backend).confined and settings.sandbox.backend != "off":
             # Nothing confines commands here and no admin said `sandbox: off`: no shell at all.
             servers.pop("shell", None)
-    servers.update(settings.mcp_servers)
+    servers.update(allowed_servers(load_managed_policy() if managed is None else managed, settings.mcp_servers))
     return {name: cfg for name, cfg in servers.items() if not cfg.disabled}
 
 
@@ -128,6 +133,9 @@ class Host:
         """`host_api`: where this host's HTTP API listens, for built-in servers that call it back.
         `transport_factory`: how the pool it makes reaches each server (the test harness runs
         Overseer's own servers in memory, backend/testing/in_process.py)."""
+        self.managed = load_managed_policy()
+        """The managed policy (issue 34, item 2): above every other layer; ManagedPolicyError stops the start."""
+        check_settings(self.managed, settings)
         self.settings = settings
         self.host_api = host_api
         self.data_dir = settings.data_dir.expanduser()
@@ -145,17 +153,17 @@ class Host:
         # A pool may be shared (tests, benchmarks); then it is started and closed by its owner.
         self._owns_pool = pool is None
         self.pool = pool or McpPool(
-            server_configs(settings, host_api), log_dir=self.data_dir / "logs", transport_factory=transport_factory
+            server_configs(settings, host_api, self.managed), log_dir=self.data_dir / "logs", transport_factory=transport_factory
         )
         self.broker = ApprovalBroker(self.store, self.bus, timeout=settings.approval_timeout)
-        self.approvals = ApprovalService(store=self.store, broker=self.broker)
+        self.approvals = ApprovalService(store=self.store, broker=self.broker, managed=self.managed)
         # A server's questions (`elicitation/create`) are asked as approvals in the calling session.
         self.elicitations = ElicitationDesk(self.broker, self)
         self.pool.elicitations.handler = self.elicitations.ask
         self.hooks = hooks or HookChain()
         self.models = ModelTargets(settings, default_model=lambda: self.runner.default_model)
         """Where each session's model requests go (the offline demo without a model configured)."""
-        self.policies = PolicyService(settings)
+        self.policies = PolicyService(settings, managed=self.managed)
         self.agents = Agents.from_settings(
             settings,
             servers={*server_configs(settings, host_api), *(s.name for s in self.pool.statuses())},
@@ -207,7 +215,7 @@ class Host:
                 read_only=(*skill_read_roots(settings), *settings.sandbox.read_only),
                 instruction_files=bootstrap.files,
                 auto_allow=settings.sandbox.auto_allow,
-                allow_unconfined=settings.sandbox.allow_unconfined,
+                allow_unconfined=settings.sandbox.allow_unconfined and not self.managed.disable_unsandboxed,
                 egress=self.egress,
                 allowlist_patterns=tuple(settings.sandbox.network.allow),
                 network_on=settings.sandbox.network.on,
@@ -285,7 +293,7 @@ class Host:
             pool=self.pool, bus=self.bus, store=self.store, is_running=self.runner.is_running
         )
         self._watching_servers: asyncio.Task[None] | None = None
-        self.servers = ServerAdmin(settings=settings, pool=self.pool, sandbox=self.sandbox.status)
+        self.servers = ServerAdmin(settings=settings, pool=self.pool, sandbox=self.sandbox.status, managed=self.managed)
         """The servers as the dashboard shows and changes them, with their live feed."""
         self.sessions = SessionService(
             store=self.store,
@@ -299,7 +307,9 @@ class Host:
         if isinstance(self.store, PostgresStore):
             self.links = ClusterLinks(store=self.store, bus=self.bus, broker=self.broker, runner=self.runner)
             self.sessions.stop_elsewhere = self.links.stop_elsewhere
-        self.auto_approver = AutoApprover(store=self.store, bus=self.bus, approvals=self.approvals, broker=self.broker)
+        self.auto_approver = AutoApprover(
+            store=self.store, bus=self.bus, approvals=self.approvals, broker=self.broker, managed=self.managed
+        )
         """Answers the asks of sessions whose auto-approve switch is on, in the name of who turned it on."""
         self.session_edits = SessionEditor(store=self.store, runner=self.runner, auto=self.auto_approver)
         self.scheduler = Scheduler(

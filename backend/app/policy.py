@@ -6,6 +6,10 @@ and then applied at once; a change that does not validate changes nothing.
 
 An "always allow" for one workspace's (or one named agent's) sessions, what a non-admin may
 write, is kept apart from the global policy, in `always_rules.json` in the data dir (owner-only).
+
+The managed policy (backend/app/managed_policy.py) sits above all of it: its deny and ask rules
+go into every engine built here, evaluated first, and a change that would loosen them (an allow
+rule written as a managed rule, "always allow" while it is turned off) is refused with a 403.
 """
 
 from __future__ import annotations
@@ -19,10 +23,12 @@ from pathlib import Path
 
 from backend.domain.models import StandingScope
 from backend.domain.tools import ToolInfo
+from backend.app.managed_policy import refused
 from backend.config import PermissionsConfig, PolicyValue, Settings, append_allow_rules, update_config_file
 from backend.paths import private_dir, private_opener
 from backend.rules.policy_engine import DEFAULT_POLICIES, PolicyEngine
 from backend.rules.grammar import RuleError, RuleSet
+from backend.rules.managed import NO_MANAGED_POLICY, ManagedLocked, ManagedPolicy
 from backend.rules.scoped_allows import ScopedAllows
 
 SCOPED_RULES_FILE = "always_rules.json"
@@ -30,16 +36,25 @@ SCOPED_RULES_FILE = "always_rules.json"
 log = logging.getLogger(__name__)
 
 
-def build_policy(permissions: PermissionsConfig, policies: Mapping[str, PolicyValue], *, read_only_auto_allow: bool) -> PolicyEngine:
-    """Rules from the config, policies over the defaults."""
+def build_policy(
+    permissions: PermissionsConfig,
+    policies: Mapping[str, PolicyValue],
+    *,
+    read_only_auto_allow: bool,
+    managed: ManagedPolicy = NO_MANAGED_POLICY,
+) -> PolicyEngine:
+    """Rules from the config, policies over the defaults, the managed rules above both."""
     rules = RuleSet.from_config(permissions.model_dump(), source="user")
-    return PolicyEngine(rules, {**DEFAULT_POLICIES, **policies}, read_only_auto_allow=read_only_auto_allow)
+    return PolicyEngine(
+        rules, {**DEFAULT_POLICIES, **policies}, read_only_auto_allow=read_only_auto_allow, managed=managed.rules()
+    )
 
 
 class PolicyService:
     """Holds the rules and policies in force and is the only writer of them (a `PolicySource`)."""
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, *, managed: ManagedPolicy = NO_MANAGED_POLICY) -> None:
+        self.managed = managed
         self._config_file: Path = settings.writable_config_file
         self._trust = settings.trust_store  # a trusted workspace config stays trusted through our writes
         self._read_only_auto_allow = settings.read_only_auto_allow
@@ -74,7 +89,9 @@ class PolicyService:
         return self.engine.effective_policy(tool.name, tool.annotations)
 
     def set_permissions(self, permissions: PermissionsConfig) -> PermissionsConfig:
-        """Replace the rule lists: validated first (RuleError names the rule), then saved and applied."""
+        """Replace the rule lists: validated first (RuleError names the rule; LockedByManagedPolicy an
+        allow rule written as a managed deny or ask rule), then saved and applied."""
+        self._check_not_loosening(permissions.allow)
         RuleSet.from_config(permissions.model_dump(), source="request", strict=True)
         engine = self._build(permissions, self._policies)
         with self._lock:
@@ -106,8 +123,14 @@ class PolicyService:
         rules in force for every session; idempotent.
 
         The rules were validated (and, for a non-admin, narrowed and scoped) by the approval door
-        before the approval closed; a rule already kept there writes nothing.
+        before the approval closed; a rule already kept there writes nothing. The door refuses
+        what the managed policy forbids; should anything reach here anyway (the gate calls this
+        after the call was allowed, and must not fail), it writes nothing and says so.
         """
+        if self.managed.disable_allow_always:
+            log.warning("always-allow rules %s not kept: %s", rules, self.managed.where("disable_allow_always"))
+            return
+        rules = [r for r in rules if self.managed.rule_named(r) is None]
         if scope is not None:
             with self._lock:
                 new = self._scoped.add(scope, rules)
@@ -125,8 +148,16 @@ class PolicyService:
             self._engine = self._engine.with_rules(RuleSet.from_config({"allow": new}, source="user"))
         log.info("always-allow rules %s written to %s", new, self._config_file)
 
+    def _check_not_loosening(self, allow: list[str]) -> None:
+        try:
+            self.managed.check_allow_rules(allow)
+        except ManagedLocked as exc:
+            raise refused(exc) from None
+
     def _build(self, permissions: PermissionsConfig, policies: Mapping[str, PolicyValue]) -> PolicyEngine:
-        return build_policy(permissions, policies, read_only_auto_allow=self._read_only_auto_allow)
+        return build_policy(
+            permissions, policies, read_only_auto_allow=self._read_only_auto_allow, managed=self.managed
+        )
 
 
 def _load_scoped(path: Path) -> ScopedAllows:

@@ -4,7 +4,9 @@ A change is validated as the config file would be (through McpServerConfig, so w
 types it knows are accepted the same way), written to the config file in use, and only then
 applied to the running pool: what runs is what the next start reads. Built-in servers are
 Overseer's: they can be restarted here, never replaced, edited or removed, and their names stay
-refused for a person's server as in the config file.
+refused for a person's server as in the config file. A server the managed policy's
+`allowed_mcp_servers` does not admit is listed, stopped, with the reason, and cannot be added or
+started here (403).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from typing import Any
 import anyio.to_thread
 from pydantic import TypeAdapter, ValidationError
 
+from backend.app.managed_policy import LockedByManagedPolicy, server_refusal
 from backend.app.servers import ServerFeed
 from backend.app.servers_file import raw_servers, read_raw, write_server_entry
 from backend.config import ConfigError, Settings, expand_vars
@@ -26,6 +29,7 @@ from backend.domain.errors import BadRequest, Conflict, Invalid, NotFound
 from backend.domain.redact import redact
 from backend.mcp.config import BUILTIN_SERVERS, McpServerConfig, check_not_builtin, check_server_name
 from backend.mcp.pool import McpPool, ServerStatus
+from backend.rules.managed import NO_MANAGED_POLICY, ManagedPolicy
 from backend.sandbox.launcher import SandboxStatus
 from backend.sandbox.servers import confinement_text
 
@@ -53,8 +57,12 @@ class ManagedServer:
 class ServerAdmin:
     """Lists every server with its status and changes the person's servers at run time."""
 
-    def __init__(self, *, settings: Settings, pool: McpPool, sandbox: SandboxStatus) -> None:
-        """`sandbox`: what confines commands here, for each server's confinement sentence."""
+    def __init__(
+        self, *, settings: Settings, pool: McpPool, sandbox: SandboxStatus, managed: ManagedPolicy = NO_MANAGED_POLICY
+    ) -> None:
+        """`sandbox`: what confines commands here, for each server's confinement sentence;
+        `managed`: the managed policy, whose server allow-list this honours."""
+        self._managed = managed
         self._pool = pool
         self._sandbox = sandbox
         self._config_file: Path = settings.writable_config_file
@@ -75,6 +83,9 @@ class ServerAdmin:
                     name=name, state="stopped", error="disabled in the configuration", tools=[], pid=None, restarts=0
                 )
                 found.append(self._managed(off))
+            elif name not in running and (why := server_refusal(self._managed, name, config)) is not None:
+                kept_out = ServerStatus(name=name, state="stopped", error=why, tools=[], pid=None, restarts=0)
+                found.append(self._managed(kept_out))
         return found
 
     def states(self) -> dict[str, str]:
@@ -102,6 +113,7 @@ class ServerAdmin:
         async with self._lock:
             entry = _reveal(entry, {})  # nothing is stored yet: a hidden value is a mistake
             config = validate_entry(name, entry)  # first: a built-in's name gets its own answer
+            self._admitted(name, config)
             if name in self._configs or self._pool.config_of(name) is not None:
                 raise Conflict(f"an MCP server named {name!r} exists already; edit it instead")
             self._write(name, entry)
@@ -117,6 +129,7 @@ class ServerAdmin:
             self._editable(name)
             entry = _reveal(entry, self._entries[name])
             config = validate_entry(name, entry)
+            self._admitted(name, config)
             self._write(name, entry)
             self._configs[name], self._entries[name] = config, entry
             await self._apply(name, config)
@@ -168,6 +181,11 @@ class ServerAdmin:
             enabled=config is not None and not config.disabled,
             editable=not builtin and name in self._entries,
         )
+
+    def _admitted(self, name: str, config: McpServerConfig) -> None:
+        """LockedByManagedPolicy for a server to be started that the managed allow-list does not admit."""
+        if not config.disabled and (why := server_refusal(self._managed, name, config)) is not None:
+            raise LockedByManagedPolicy(why)
 
     def _editable(self, name: str) -> None:
         if name in BUILTIN_SERVERS:

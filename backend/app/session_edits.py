@@ -90,6 +90,8 @@ class SessionEditor:
             raise EditInvalid("auto_approve_scope and auto_approve_high_risk go with auto_approve: true")
         if change.title is None and change.archived is None and change.auto_approve is None:
             raise EditInvalid("nothing to change: send title, archived or auto_approve")
+        if change.auto_approve is True:
+            self._auto.check_allowed()  # the managed policy may turn the switch off (403)
         title = clean_title(change.title) if change.title is not None else None
         session = await self._store.get_session(session_id)
         if not may_manage(by, session):

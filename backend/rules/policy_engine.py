@@ -1,4 +1,5 @@
-"""The PolicyEngine: one call in, a verdict out (deny > ask > allow > policy > read-only > ask)."""
+"""The PolicyEngine: one call in, a verdict out (managed deny > managed ask > deny > ask > allow >
+policy > read-only > ask)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,9 @@ from backend.domain.tools import ToolAnnotations, full_tool_name, split_tool_nam
 from backend.rules.path_match import is_inside
 from backend.rules.rule_match import Hit, Subject, allowing_rules, match_deny_like
 from backend.rules.scoped_allows import ScopedAllows
+from backend.rules import pinned_tools
+from backend.domain.tool_pins import ToolChange
+from backend.rules.managed import MANAGED_PREFIX
 from backend.rules.grammar import (
     FILE_READ_TOOLS,
     FILE_WRITE_TOOLS,
@@ -77,6 +81,8 @@ class ToolCallView:
     workspace: Path
     """Absolute workspace root."""
     annotations: ToolAnnotations | None = None
+    changed: ToolChange | None = None
+    """The tool's definition differs from its pin (issue 34): the call asks whatever allows it."""
 
 
 @dataclass(kw_only=True)
@@ -125,7 +131,8 @@ class _PolicyEntry:
 class PolicyEngine:
     """Evaluates tool calls against pooled rules and per-tool policies.
 
-    Steps (RULES.md "Evaluation of one call"): deny rules block; ask rules ask; allow rules
+    Steps (RULES.md "Evaluation of one call"): first the managed layer (issue 34, item 2): its
+    deny rules block and its ask rules ask, whatever any other layer says; then deny rules block; ask rules ask; allow rules
     allow (never a write in plan mode); then the tool's policy (mode policies first, the most
     specific key winning: tool > glob > server); then read-only auto-allow for trusted
     servers when enabled; otherwise ask.
@@ -139,14 +146,17 @@ class PolicyEngine:
         read_only_auto_allow: bool = False,
         trusted_servers: Collection[str] = DEFAULT_TRUSTED_SERVERS,
         policies_source: str | None = None,
+        managed: RuleSet | None = None,
     ) -> None:
         """`policies=None` means DEFAULT_POLICIES; a mapping given replaces them (merge it yourself).
+        `managed`: the managed policy's deny and ask rules, evaluated before everything else.
 
         Reasons name a policy's source: `policies_source` if given, else "default" for a
         built-in value left as it is and "config" for anything else. Invalid keys or values
         raise PolicyError.
         """
         self.rules = rules
+        self.managed = managed if managed is not None else RuleSet()
         self.policies: dict[str, Policy] = dict(DEFAULT_POLICIES if policies is None else policies)
         self.policies_source = policies_source
         self.read_only_auto_allow = read_only_auto_allow
@@ -166,6 +176,7 @@ class PolicyEngine:
             read_only_auto_allow=self.read_only_auto_allow,
             trusted_servers=self.trusted_servers,
             policies_source=self.policies_source,
+            managed=self.managed,
         )
 
     def evaluate(
@@ -176,9 +187,31 @@ class PolicyEngine:
         mode: str | None = None,
         mode_policies: Mapping[str, Policy] | None = None,
     ) -> Evaluation:
-        """Decide one call. Never raises for odd arguments: rules that cannot read them fail closed."""
-        rules = RuleSet.concat(self.rules, session_rules)
+        """Decide one call. Never raises for odd arguments: rules that cannot read them fail closed.
+
+        The managed layer first: its deny denies; its ask asks unless a layer below denies (a
+        managed rule only ever makes a call stricter), whatever allows it below.
+        """
         subject = Subject(call.name, call.arguments, call.workspace)
+        managed = _managed_verdict(self.managed, subject) if len(self.managed) else None
+        if managed is not None and managed.verdict == "deny":
+            return managed
+        below = self._evaluate_below(
+            call, subject, session_rules=session_rules, mode=mode, mode_policies=mode_policies
+        )
+        return below if managed is None or below.verdict == "deny" else managed
+
+    def _evaluate_below(
+        self,
+        call: ToolCallView,
+        subject: Subject,
+        *,
+        session_rules: RuleSet | None,
+        mode: str | None,
+        mode_policies: Mapping[str, Policy] | None,
+    ) -> Evaluation:
+        """Every layer under the managed one (RULES.md's steps)."""
+        rules = RuleSet.concat(self.rules, session_rules)
         mode_entries = _entries(mode_policies or {}, f"mode:{mode}" if mode else "mode")
         entry = _resolve(call.name, mode_entries) or self._own_entry(call.name)
 
@@ -191,11 +224,20 @@ class PolicyEngine:
                 return _by_policy(entry)
             rule, hit = unchecked
             return _by_rule("ask", rule, f"{rule.label} could not be checked ({hit.detail}): ask")
+        if call.changed is not None:  # issue 34: no allow covers a tool that changed since it was pinned
+            if entry is not None and entry.policy == "deny":
+                return _by_policy(entry)
+            reason = pinned_tools.changed_reason(call.changed)
+            return Evaluation(verdict="ask", reason=reason, source=pinned_tools.CHANGED_SOURCE)
 
         plan_blocks = mode == "plan" and not is_read_only(call)
         allowed = allowing_rules(
             rules.allow, subject, write_allowed=lambda paths: self._write_allowed(paths, call, mode_entries)
         )
+        # A third-party destructive tool is allowed only by a rule or policy naming it (pinned_tools.py).
+        naming = pinned_tools.needs_naming(call.name, call.annotations, self.trusted_servers)
+        broad = f"allow rule {allowed[0].raw} ({allowed[0].source})" if naming and allowed else None
+        allowed = pinned_tools.naming_rules(allowed, call.name) if naming else allowed
         if allowed and not plan_blocks:
             word = "rule" if len(allowed) == 1 else "rules"
             labels = ", ".join(f"{r.raw} ({r.source})" for r in allowed)
@@ -206,8 +248,14 @@ class PolicyEngine:
             what = f"allow rule {allowed[0].raw} ({allowed[0].source})" if allowed else _policy_text(entry)
             reason = f"{what}, but plan mode never auto-approves a write: ask"
             return Evaluation(verdict="ask", reason=reason, source="mode:plan")
-        if entry is not None:
+        if naming and entry is not None and entry.policy == "always_allow" and entry.rank < 3:
+            broad = _policy_text(entry)
+        elif entry is not None:
             return _by_policy(entry)
+        if broad is not None:
+            return Evaluation(
+                verdict="ask", reason=pinned_tools.broad_allow_reason(broad), source=pinned_tools.DESTRUCTIVE_SOURCE
+            )
 
         server = (split_tool_name(call.name) or ("", ""))[0]
         if (
@@ -222,7 +270,7 @@ class PolicyEngine:
     def hides(self, path: str, workspace: Path) -> bool:
         """Whether a deny rule forbids reading `path`, so that no search or listing may show it."""
         subject = Subject(READ_PROBE, {"path": path}, workspace)
-        denies = self.rules.rules("deny")
+        denies = self.managed.rules("deny") + self.rules.rules("deny")
         carve_outs = [r for r in denies if r.carve_out]
         return any(
             match_deny_like(rule, subject, carve_outs).state in ("match", "malformed")
@@ -300,6 +348,21 @@ def _deny_or_ask(rules: RuleSet, subject: Subject) -> tuple[Evaluation | None, t
             if hit.state == "unchecked" and unchecked is None:
                 unchecked = (rule, hit)
     return None, unchecked
+
+
+def _managed_verdict(managed: RuleSet, subject: Subject) -> Evaluation | None:
+    """The managed layer's verdict (its reason begins with MANAGED_PREFIX), or None to go on.
+
+    A managed rule that cannot be checked (the call may hide what it names) asks, as any other would.
+    """
+    decided, unchecked = _deny_or_ask(managed, subject)
+    if decided is not None:
+        decided.reason = MANAGED_PREFIX + decided.reason
+        return decided
+    if unchecked is not None:
+        rule, hit = unchecked
+        return _by_rule("ask", rule, f"{MANAGED_PREFIX}{rule.label} could not be checked ({hit.detail}): ask")
+    return None
 
 
 def _by_policy(entry: _PolicyEntry) -> Evaluation:
