@@ -28,6 +28,7 @@ from backend.domain.models import (
     utcnow,
 )
 from backend.domain.publisher import EventPublisher as Publisher
+from backend.domain.tool_pins import ToolChange
 from backend.domain.tools import ToolAnnotations
 from backend.approvals.watch import ApprovalWatch
 from backend.store.base import Store
@@ -62,8 +63,10 @@ class ApprovalBroker:
         always_scope: StandingScope | None = None,
         kind: ApprovalKind = "tool",
         timeout: float | None = None,
+        tool_change: ToolChange | None = None,
     ) -> Approval:
-        """Persist a new pending approval and announce it; `timeout` overrides the broker's."""
+        """Persist a new pending approval and announce it; `timeout` overrides the broker's.
+        `tool_change`: the tool changed since it was pinned (issue 34), for the card's diff."""
         now = self._clock()
         approval = Approval(
             id=uuid.uuid4().hex,
@@ -76,6 +79,7 @@ class ApprovalBroker:
             reason=reason,
             suggested_rules=suggested_rules or [],
             always_scope=always_scope,
+            tool_change=tool_change,
             created_at=now,
             expires_at=now + timedelta(seconds=self.timeout if timeout is None else timeout),
         )

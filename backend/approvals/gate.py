@@ -51,6 +51,9 @@ from backend.approvals.gate_types import (
     ToolRunner,
 )
 from backend.approvals.tool_hooks import ToolHooks
+from backend.approvals.configured_hooks import ConfiguredHooks, HookAllow
+from backend.approvals.hook_gate import evaluate_with_hooks, hook_decider, place_of, sandbox_prefix
+from backend.domain.hook_config import HooksConfig
 from backend.rules.narrow import narrow_rules_for
 from backend.rules.policy_engine import Evaluation, FixedPolicy, PolicyEngine, PolicySource, ToolCallView
 from backend.rules.grammar import RuleSet
@@ -94,6 +97,7 @@ class ToolGate:
         bootstrap: BootstrapGuard | None = None,
         confinement: Confinement | None = None,
         checkpoints: StepCheckpoints | None = None,
+        hook_config: HooksConfig | None = None,
     ) -> None:
         """`policy`: the host's PolicyService, or an engine the gate then keeps in memory.
         `media`: where results' images and audio are kept; without it only their text is.
@@ -101,7 +105,8 @@ class ToolGate:
         `confinement`: makes the sandbox of every command; without it a host-launched shell server
         refuses to run commands (it never runs one unconfined unless told so).
         `checkpoints`: takes the workspace's checkpoint before each step that may change it
-        (issue 32); without it no step gets one."""
+        (issue 32); without it no step gets one.
+        `hook_config`: Claude Code-style hooks (backend/approvals/configured_hooks.py)."""
         self.policies: PolicySource = FixedPolicy(policy) if isinstance(policy, PolicyEngine) else policy
         self.broker = broker
         self.store = store
@@ -113,6 +118,12 @@ class ToolGate:
         self.bootstrap = bootstrap if bootstrap is not None else BootstrapGuard()
         self.confinement = confinement
         self.checkpoints = checkpoints
+        self.configured_hooks = ConfiguredHooks(
+            hook_config,
+            sandbox=sandbox_prefix(confinement, lambda: self.policy) if confinement is not None else None,
+            report=lambda session_id, text: self.bus.publish(session_id, "notice", {"command": "hook", "text": text}),
+        )
+        """The configured hooks; the session runner runs their session events too."""
         self.shutting_down = False
         """Set on host shutdown: cancelled calls are then left as stored, for recovery."""
         self._allowed: dict[tuple[str, str], GateDecision] = {}
@@ -170,21 +181,28 @@ class ToolGate:
                     record, ToolResult.error(f"{what} {call.name!r}. Available tools: {known}."), status="error"
                 )
             view = ToolCallView(
-                name=call.name, arguments=call.arguments, workspace=session.workspace, annotations=info.annotations
+                name=call.name,
+                arguments=call.arguments,
+                workspace=session.workspace,
+                annotations=info.annotations,
+                changed=info.changed,  # issue 34: a tool changed since it was pinned asks
             )
             blocked = await self.hooks.before_tool(session_id=session.session_id, call=view)
             if blocked is not None:
                 await self._audit(record, "deny", "hook", blocked.message)
                 return await self._refuse(record, ToolResult.error(f"Blocked by a hook: {blocked.message}"), "denied")
 
-            evaluation = self.evaluate(session, view)
+            hooked = await evaluate_with_hooks(
+                self.configured_hooks, session, call.id, view, partial(self.evaluate, session)
+            )
+            evaluation, record.arguments = hooked.evaluation, view.arguments
             unprotect: tuple[str, ...] = ()
             outside = False
-            decided_by: DecidedBy = "rule" if evaluation.rule else "policy"
+            decided_by: DecidedBy = "hook" if evaluation.source == "hook" else "rule" if evaluation.rule else "policy"
             if call.resumed and evaluation.verdict != "ask":
                 await self._close_stale_approval(record, evaluation, decided_by)
             if evaluation.verdict == "deny":
-                await self._audit(record, "deny", decided_by, evaluation.reason)
+                await self._audit(record, "deny", decided_by, evaluation.reason, decider=_hook_decider(evaluation))
                 record.decision = _denied_by(evaluation)
                 return await self._refuse(record, ToolResult.error(f"Denied: {evaluation.reason}."), "denied")
             if evaluation.verdict == "ask":
@@ -221,7 +239,9 @@ class ToolGate:
                 allow = AuditEntry.of(record, "allow", decision_by, detail, latency.total_seconds() * 1000, decider)
             else:
                 record.decision = evaluation.reason
-                allow = AuditEntry.of(record, "allow", decided_by, evaluation.reason)
+                allow = AuditEntry.of(record, "allow", decided_by, evaluation.reason, decider=_hook_decider(evaluation))
+            if hooked.rewritten_by is not None:  # the row keeps the arguments that run; the detail says who changed them
+                allow.detail += f" (arguments rewritten by {hooked.rewritten_by})"
             allowed = GateDecision(record=record, view=view, allow=allow, unprotect=unprotect, outside=outside)
             self._allowed[(session.session_id, call.id)] = allowed
             return allowed
@@ -300,6 +320,10 @@ class ToolGate:
                     suggested_rules=[] if outside else bootstrap_guard.suggested_rules(evaluation, view),
                     always_scope=session.standing_scope,
                     kind="unconfined" if outside else "tool",
+                    tool_change=view.changed,
+                )
+                self.configured_hooks.notification(
+                    place_of(session), message=f"Overseer needs your permission to use {record.name}"
                 )
             approval = await self.broker.wait(approval.id)
         finally:
@@ -343,6 +367,7 @@ class ToolGate:
                 arguments=pending.arguments,
                 workspace=session.workspace,
                 annotations=pending.annotations,
+                changed=pending.tool_change,  # a new rule does not answer a changed tool's question
             )
             if self.evaluate(session, view).verdict == "allow":
                 try:
@@ -408,6 +433,9 @@ class ToolGate:
             replaced = await self.hooks.on_tool_error(session_id=session.session_id, call=view, error=exc)
             result = replaced or ToolResult.error(f"Tool {record.name} failed: {type(exc).__name__}: {exc}")
         result = await self.hooks.after_tool(session_id=session.session_id, call=view, result=result)
+        result = await self.configured_hooks.post_tool_use(
+            place_of(session), call_id=record.id, name=record.name, arguments=view.arguments, result=result
+        )
         return await self._finish(record, result, "error" if result.is_error else "done")
 
     async def _progress(
@@ -497,6 +525,11 @@ STOPPED = "The session was stopped."
 def _denied_by(evaluation: Evaluation) -> str:
     """What refused a call, as its tool card shows it: the rule's own text when a rule did."""
     return f"Denied by rule {evaluation.rule}" if evaluation.rule else f"Denied: {evaluation.reason}"
+
+
+def _hook_decider(evaluation: Evaluation) -> Decider:
+    """The hook that decided, as the decision's principal; Overseer for anything else."""
+    return hook_decider(evaluation.principal) if isinstance(evaluation, HookAllow) else OVERSEER
 
 
 def _event_of(written: Written) -> Event:

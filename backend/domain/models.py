@@ -10,6 +10,7 @@ from typing import Any, Literal, get_args
 from pydantic import BaseModel, Field
 
 from backend.domain.media import MediaFile
+from backend.domain.tool_pins import ToolChange
 from backend.domain.tools import ToolAnnotations
 
 SessionStatus = Literal["idle", "running", "waiting_approval", "completed", "stopped", "error"]
@@ -350,6 +351,8 @@ class Approval(BaseModel):
     always_scope: StandingScope | None = None
     """Where a non-admin's "always allow" keeps them: the session's named agent, else its workspace
     (an admin's goes to the global policy unless the decision says otherwise)."""
+    tool_change: ToolChange | None = None
+    """The tool's definition differs from the one pinned (issue 34): the change, for the card's diff."""
     status: ApprovalStatus = "pending"
     decision: Decision | None = None
     decided_by: DecidedBy | None = None

@@ -6,6 +6,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from backend.domain.tool_pins import ToolChange
+
 ServerType = Literal["stdio", "http", "sse"]
 """How the host reaches an MCP server: a child process, or a remote one over HTTP."""
 
@@ -46,6 +48,9 @@ class ToolInfo(BaseModel):
     description: str = ""
     input_schema: dict[str, Any] = Field(default_factory=lambda: {"type": "object", "properties": {}})
     annotations: ToolAnnotations = Field(default_factory=ToolAnnotations)
+    changed: ToolChange | None = Field(default=None, exclude=True)
+    """Set while the definition differs from the tool's pin (issue 34): every call asks until an
+    admin accepts it. Not part of the tool as listed (kept out of dumps)."""
 
 
 class ToolResult(BaseModel):
