@@ -21,6 +21,7 @@ from backend.domain.models import (
     utcnow,
 )
 from backend.domain.schedules import Schedule
+from backend.domain.tool_pins import ToolPin
 from backend.domain.workflows import WorkflowRun
 from backend.domain.audit import AuditQuery
 
@@ -194,6 +195,15 @@ class Store(Protocol):
         ...
     async def delete_checkpoints(self, checkpoints: Iterable[Checkpoint]) -> int:
         """Delete these rows in one transaction (retention); how many there were."""
+        ...
+    async def pin_tool(self, pin: ToolPin) -> ToolPin:
+        """Store `pin` unless its (server, tool) has one already; the pin in force either way."""
+        ...
+    async def tool_pins(self, server: str) -> list[ToolPin]:
+        """The server's pinned tools, by name."""
+        ...
+    async def repin_tool(self, pin: ToolPin, *, replacing: str) -> bool:
+        """Replace the tool's pin of fingerprint `replacing` with `pin`; False when it is another."""
         ...
     def workspace_lock(self, key: str, *, timeout: float) -> AbstractAsyncContextManager[None]:
         """Hold the lock named `key` (a workspace's hash) against every holder sharing this database.

@@ -29,6 +29,7 @@ from backend.store.tables import (
     SESSIONS_PARENT,
     SESSIONS_STATUS,
     TOOL_CALLS,
+    TOOL_PINS,
     WORKFLOW_RUNS,
     WORKFLOW_RUNS_STATUS,
     WORKFLOW_RUNS_WORKFLOW,
@@ -88,6 +89,8 @@ MIGRATIONS: list[str] = [
     script(POSTGRES, CLAIMS),
     # 3: checkpoints of the workspace before each step (issue 32).
     script(POSTGRES, CHECKPOINTS, CHECKPOINTS_WORKSPACE),
+    # 4: tools pinned against silent change (issue 34).
+    script(POSTGRES, TOOL_PINS),
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -20,6 +20,7 @@ from backend.store.tables import (
     SESSIONS_PARENT,
     SESSIONS_STATUS,
     TOOL_CALLS,
+    TOOL_PINS,
     WORKFLOW_RUNS,
     WORKFLOW_RUNS_STATUS,
     WORKFLOW_RUNS_WORKFLOW,
@@ -50,6 +51,8 @@ MIGRATIONS: list[str] = [
     script(SQLITE, CLAIMS),
     # 6: checkpoints of the workspace before each step (issue 32).
     script(SQLITE, CHECKPOINTS, CHECKPOINTS_WORKSPACE),
+    # 7: tools pinned against silent change (issue 34).
+    script(SQLITE, TOOL_PINS),
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -15,12 +15,13 @@ from backend.store.ready import then
 from backend.store.sql_approvals import SqlApprovals
 from backend.store.sql_checkpoints import SqlCheckpoints
 from backend.store.sql_schedules import SqlSchedules
+from backend.store.sql_tool_pins import SqlToolPins
 from backend.store.sql_workflows import SqlWorkflows
 
 
-class SqlStore(SqlApprovals, SqlSchedules, SqlWorkflows, SqlCheckpoints):
+class SqlStore(SqlApprovals, SqlSchedules, SqlWorkflows, SqlCheckpoints, SqlToolPins):
     """Sessions, messages, tool calls and events; approvals, the audit log, schedules, workflow
-    runs and checkpoints come from the mixins. A subclass supplies the seam."""
+    runs, checkpoints and tool pins come from the mixins. A subclass supplies the seam."""
 
     # sessions
 

@@ -111,6 +111,17 @@ class Statements:
         self.checkpoint_workspaces = "SELECT DISTINCT workspace FROM checkpoints"
         self.delete_checkpoint = f"DELETE FROM checkpoints WHERE session_id = {m} AND step = {m}"
 
+        # tool pins (issue 34): the first writer of a (server, tool) pins it; an accept is a
+        # compare-and-set on the fingerprint the admin saw replaced
+        self.insert_tool_pin = (
+            f"INSERT INTO tool_pins (server, tool, fingerprint, created_at, data) VALUES ({_marks(d, 5)}) "
+            "ON CONFLICT (server, tool) DO NOTHING"
+        )
+        self.list_tool_pins = f"SELECT data FROM tool_pins WHERE server = {m} ORDER BY tool"
+        self.replace_tool_pin = (
+            f"UPDATE tool_pins SET fingerprint = {m}, data = {m} WHERE server = {m} AND tool = {m} AND fingerprint = {m}"
+        )
+
 
 SQLITE_SQL = Statements(SQLITE)
 POSTGRES_SQL = Statements(POSTGRES)

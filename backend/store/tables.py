@@ -173,7 +173,16 @@ CHECKPOINTS = Table(
 )
 """The workspace before each step of a session (issue 32); the commits are in the shadow repository."""
 
-TABLES = (SESSIONS, MESSAGES, TOOL_CALLS, APPROVALS, AUDIT, EVENTS, SCHEDULES, WORKFLOW_RUNS, CLAIMS, CHECKPOINTS)
+TOOL_PINS = Table(
+    name="tool_pins",
+    key=("server", "tool"),
+    columns=(*_text("server", "tool", "fingerprint"), CREATED),
+)
+"""Each server's tools as first seen or last accepted (issue 34): a later listing that differs asks."""
+
+TABLES = (
+    SESSIONS, MESSAGES, TOOL_CALLS, APPROVALS, AUDIT, EVENTS, SCHEDULES, WORKFLOW_RUNS, CLAIMS, CHECKPOINTS, TOOL_PINS
+)
 
 SESSIONS_STATUS = Index(name="sessions_status", table=SESSIONS, columns=("status",))
 SESSIONS_PARENT = Index(name="sessions_parent", table=SESSIONS, columns=("parent_id",))
