@@ -27,6 +27,7 @@ from pydantic_core import PydanticCustomError
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 from backend.sandbox.config import SandboxConfig
+from backend.domain.hook_config import HooksConfig
 from backend.host_identity import check_host_id, default_host_id
 from backend.mcp.config import McpServerConfig, check_not_builtin
 from backend.config_file import (  # re-exported: the file's readers and writers import them from here
@@ -303,6 +304,9 @@ class Settings(BaseSettings):
     mcp_servers: dict[str, McpServerConfig] = Field(default_factory=dict, alias="mcpServers")
     permissions: PermissionsConfig = Field(default_factory=PermissionsConfig)
     policies: dict[str, PolicyValue] = Field(default_factory=dict)
+    hooks: HooksConfig = Field(default_factory=lambda: HooksConfig({}))
+    """Claude Code's `hooks` block, as it is in `.claude/settings.json` (issue 34; docs/hooks.md):
+    commands and URLs run before and after tool calls, at a prompt, at a session's start and stop."""
     telegram: TelegramConfig | None = None
     """The Telegram channel (issue 18); off unless configured."""
     notify: NotifyConfig = Field(default_factory=NotifyConfig)

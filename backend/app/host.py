@@ -221,6 +221,7 @@ class Host:
                 network_on=settings.sandbox.network.on,
             ),
             checkpoints=self.checkpointer if settings.checkpoints.enabled else None,
+            hook_config=settings.hooks,  # a managed policy's hooks join through gate.configured_hooks.use
         )
         self.claude_sdk = ClaudeSdkEngine(
             store=self.store,
@@ -437,6 +438,7 @@ class Host:
         await self.workflows.aclose()
         await self.auto_approver.aclose()
         await self.runner.aclose()
+        await self.gate.configured_hooks.aclose()  # notification hooks still running, each bounded by its timeout
         await self.checkpointer.aclose()  # after the runner: no step takes one any more
         if self.runs is not None:  # after the runner: its runs ended as a shutdown, their workflows stay pending
             await self.runs.aclose()

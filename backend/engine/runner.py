@@ -45,6 +45,8 @@ from backend.engine.turns.turn import Turn, prepare_turn
 from backend.modes.registry import ModeRegistry
 from backend.rules.agent_fence import AgentFence
 from backend.approvals.gate import ToolGate
+from backend.approvals.configured_hooks import HookPlace
+from backend.approvals.session_hooks import stop_feedback, submitted_prompt
 from backend.skills.catalog import SkillCatalog
 from backend.store.base import NotFound, Store
 
@@ -113,6 +115,8 @@ class SessionRunner(SessionRows):
         self.default_model = default_model
         self.memory_window = memory_window
         self._tasks: dict[str, asyncio.Task[None]] = {}
+        self._start_context: dict[str, str] = {}
+        """SessionStart hooks' context, kept for the session's first prompt."""
         self.litellm = LiteLlmEngine(store=store, bus=bus, gate=gate, model_for=model_for)
         self.placement: Placement = LocalPlacement(host=self)
         """Where runs execute: here at once (one host), or on any host of a shared Postgres (DBOS)."""
@@ -168,6 +172,9 @@ class SessionRunner(SessionRows):
         )
         await self.store.create_session(session)
         await self.bus.publish(session.id, "session.created", session.model_dump(mode="json"))
+        start_context = await self.gate.configured_hooks.session_start(self._hook_place(session))
+        if start_context:  # SessionStart hooks: joins the first prompt (backend/approvals/session_hooks.py)
+            self._start_context[session.id] = start_context
         if prompt:
             await self.send(session.id, prompt, author=options.created_by)
         return session
@@ -194,6 +201,13 @@ class SessionRunner(SessionRows):
         A message that arrives while a stop is under way waits (bounded) for the stopped run to
         record what it cut short: the model then reads the stopped calls' results, then this."""
         session = await self.store.get_session(session_id)
+        content = await submitted_prompt(  # PromptBlocked when a UserPromptSubmit hook refuses it
+            self.gate.configured_hooks,
+            self._hook_place(session),
+            content,
+            context=self._start_context.get(session_id, ""),
+        )
+        self._start_context.pop(session_id, None)
         await self._after_stop(session_id)
         message = await self.store.add_message(
             Message(session_id=session_id, role="user", content=content, attachments=attachments or [], author=author)
@@ -246,6 +260,7 @@ class SessionRunner(SessionRows):
 
     async def _run(self, session_id: str) -> None:
         result = LoopResult(outcome="completed")
+        stop_continues = 0  # times Stop hooks sent the model back in this run (bounded)
         try:
             while True:
                 # One left by a restart: still pending, or answered before this run looked.
@@ -262,6 +277,20 @@ class SessionRunner(SessionRows):
                         continue
                     if result.outcome != "completed":
                         break
+                    session = await self.store.get_session(session_id)
+                    feedback = await stop_feedback(
+                        self.gate.configured_hooks,
+                        self._hook_place(session),
+                        continued=stop_continues,
+                        last_message=result.text,
+                    )
+                    if feedback is not None:  # a Stop hook blocked the stop: its reason is the next prompt
+                        stop_continues += 1
+                        message = await self.store.add_message(
+                            Message(session_id=session_id, role="user", content=feedback)
+                        )
+                        await self.bus.publish(session_id, "message", message.model_dump(mode="json"))
+                        continue
                     gate = await self._offer_next_mode(session_id, result.text, history[-1].idx if history else 0)
                     if gate is None:
                         break
@@ -383,6 +412,15 @@ class SessionRunner(SessionRows):
             tool_selection=self.tool_selection,
             remember_found=lambda names: self.add_found_tools(session.id, names),
             agent=self.agent(session.agent_id),
+            fence=self.fence_for(session.agent_id),
+        )
+
+    def _hook_place(self, session: Session) -> HookPlace:
+        """Where the session's hooks run: its workspace, in its agent's sandbox."""
+        return HookPlace(
+            session_id=session.id,
+            workspace=Path(session.workspace),
+            mode=session.mode,
             fence=self.fence_for(session.agent_id),
         )
 
