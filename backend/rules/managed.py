@@ -53,6 +53,14 @@ class ManagedPermissions(BaseModel):
     deny: list[str] = Field(default_factory=list)
     ask: list[str] = Field(default_factory=list)
 
+    @model_validator(mode="after")
+    def _rules_parse(self) -> ManagedPermissions:
+        try:
+            RuleSet.from_config(self.model_dump(), source=MANAGED_SOURCE, strict=True)
+        except RuleError as exc:
+            raise ValueError(str(exc)) from exc
+        return self
+
 
 class ServerPattern(BaseModel):
     """One allowed MCP server: by name, by command line or by URL, each a `*` glob (Claude Code's
@@ -130,14 +138,6 @@ class ManagedPolicy(BaseModel):
                 if not isinstance(group.get("hooks"), list):
                     raise ValueError(f"hooks.{event}: each entry needs a `hooks` list (Claude Code's shape)")
         return hooks
-
-    @model_validator(mode="after")
-    def _rules_parse(self) -> ManagedPolicy:
-        try:
-            self.rules()
-        except RuleError as exc:
-            raise ValueError(str(exc)) from exc
-        return self
 
     def rules(self) -> RuleSet:
         """The deny and ask rules, strictly parsed (a rule Overseer cannot read is an error here)."""
