@@ -9,12 +9,21 @@ a `budget.warning` event goes out once; at the limit the call is not made: the r
 Today's spend is counted in memory as usage is recorded, seeded once from the day's stored
 `usage` events, and starts again at midnight UTC. With several hosts on one Postgres each counts
 its own runs' calls plus what it found at start: the daily limit is then per host, approximately.
+Before a call is made its cost is estimated (backend/engine/models/call_estimate.py: the prompt
+counted, the answer at the most it may be, at the model's prices): a call whose answer would not
+fit in what is left has its `max_tokens` lowered to what is left can pay for, and a call that
+could not even pay for its prompt and `MIN_ANSWER_TOKENS` of answer is not made. Lowering rather
+than refusing whenever the worst case does not fit: a model's largest answer alone (64,000 tokens
+of Claude Sonnet: $0.96) can outprice a whole small budget, which would then stop every call.
+
 The Claude Agent SDK engine makes its model calls inside Claude Code's process, where no call
 passes this guard: its sessions' spend counts toward the day, but only the next LiteLLM call stops.
 """
 
 from __future__ import annotations
 
+import asyncio
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date, datetime
@@ -22,11 +31,16 @@ from typing import Any, Literal
 
 from backend.domain.models import Session, Usage, utcnow
 from backend.engine.events import EventBus
-from backend.engine.models.client import ModelClient
+from backend.engine.models.call_estimate import CallEstimate, estimate_call, output_limit_param
+from backend.engine.models.client import LiteLLMClient, ModelClient
 from backend.engine.models.model_types import ModelError, ModelTurn, OnDelta, OnRetry
 from backend.store.base import Store
 
 Limit = Literal["session", "daily"]
+
+MIN_ANSWER_TOKENS = 1024
+"""A call is made only if what is left pays for its prompt and at least this many answer tokens
+(plus the thinking budget when thinking is on): a shorter answer is rarely worth the prompt."""
 
 
 class BudgetReached(ModelError):
@@ -93,19 +107,21 @@ class BudgetGuard:
         await self._roll()
         self._today_usd += usage.cost_usd
 
-    async def check(self, session_id: str) -> None:
-        """Before a model call: BudgetReached if a budget is spent; a warning event (once) past warn_at."""
-        if not self.active:
-            return
+    async def _spends(self, session_id: str) -> list[tuple[Limit, float, float]]:
+        """(limit, spent, cap) of each budget set."""
         await self._roll()
         session = await self.store.get_session(session_id)
         spends: list[tuple[Limit, float, float | None]] = [
             ("session", session.usage.cost_usd, self.limits.per_session_usd),
             ("daily", self._today_usd, self.limits.daily_usd),
         ]
-        for limit, spent, cap in spends:
-            if cap is None:
-                continue
+        return [(limit, spent, cap) for limit, spent, cap in spends if cap is not None]
+
+    async def check(self, session_id: str) -> None:
+        """Before a model call: BudgetReached if a budget is spent; a warning event (once) past warn_at."""
+        if not self.active:
+            return
+        for limit, spent, cap in await self._spends(session_id):
             if spent >= cap:
                 message = _reached(limit, spent, cap)
                 self.stopped[session_id] = message
@@ -116,10 +132,40 @@ class BudgetGuard:
                 data = {"limit": limit, "spent_usd": round(spent, 6), "budget_usd": cap, "message": _warning(limit, spent, cap)}
                 await self.bus.publish(session_id, "budget.warning", data)
 
+    async def fit(self, session_id: str, client: ModelClient, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> ModelClient:
+        """Before a model call: `check`, then the client to call, its `max_tokens` lowered to what
+        is left of the tightest budget if its answer could cost more; BudgetReached if what is left
+        cannot pay for the prompt and a short answer. A client of unknown make is checked only."""
+        await self.check(session_id)
+        if not self.active or not isinstance(client, LiteLLMClient):
+            return client
+        left = min(((cap - spent, limit, spent, cap) for limit, spent, cap in await self._spends(session_id)), key=lambda t: t[0])
+        usd, limit, spent, cap = left
+        key = next((k for k in ("max_tokens", "max_completion_tokens") if client.extra.get(k)), None)
+        asked = int(client.extra[key]) if key else None
+        # Counting a long transcript's tokens is CPU work: off the event loop.
+        estimates = await asyncio.to_thread(
+            lambda: [estimate_call(m, messages, tools, max_tokens=asked) for m in [client.model, *client.fallback_models]]
+        )
+        affordable = [n for e in estimates if (n := e.answer_tokens_for(usd)) is not None]
+        if not affordable:
+            return client  # answers cost nothing (a model the price map does not know)
+        tokens = min(affordable)
+        if tokens >= max(e.max_output_tokens for e in estimates):
+            return client
+        thinking = client.thinking.budget_tokens if client.thinking is not None and client.thinking.enabled else 0
+        if tokens < MIN_ANSWER_TOKENS + thinking:
+            priciest = max(estimates, key=lambda e: e.prompt_usd + MIN_ANSWER_TOKENS * e.output_usd_per_token)
+            message = _too_dear(limit, spent, cap, priciest, MIN_ANSWER_TOKENS + thinking)
+            self.stopped[session_id] = message
+            raise BudgetReached(message)
+        extra = {k: v for k, v in client.extra.items() if k not in ("max_tokens", "max_completion_tokens")}
+        extra[output_limit_param(client.model)] = tokens
+        return dataclasses.replace(client, extra=extra)
+
     def wrap(self, model_for: Callable[[Session], ModelClient]) -> Callable[[Session], ModelClient]:
-        """`model_for` whose clients check the budgets before each call."""
-        if not self.active:
-            return model_for
+        """`model_for` whose clients check the budgets before each call (wrapped even with no budget
+        set: an admin may set one from the dashboard while the host runs)."""
         return lambda session: GuardedModel(inner=model_for(session), guard=self, session_id=session.id)
 
 
@@ -134,8 +180,8 @@ class GuardedModel:
     async def complete(
         self, *, messages: list[dict[str, Any]], tools: list[dict[str, Any]], on_delta: OnDelta, on_retry: OnRetry, **extra: Any
     ) -> ModelTurn:
-        await self.guard.check(self.session_id)
-        return await self.inner.complete(messages=messages, tools=tools, on_delta=on_delta, on_retry=on_retry, **extra)
+        client = await self.guard.fit(self.session_id, self.inner, messages, tools)
+        return await client.complete(messages=messages, tools=tools, on_delta=on_delta, on_retry=on_retry, **extra)
 
     def __getattr__(self, name: str) -> Any:  # model name, settings: whatever callers read of the client
         return getattr(self.inner, name)
@@ -146,7 +192,18 @@ def _reached(limit: Limit, spent: float, cap: float) -> str:
     key = "per_session_usd" if limit == "session" else "daily_usd"
     return (
         f"Stopped: {what} of ${cap:.2f} is spent (${spent:.2f}), so no further model call was made. "
-        f"Raise budget.{key} in the configuration to go on."
+        f"Raise budget.{key} in Settings → Spend or the configuration to go on."
+    )
+
+
+def _too_dear(limit: Limit, spent: float, cap: float, estimate: CallEstimate, answer_tokens: int) -> str:
+    what = "this session's budget" if limit == "session" else "today's budget"
+    key = "per_session_usd" if limit == "session" else "daily_usd"
+    least = estimate.prompt_usd + answer_tokens * estimate.output_usd_per_token
+    return (
+        f"Stopped: the next model call would cost at least ${least:.4f} ({estimate.prompt_tokens:,} prompt tokens and "
+        f"{answer_tokens:,} answer tokens at {estimate.model}'s prices), more than the ${max(cap - spent, 0):.4f} left "
+        f"of {what} of ${cap:.2f}, so it was not made. Raise budget.{key} in Settings → Spend or the configuration to go on."
     )
 
 
