@@ -143,6 +143,8 @@ class Verdict:
     @property
     def deciders(self) -> list[str]:
         """The hooks whose answer is the verdict's permission."""
+        if self.blocked:
+            return [a.principal for a in self.blocking]
         return [a.principal for a in self.answers if a.permission == self.permission]
 
     @property
