@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from backend.config import ConfigError, Settings, load_settings, read_yaml, with_own_workspace
 from backend.rewind_cli import add_rewind_parser, run_rewind
 from backend.trust_cli import add_trust_parser, run_trust
+from backend.policy_cli import add_policy_parser, refuse_approve_all, run_policy
 
 if TYPE_CHECKING:
     from backend.app.services import AppServices
@@ -119,6 +120,7 @@ def _parser() -> argparse.ArgumentParser:
 
     add_trust_parser(sub)
     add_rewind_parser(sub)
+    add_policy_parser(sub)
 
     rules = sub.add_parser("rules", help="permission rules")
     rules_sub = rules.add_subparsers(dest="rules_command", required=True)
@@ -485,6 +487,9 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     _configure_logging(args.verbose)
     try:
+        refuse_approve_all(args)  # the managed policy may turn `--approve all` off
+        if args.command == "policy":
+            return run_policy(args)
         if args.command == "run":
             return asyncio.run(_run(args))
         if args.command == "serve":

@@ -14,6 +14,7 @@ from backend.domain.session_options import SessionOptions
 from backend.app.chat import ChatInput
 from backend.app.host import Host
 from backend.rules.bootstrap_guard import is_instruction_change
+from backend.rules.managed import MANAGED_PREFIX
 from backend.approvals.sampling_desk import prompt_text as sampling_prompt_text
 
 ApproveMode = Literal["ask", "all", "none"]
@@ -155,6 +156,9 @@ class TerminalUI:
         if self.approve == "all" and is_instruction_change(approval):
             self.line("  --approve all does not cover the agent changing its own instructions: you decide")
             decision = await self.ask(approval)  # a closed stdin denies
+        elif self.approve == "all" and approval.reason.startswith(MANAGED_PREFIX):
+            self.line("  --approve all does not cover a call the managed policy puts to a person: you decide")
+            decision = await self.ask(approval)
         elif self.approve == "all" and approval.kind == "unconfined":
             self.line("  --approve all does not cover a command outside the sandbox: you decide")
             decision = await self.ask(approval)
@@ -185,6 +189,9 @@ class TerminalUI:
                 return Decision(kind="allow_once")
             if choice == "s":
                 return Decision(kind="allow_session")
+            if choice == "a" and self.host.managed.disable_allow_always:
+                self.line(f"  \"always allow\" is turned off: {self.host.managed.where('disable_allow_always')}")
+                continue
             if choice == "a":
                 rules = approval.suggested_rules
                 if not rules:

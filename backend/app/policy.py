@@ -62,7 +62,7 @@ class PolicyService:
         self._policies: dict[str, PolicyValue] = dict(settings.policies)
         self._engine = self._build(self._permissions, self._policies)
         self._scoped_file = settings.data_dir.expanduser() / SCOPED_RULES_FILE
-        self._scoped = _load_scoped(self._scoped_file)
+        self._scoped = load_scoped(self._scoped_file)
         # Settings routes run in the event loop, "always allow" too; the lock only guards the
         # read-modify-write of the config file against a future caller from a worker thread.
         self._lock = threading.Lock()
@@ -160,7 +160,7 @@ class PolicyService:
         )
 
 
-def _load_scoped(path: Path) -> ScopedAllows:
+def load_scoped(path: Path) -> ScopedAllows:
     """The scoped rules saved in `path`; none when it is missing. Only allow rules live there,
     so a file that cannot be read allows nothing more (said loudly, never a crash)."""
     try:
