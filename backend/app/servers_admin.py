@@ -62,7 +62,7 @@ class ServerAdmin:
     ) -> None:
         """`sandbox`: what confines commands here, for each server's confinement sentence;
         `managed`: the managed policy, whose server allow-list this honours."""
-        self._managed = managed
+        self._managed_policy = managed
         self._pool = pool
         self._sandbox = sandbox
         self._config_file: Path = settings.writable_config_file
@@ -83,7 +83,7 @@ class ServerAdmin:
                     name=name, state="stopped", error="disabled in the configuration", tools=[], pid=None, restarts=0
                 )
                 found.append(self._managed(off))
-            elif name not in running and (why := server_refusal(self._managed, name, config)) is not None:
+            elif name not in running and (why := server_refusal(self._managed_policy, name, config)) is not None:
                 kept_out = ServerStatus(name=name, state="stopped", error=why, tools=[], pid=None, restarts=0)
                 found.append(self._managed(kept_out))
         return found
@@ -184,7 +184,7 @@ class ServerAdmin:
 
     def _admitted(self, name: str, config: McpServerConfig) -> None:
         """LockedByManagedPolicy for a server to be started that the managed allow-list does not admit."""
-        if not config.disabled and (why := server_refusal(self._managed, name, config)) is not None:
+        if not config.disabled and (why := server_refusal(self._managed_policy, name, config)) is not None:
             raise LockedByManagedPolicy(why)
 
     def _editable(self, name: str) -> None:
