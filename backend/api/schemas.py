@@ -19,6 +19,7 @@ from backend.domain.models import (
     ToolCallRecord,
 )
 from backend.domain.session_options import SessionOptions
+from backend.domain.tool_pins import ToolChange
 from backend.domain.tools import ServerType
 from backend.app.chat import ChatInput, ImageInput
 
@@ -186,6 +187,9 @@ class ToolView(BaseModel):
     effective_policy: PolicyValue = "ask"
     """What a call matching no rule gets: the policy set, else allow for a read-only tool where
     `read_only_auto_allow` is on, else ask."""
+    changed: ToolChange | None = None
+    """The tool's definition differs from the one pinned (issue 34): every call asks until an
+    admin accepts it (`POST /api/servers/{name}/tools/{tool}/accept`)."""
 
 
 class ServerView(BaseModel):

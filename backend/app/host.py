@@ -38,6 +38,7 @@ from backend.app.services import AppServices, Attached
 from backend.app.sessions import SessionService
 from backend.app.spend import SpendReport
 from backend.app.standing import Standing
+from backend.app.tool_pins import ToolPinService
 from backend.checkpoints.steps import Checkpointer
 from backend.config import Settings
 from backend.host_identity import remember_host_id
@@ -55,6 +56,7 @@ from backend.mcp.config import HostApi, McpServerConfig, builtin_servers
 from backend.mcp.errors import McpPoolError
 from backend.mcp.connection import TransportFactory
 from backend.mcp.pool import McpPool
+from backend.mcp.tool_pins import ToolPins
 from backend.mcp.remote import open_transport
 from backend.modes.registry import ModeRegistry
 from backend.paths import BUILTIN_MODES_DIR, BUILTIN_SKILLS_DIR
@@ -155,6 +157,9 @@ class Host:
         self.pool = pool or McpPool(
             server_configs(settings, host_api, self.managed), log_dir=self.data_dir / "logs", transport_factory=transport_factory
         )
+        if self._owns_pool:  # a shared pool's owner decides whether its listings are checked
+            # Tools pinned against silent change (issue 34): a changed tool asks until an admin accepts it.
+            self.pool.pins = ToolPins(self.store)
         self.broker = ApprovalBroker(self.store, self.bus, timeout=settings.approval_timeout)
         self.approvals = ApprovalService(store=self.store, broker=self.broker, managed=self.managed)
         # A server's questions (`elicitation/create`) are asked as approvals in the calling session.
@@ -358,6 +363,7 @@ class Host:
                 store=self.store, checkpointer=self.checkpointer, runner=self.runner, bus=self.bus, sessions=self.sessions
             ),
             checkpoints_usage=self.checkpointer.usage,
+            tool_pins=ToolPinService(pool=self.pool, store=self.store),
             direct_tools=DirectTools(
                 settings=settings,
                 pool=self.pool,

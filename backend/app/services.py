@@ -26,6 +26,7 @@ from backend.app.model_settings import ModelSettings
 from backend.app.policy import PolicyService
 from backend.app.server_sign_ins import ServerSignIns
 from backend.app.servers_admin import ServerAdmin
+from backend.app.tool_pins import ToolPinService
 from backend.app.session_edits import SessionEditor
 from backend.app.sessions import SessionService
 from backend.app.spend import SpendReport
@@ -101,3 +102,5 @@ class AppServices:
     """A session's steps with what each changed in the workspace, and rewinding them (issue 32)."""
     checkpoints_usage: Callable[[], Awaitable[CheckpointUsage]]
     """The disk checkpoints take, in all and per workspace, with their retention (for Settings)."""
+    tool_pins: ToolPinService
+    """Accepting a changed tool's new definition (issue 34): admins only, audited."""

@@ -33,6 +33,7 @@ from backend.mcp.remote import open_transport
 from backend.mcp.results import DEFAULT_SPILL_LIMIT, cap_result, to_tool_result
 from backend.mcp.server import HANG_AFTER, ServerRunner, ServerState, ServerStatus
 from backend.mcp.server_calls import ProgressCallback
+from backend.mcp.tool_pins import ToolPins, UnknownChange
 from backend.mcp.transport import EXIT_GRACE, KILL_GRACE
 from backend.paths import private_dir
 
@@ -94,6 +95,9 @@ class McpPool:
         """Remote servers' OAuth sign-ins (tokens, registrations), encrypted at rest."""
         self.elicitations = ElicitationRouter()
         """Places servers' questions in the calling session; the host attaches who answers them."""
+        self.pins: ToolPins | None = None
+        """Checks every listing against the tools' pins (issue 34); the host attaches it, before
+        the pool starts. Without it, tools are taken as listed."""
         self._runners = {name: self._new_runner(name, config) for name, config in servers.items()}
         self._task: asyncio.Task[None] | None = None
         self._closed = False
@@ -114,6 +118,7 @@ class McpPool:
             sampling_callback=self.elicitations.sampling_callback_for(name),
             oauth=self.oauth,
             transport_factory=self._transport_factory,
+            vet=partial(self._vet, name, config),
         )
         runner.on_state_changed = self._notify
         return runner
@@ -363,6 +368,21 @@ class McpPool:
             await finished.wait()
         if scope.cancelled_caught:
             logger.warning("MCP server %r did not stop within %.0f s", runner.name, _STOP_TIMEOUT)
+
+    async def accept_tool(self, server: str, tool: str, *, by: str) -> ToolInfo:
+        """Make a changed tool's definition as listed now its pin (an admin's word, `by`); its
+        calls are then decided by the rules again. UnknownChange when it is not changed now."""
+        runner = self._runners.get(server)
+        info = runner.tools.get(tool) if runner is not None else None
+        if runner is None or info is None or info.changed is None or self.pins is None:
+            raise UnknownChange(f"MCP server {server!r} has no changed tool {tool!r}")
+        await self.pins.accept(server, runner.config, info, by=by)
+        accepted = runner.tools[tool] = info.model_copy(update={"changed": None})
+        self._notify(server)
+        return accepted
+
+    async def _vet(self, name: str, config: McpServerConfig, tools: dict[str, ToolInfo]) -> dict[str, ToolInfo]:
+        return tools if self.pins is None else await self.pins.vet(name, config, tools)
 
     def _tools_changed(self, name: str) -> None:
         if self._on_tools_changed is not None:

@@ -36,7 +36,7 @@ from backend.mcp.remote import (
 )
 from backend.mcp.roots import WorkspaceRoots, roots_result
 from backend.mcp.server_calls import ServerCalls
-from backend.mcp.tool_changes import follow_changes, listen_for_changes, on_message
+from backend.mcp.tool_changes import Vet, follow_changes, listen_for_changes, on_message
 from backend.mcp.transport import log_tail
 from backend.paths import private_opener
 from backend.sandbox.launcher import SandboxUnavailable
@@ -103,14 +103,17 @@ class ServerRunner(ServerCalls):
         sampling_callback: SamplingFnT | None = None,
         oauth: OAuthVault | None = None,
         transport_factory: TransportFactory = open_transport,
+        vet: Vet | None = None,
     ) -> None:
-        """`on_tools_changed(name)` is called once a running server's new tool list is in `tools`;
+        """`vet` checks every listing of the tools before it is taken (tool_pins.py: the changed
+        ones are marked). `on_tools_changed(name)` is called once a running server's new tool list is in `tools`;
         `elicitation_callback` answers the server's `elicitation/create` and `sampling_callback` its
         `sampling/createMessage` (without one, the SDK refuses the request and no capability is declared).
         `oauth` keeps remote servers' sign-ins (backend/mcp/oauth_client.py). `transport_factory`
         gives each start its transport (default: a process of its own, or HTTP)."""
         self.oauth = oauth
         self.transport_factory = transport_factory
+        self.vet = vet
         self.needs_sign_in = False
         self.unreachable: str | None = None
         self.name = name
@@ -325,7 +328,7 @@ class ServerRunner(ServerCalls):
                         conn = Connection(client=client, transport=transport, tools={}, tools_stale=stale)
                         # Listening before listing: no change can fall between the two.
                         await listen_for_changes(conn, tg, server=self.name)
-                        tools = conn.tools = await list_tools(client, self.name)
+                        tools = conn.tools = await self._vetted(await list_tools(client, self.name))
                         start_scope.deadline = math.inf
                         if isinstance(transport, RemoteTransport):
                             transport.connected = True
@@ -344,6 +347,7 @@ class ServerRunner(ServerCalls):
                                 server=self.name,
                                 timeout=self.config.start_timeout,
                                 adopt=partial(self._adopt_tools, conn),
+                                vet=self._vetted,
                             )
                         )
                         await transport.lost.wait()
@@ -387,6 +391,10 @@ class ServerRunner(ServerCalls):
         self.last_restart = cause
         self._set("starting", error=f"{cause}; {self._again}")
         return True
+
+    async def _vetted(self, tools: dict[str, ToolInfo]) -> dict[str, ToolInfo]:
+        """The listing as the pins see it (changed tools marked), or as listed without a vet."""
+        return tools if self.vet is None else await self.vet(tools)
 
     def _adopt_tools(self, conn: Connection, tools: dict[str, ToolInfo]) -> bool:
         """Take a changed tool list, if `conn` is still this server's connection."""

@@ -8,7 +8,7 @@ sends it only on a `subscriptions/listen` stream the client opens. Either way th
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Protocol
 
 import anyio
@@ -66,11 +66,20 @@ async def listen_for_changes(conn: ChangingTools, tg: TaskGroup, *, server: str)
     await listening.wait()
 
 
+Vet = Callable[[dict[str, ToolInfo]], Awaitable[dict[str, ToolInfo]]]
+"""Checks a listing before it is taken: marks the tools changed since they were pinned (tool_pins.py)."""
+
+
 async def follow_changes(
-    conn: ChangingTools, *, server: str, timeout: float, adopt: Callable[[dict[str, ToolInfo]], bool]
+    conn: ChangingTools,
+    *,
+    server: str,
+    timeout: float,
+    adopt: Callable[[dict[str, ToolInfo]], bool],
+    vet: Vet | None = None,
 ) -> None:
-    """Re-list the tools each time the server says they changed; `adopt` takes them (False: the
-    connection is no longer the server's, so stop)."""
+    """Re-list the tools each time the server says they changed; `vet` checks them, then `adopt`
+    takes them (False: the connection is no longer the server's, so stop)."""
     while True:
         await conn.tools_stale.wait()
         conn.tools_stale = anyio.Event()
@@ -80,5 +89,7 @@ async def follow_changes(
         except (MCPError, ValidationError, TimeoutError, anyio.BrokenResourceError, anyio.ClosedResourceError):
             logger.warning("MCP server %r: re-listing its changed tools failed", server, exc_info=True)
             continue
+        if vet is not None:
+            tools = await vet(tools)
         if not adopt(tools):
             return

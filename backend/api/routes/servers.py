@@ -22,6 +22,7 @@ from backend.domain.tools import ToolInfo
 router = APIRouter(prefix="/api/servers", tags=["servers"])
 
 ServerName = Path(min_length=1, max_length=40)
+ToolName = Path(min_length=1, max_length=200)
 
 
 def server_views(services: AppServices) -> list[ServerView]:
@@ -57,6 +58,7 @@ def _tool_view(tool: ToolInfo, policies: PolicyService) -> ToolView:
         annotations=tool.annotations.model_dump(),
         policy=policies.policy_for(tool.name),
         effective_policy=policies.effective_policy(tool),
+        changed=tool.changed,
     )
 
 
@@ -106,6 +108,17 @@ async def enable_server(services: Services, _: Admin, name: str = ServerName) ->
 async def restart_server(services: Services, admin: Admin, name: str = ServerName) -> ServerView:
     """Restart a running server, a built-in one too."""
     return _view(await services.servers.restart(name, by=admin.name), services)
+
+
+@router.post("/{name}/tools/{tool}/accept")
+async def accept_tool_definition(
+    services: Services, admin: Admin, name: str = ServerName, tool: str = ToolName
+) -> ServerView:
+    """Accept a changed tool's new definition (issue 34): it becomes the tool's pin, an audit row
+    names the admin, and the rules decide its calls again. 404 when the tool is not changed now;
+    409 when another definition was accepted meanwhile."""
+    await services.tool_pins.accept(name, tool, by=admin)
+    return _view(services.servers.server(name), services)
 
 
 @router.delete("/{name}", status_code=status.HTTP_204_NO_CONTENT)
