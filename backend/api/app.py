@@ -31,6 +31,7 @@ from backend.api.routes import checkpoints as checkpoints_api
 from backend.api.routes import session_steps, spend, standing
 from backend.api.routes import workspace_trust as workspace_trust_api
 from backend.api.routes import workspaces as workspaces_api
+from backend.api.routes import managed_policy as managed_policy_api
 from backend.api.ws import router as ws_router
 from backend.config import Settings
 from backend.domain.errors import BadRequest, Conflict, DomainError, Forbidden, Invalid, NotFound, StorageUnavailable
@@ -108,6 +109,7 @@ def create_app(
     app.include_router(spend.router)
     app.include_router(workspace_trust_api.router)
     app.include_router(workspaces_api.router)
+    app.include_router(managed_policy_api.router)
     app.include_router(ws_router)
     app.router.routes.append(mcp_route(gateway))
     app.state.gateway = gateway

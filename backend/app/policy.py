@@ -23,7 +23,7 @@ from pathlib import Path
 
 from backend.domain.models import StandingScope
 from backend.domain.tools import ToolInfo
-from backend.app.managed_policy import refused
+from backend.app.managed_policy import ManagedPolicyView, refused, view_of
 from backend.config import PermissionsConfig, PolicyValue, Settings, append_allow_rules, update_config_file
 from backend.paths import private_dir, private_opener
 from backend.rules.policy_engine import DEFAULT_POLICIES, PolicyEngine
@@ -55,6 +55,7 @@ class PolicyService:
 
     def __init__(self, settings: Settings, *, managed: ManagedPolicy = NO_MANAGED_POLICY) -> None:
         self.managed = managed
+        self._servers = dict(settings.mcp_servers)  # the configured ones, for the allow-list's verdicts
         self._config_file: Path = settings.writable_config_file
         self._trust = settings.trust_store  # a trusted workspace config stays trusted through our writes
         self._read_only_auto_allow = settings.read_only_auto_allow
@@ -79,6 +80,10 @@ class PolicyService:
     @property
     def policies(self) -> dict[str, PolicyValue]:
         return dict(self._policies)
+
+    def managed_view(self) -> ManagedPolicyView:
+        """The managed policy as the dashboard shows it: locked rules, switches, servers kept out."""
+        return view_of(self.managed, self._servers)
 
     def policy_for(self, tool_name: str) -> PolicyValue | None:
         """The policy set for a tool (by name or pattern), or None."""

@@ -74,6 +74,7 @@ ROUTES: dict[tuple[str, str], Need] = {
     ("PUT", "/api/policies"): "admin",
     ("GET", "/api/permissions"): "viewer",
     ("PUT", "/api/permissions"): "admin",
+    ("GET", "/api/policy/managed"): "viewer",
     ("GET", "/api/audit"): "viewer",
     ("GET", "/api/spend"): "viewer",
     ("GET", "/api/workspace-trust"): "admin",

@@ -485,6 +485,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/servers/{name}/tools/{tool}/accept": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Accept Tool Definition
+         * @description Accept a changed tool's new definition (issue 34): it becomes the tool's pin, an audit row
+         *     names the admin, and the rules decide its calls again. 404 when the tool is not changed now;
+         *     409 when another definition was accepted meanwhile.
+         */
+        post: operations["accept_tool_definition_api_servers__name__tools__tool__accept_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/servers/{name}/login": {
         parameters: {
             query?: never;
@@ -1217,6 +1239,29 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/policy/managed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Managed Policy
+         * @description The managed policy in force (`active: false` when there is none): its deny and ask rules,
+         *     locked, with the file they come from; its switches ("always allow", auto-approve, `--approve
+         *     all`, unsandboxed runs turned off); the MCP servers its allow-list keeps from starting. No route
+         *     changes it: an attempt to loosen it anywhere is a 403 naming the setting.
+         */
+        get: operations["managed_policy_api_policy_managed_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1325,6 +1370,7 @@ export interface components {
             /** Suggested Rules */
             suggested_rules?: string[];
             always_scope?: components["schemas"]["StandingScope"] | null;
+            tool_change?: components["schemas"]["ToolChange"] | null;
             /**
              * Status
              * @default pending
@@ -1401,6 +1447,16 @@ export interface components {
              * @default false
              */
             high_risk?: boolean;
+        };
+        /**
+         * BlockedServer
+         * @description A configured MCP server the managed allow-list keeps from starting.
+         */
+        BlockedServer: {
+            /** Name */
+            name: string;
+            /** Reason */
+            reason: string;
         };
         /**
          * ChatResult
@@ -1672,6 +1728,44 @@ export interface components {
             username?: string;
             /** Password */
             password: string;
+        };
+        /**
+         * ManagedPolicyView
+         * @description The managed policy as every signed-in user may read it (they cannot change it).
+         */
+        ManagedPolicyView: {
+            /** Active */
+            active: boolean;
+            /** Source */
+            source: string;
+            /** Rules */
+            rules: components["schemas"]["ManagedRule"][];
+            /** Disable Allow Always */
+            disable_allow_always: boolean;
+            /** Disable Auto Approve */
+            disable_auto_approve: boolean;
+            /** Disable Approve All */
+            disable_approve_all: boolean;
+            /** Disable Unsandboxed */
+            disable_unsandboxed: boolean;
+            /** Allowed Mcp Servers */
+            allowed_mcp_servers: string[] | null;
+            /** Blocked Servers */
+            blocked_servers: components["schemas"]["BlockedServer"][];
+            /** Hook Events */
+            hook_events: string[];
+        };
+        /**
+         * ManagedRule
+         * @description One managed rule as the dashboard shows it: locked, with the file it comes from.
+         */
+        ManagedRule: {
+            /** Effect */
+            effect: string;
+            /** Rule */
+            rule: string;
+            /** Setting */
+            setting: string;
         };
         /**
          * MediaFile
@@ -2779,6 +2873,35 @@ export interface components {
             /** Argument Error */
             argument_error?: string | null;
         };
+        /**
+         * ToolChange
+         * @description How a tool's definition now differs from its pin: shown on the card, and why every call asks.
+         */
+        ToolChange: {
+            /** Server */
+            server: string;
+            /** Tool */
+            tool: string;
+            /** Fields */
+            fields: ("name" | "title" | "description" | "input_schema" | "annotations")[];
+            /** Before */
+            before: string;
+            /** After */
+            after: string;
+            /** Fingerprint */
+            fingerprint: string;
+            /** Pinned Fingerprint */
+            pinned_fingerprint: string;
+            /**
+             * Pinned At
+             * Format: date-time
+             */
+            pinned_at: string;
+            /** Identity Before */
+            identity_before?: string | null;
+            /** Identity After */
+            identity_after?: string | null;
+        };
         /** ToolView */
         ToolView: {
             /** Name */
@@ -2801,6 +2924,7 @@ export interface components {
              * @enum {string}
              */
             effective_policy?: "always_allow" | "ask" | "deny";
+            changed?: components["schemas"]["ToolChange"] | null;
         };
         /**
          * TrustItem
@@ -4239,6 +4363,47 @@ export interface operations {
             header?: never;
             path: {
                 name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServerView"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            /** @description Refused; `detail` says why */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    accept_tool_definition_api_servers__name__tools__tool__accept_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+                tool: string;
             };
             cookie?: never;
         };
@@ -6053,6 +6218,35 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["WorkspaceChoice"][];
+                };
+            };
+            /** @description Refused; `detail` says why */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    managed_policy_api_policy_managed_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ManagedPolicyView"];
                 };
             };
             /** @description Refused; `detail` says why */
