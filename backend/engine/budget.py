@@ -90,6 +90,13 @@ class BudgetGuard:
     def active(self) -> bool:
         return self.limits.per_session_usd is not None or self.limits.daily_usd is not None
 
+    def set_limits(self, *, per_session_usd: float | None, daily_usd: float | None) -> None:
+        """New limits, in force from the next model call (an admin's change from the dashboard);
+        the warnings given start over, so a raised budget warns again at its own `warn_at`."""
+        self.limits.per_session_usd = per_session_usd
+        self.limits.daily_usd = daily_usd
+        self._warned.clear()
+
     async def _roll(self) -> None:
         now = self.clock()
         if self._day != now.date():

@@ -77,6 +77,7 @@ ROUTES: dict[tuple[str, str], Need] = {
     ("GET", "/api/policy/managed"): "viewer",
     ("GET", "/api/audit"): "viewer",
     ("GET", "/api/spend"): "viewer",
+    ("PUT", "/api/spend/budgets"): "admin",
     ("GET", "/api/workspace-trust"): "admin",
     ("POST", "/api/workspace-trust"): "admin",
     ("GET", "/api/workspaces"): "viewer",  # the folders a session may run in
