@@ -44,17 +44,34 @@ class CheckpointFile(BaseModel):
     """One file a step changed (or a rewind would change), read from the shadow repository."""
 
     path: str
-    """Workspace-relative, with forward slashes."""
-    status: Literal["added", "modified", "deleted", "mode"]
+    """Workspace-relative, with forward slashes; a renamed file's new path, a deleted file's old one."""
+    status: Literal["added", "modified", "deleted", "mode", "renamed"]
     diff: str
     """A unified diff ("" when binary)."""
     binary: bool
+    added: int = 0
+    """Lines added (0 when binary), counted in the diff: an overwrite's every new line."""
+    removed: int = 0
+    """Lines removed (0 when binary): an overwrite's every old line it did not keep."""
+    old_path: str | None = None
+    """A renamed (moved) file: where it was. git's rename detection pairs a removed file with an
+    added one at least half alike, so `mv a b` is one change "a → b", not a deletion and a file."""
+    similarity: int | None = None
+    """A renamed file: how alike its old and new content are, in percent (100: moved unchanged)."""
 
 
 class StepChanges(Checkpoint):
     """A step that changed (or may have changed) the workspace, with the files it changed."""
 
     files: list[CheckpointFile] = Field(default_factory=list)
+
+
+class CheckpointStatus(BaseModel):
+    """Whether the steps of a session get checkpoints, so a step without one can say why."""
+
+    enabled: bool
+    """False: this host keeps no checkpoints (`checkpoints.enabled` is off), so what a step
+    changed is not recorded, and the dashboard says so instead of guessing it from the arguments."""
 
 
 class RewindResult(BaseModel):
@@ -91,7 +108,38 @@ class _Restored:
 
 def file_of(change: FileChange) -> CheckpointFile:
     """The wire shape of a shadow repository's file change."""
-    return CheckpointFile(path=change.path, status=change.status, diff=change.diff, binary=change.binary)
+    return CheckpointFile(
+        path=change.path,
+        status=change.status,
+        diff=change.diff,
+        binary=change.binary,
+        added=change.added,
+        removed=change.removed,
+        old_path=change.old_path,
+        similarity=change.similarity,
+    )
+
+
+def touched_paths(changes: builtins.list[FileChange]) -> builtins.set[str]:
+    """Every path the changes touch: a renamed file's old path as well as its new one."""
+    return {c.path for c in changes} | {c.old_path for c in changes if c.old_path is not None}
+
+
+def with_moves(chosen: builtins.list[str], changes: builtins.list[FileChange]) -> builtins.list[str]:
+    """The chosen paths, and for a chosen renamed file (by either of its paths) the other one too:
+    restoring a move takes the file back to where it was, not just away from where it went."""
+    out = list(chosen)
+    for change in changes:
+        if change.old_path is None:
+            continue
+        pair = (change.old_path, change.path)
+        if any(_under(path, spec) for path in pair for spec in chosen):
+            out += [path for path in pair if path not in out]
+    return out
+
+
+def _under(path: str, spec: str) -> bool:
+    return path == spec or path.startswith(spec + "/")
 
 
 def clean_paths(files: builtins.list[str]) -> builtins.list[str]:
@@ -145,6 +193,11 @@ class CheckpointService:
                 changes = []
             steps.append(StepChanges(**checkpoint.model_dump(), files=[file_of(c) for c in changes]))
         return steps
+
+    async def status(self, session_id: str) -> CheckpointStatus:
+        """Whether this session's steps get checkpoints (NotFound for no such session)."""
+        await self._store.get_session(session_id)
+        return CheckpointStatus(enabled=self._checkpointer.enabled)
 
     async def diff(self, session_id: str, step: int) -> builtins.list[CheckpointFile]:
         """What differs between the workspace before `step` and the workspace now: what a rewind to
@@ -258,14 +311,16 @@ class CheckpointService:
             # Checked again under the lock: a step that began meanwhile took its checkpoint first.
             self._refuse_if_running(await self._store.get_session(session.id))
             if chosen is not None:
-                changed = {c.path for c in await asyncio.to_thread(shadow.changes, target.commit, None)}
-                unchanged = [p for p in chosen if not any(c == p or c.startswith(p + "/") for c in changed)]
+                since = await asyncio.to_thread(shadow.changes, target.commit, None)
+                changed = touched_paths(since)
+                unchanged = [p for p in chosen if not any(_under(c, p) for c in changed)]
                 if unchanged:
                     listed = ", ".join(sorted(changed)) or "none"
                     raise Invalid(
                         f"{', '.join(unchanged)} did not change since before step {target.step}; "
                         f"the files that did: {listed}"
                     )
+                chosen = with_moves(chosen, since)
             snapshot = await asyncio.to_thread(
                 shadow.snapshot, f"before rewinding session {session.id} to before step {target.step}"
             )

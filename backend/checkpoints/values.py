@@ -25,7 +25,7 @@ class Snapshot:
     skipped: tuple[Skipped, ...]
 
 
-ChangeStatus = Literal["added", "modified", "deleted", "mode"]
+ChangeStatus = Literal["added", "modified", "deleted", "mode", "renamed"]
 
 
 @dataclass(frozen=True)
@@ -33,10 +33,19 @@ class FileChange:
     """One file that differs between two states of the workspace."""
 
     path: str
+    """Where the file is in the newer state (a deleted file: where it was)."""
     status: ChangeStatus
     diff: str
     """git's unified diff of the file ("" when binary)."""
     binary: bool
+    added: int = 0
+    """Lines added, counted in `diff` (0 when binary)."""
+    removed: int = 0
+    """Lines removed, counted in `diff` (0 when binary)."""
+    old_path: str | None = None
+    """A renamed (moved) file: where it was in the older state."""
+    similarity: int | None = None
+    """A renamed file: how much of it is unchanged, in percent (git's similarity index)."""
 
 
 class UnknownCommit(ValueError):

@@ -1108,6 +1108,27 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/sessions/{session_id}/checkpoints/status": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Checkpoint Status
+         * @description Whether the session's steps get checkpoints: when they do not, what a step changed is not
+         *     recorded, and the dashboard says so.
+         */
+        get: operations["checkpoint_status_api_sessions__session_id__checkpoints_status_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/sessions/{session_id}/checkpoints/{step}/diff": {
         parameters: {
             query?: never;
@@ -1185,27 +1206,6 @@ export interface paths {
          */
         get: operations["get_spend_api_spend_get"];
         put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/spend/budgets": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        /**
-         * Put Budgets
-         * @description Set the budgets: written to `budget:` of the config file (its comments and formatting kept)
-         *     and checked from the next model call of every session on.
-         */
-        put: operations["put_budgets_api_spend_budgets_put"];
         post?: never;
         delete?: never;
         options?: never;
@@ -1480,16 +1480,6 @@ export interface components {
             reason: string;
         };
         /**
-         * BudgetsIn
-         * @description The budgets in USD; null: no limit.
-         */
-        BudgetsIn: {
-            /** Per Session Usd */
-            per_session_usd?: number | null;
-            /** Daily Usd */
-            daily_usd?: number | null;
-        };
-        /**
          * ChatResult
          * @description A sent message (`idx`) or a command's effect (`command`, `detail`).
          */
@@ -1520,11 +1510,33 @@ export interface components {
              * Status
              * @enum {string}
              */
-            status: "added" | "modified" | "deleted" | "mode";
+            status: "added" | "modified" | "deleted" | "mode" | "renamed";
             /** Diff */
             diff: string;
             /** Binary */
             binary: boolean;
+            /**
+             * Added
+             * @default 0
+             */
+            added?: number;
+            /**
+             * Removed
+             * @default 0
+             */
+            removed?: number;
+            /** Old Path */
+            old_path?: string | null;
+            /** Similarity */
+            similarity?: number | null;
+        };
+        /**
+         * CheckpointStatus
+         * @description Whether the steps of a session get checkpoints, so a step without one can say why.
+         */
+        CheckpointStatus: {
+            /** Enabled */
+            enabled: boolean;
         };
         /**
          * CheckpointUsage
@@ -2671,8 +2683,6 @@ export interface components {
             per_session_usd: number | null;
             /** Daily Usd */
             daily_usd: number | null;
-            /** Config File */
-            config_file?: string | null;
         };
         /**
          * StandingRule
@@ -5997,6 +6007,46 @@ export interface operations {
             };
         };
     };
+    checkpoint_status_api_sessions__session_id__checkpoints_status_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                session_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CheckpointStatus"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            /** @description Refused; `detail` says why */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
     checkpoint_diff_api_sessions__session_id__checkpoints__step__diff_get: {
         parameters: {
             query?: never;
@@ -6139,48 +6189,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Spend"];
-                };
-            };
-            /** @description Refused; `detail` says why */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBody"];
-                };
-            };
-        };
-    };
-    put_budgets_api_spend_budgets_put: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["BudgetsIn"];
-            };
-        };
-        responses: {
-            /** @description Successful Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Spend"];
-                };
-            };
-            /** @description Validation Error */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
                 };
             };
             /** @description Refused; `detail` says why */

@@ -8,7 +8,7 @@ from fastapi import APIRouter, Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from backend.api.deps import MAX_STORED_INT, Approver, Services, Viewer
-from backend.app.checkpoints import CheckpointFile, RewindResult, StepChanges
+from backend.app.checkpoints import CheckpointFile, CheckpointStatus, RewindResult, StepChanges
 
 router = APIRouter(prefix="/api/sessions", tags=["checkpoints"])
 
@@ -36,6 +36,13 @@ async def list_checkpoints(session_id: str, services: Services, _: Viewer) -> li
     """The session's steps that changed (or may have changed) the workspace, oldest first, each
     with the files it changed and their diffs (the last step's against the workspace now)."""
     return await services.checkpoints.list(session_id)
+
+
+@router.get("/{session_id}/checkpoints/status")
+async def checkpoint_status(session_id: str, services: Services, _: Viewer) -> CheckpointStatus:
+    """Whether the session's steps get checkpoints: when they do not, what a step changed is not
+    recorded, and the dashboard says so."""
+    return await services.checkpoints.status(session_id)
 
 
 @router.get("/{session_id}/checkpoints/{step}/diff")
