@@ -1213,6 +1213,27 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/spend/budgets": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Put Budgets
+         * @description Set the budgets: written to `budget:` of the config file (its comments and formatting kept)
+         *     and checked from the next model call of every session on.
+         */
+        put: operations["put_budgets_api_spend_budgets_put"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/workspace-trust": {
         parameters: {
             query?: never;
@@ -1478,6 +1499,16 @@ export interface components {
             name: string;
             /** Reason */
             reason: string;
+        };
+        /**
+         * BudgetsIn
+         * @description The budgets in USD; null: no limit.
+         */
+        BudgetsIn: {
+            /** Per Session Usd */
+            per_session_usd?: number | null;
+            /** Daily Usd */
+            daily_usd?: number | null;
         };
         /**
          * ChatResult
@@ -2683,6 +2714,8 @@ export interface components {
             per_session_usd: number | null;
             /** Daily Usd */
             daily_usd: number | null;
+            /** Config File */
+            config_file?: string | null;
         };
         /**
          * StandingRule
@@ -6189,6 +6222,48 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Spend"];
+                };
+            };
+            /** @description Refused; `detail` says why */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    put_budgets_api_spend_budgets_put: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BudgetsIn"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Spend"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
                 };
             };
             /** @description Refused; `detail` says why */
