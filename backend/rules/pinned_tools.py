@@ -12,7 +12,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 
 from backend.domain.tool_pins import ToolChange
 from backend.domain.tools import ToolAnnotations, split_tool_name
@@ -45,7 +45,7 @@ def names_tool(selector: ToolSelector, name: str) -> bool:
     return selector.names is not None and name in selector.names
 
 
-def naming_rules(rules: list[Rule], name: str) -> list[Rule]:
+def naming_rules(rules: Sequence[Rule], name: str) -> list[Rule]:
     """The allowing rules that name the tool itself."""
     return [rule for rule in rules if names_tool(rule.tools, name)]
 

@@ -4,6 +4,7 @@ policy > read-only > ask)."""
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping
+from functools import partial
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, Protocol, get_args
@@ -231,13 +232,13 @@ class PolicyEngine:
             return Evaluation(verdict="ask", reason=reason, source=pinned_tools.CHANGED_SOURCE)
 
         plan_blocks = mode == "plan" and not is_read_only(call)
-        allowed = allowing_rules(
-            rules.allow, subject, write_allowed=lambda paths: self._write_allowed(paths, call, mode_entries)
-        )
+        write_allowed = partial(self._write_allowed, call=call, mode_entries=mode_entries)
         # A third-party destructive tool is allowed only by a rule or policy naming it (pinned_tools.py).
         naming = pinned_tools.needs_naming(call.name, call.annotations, self.trusted_servers)
-        broad = f"allow rule {allowed[0].raw} ({allowed[0].source})" if naming and allowed else None
-        allowed = pinned_tools.naming_rules(allowed, call.name) if naming else allowed
+        allow_rules = pinned_tools.naming_rules(rules.allow, call.name) if naming else rules.allow
+        allowed = allowing_rules(allow_rules, subject, write_allowed=write_allowed)
+        wide = allowing_rules(rules.allow, subject, write_allowed=write_allowed) if naming and not allowed else None
+        broad = f"allow rule {wide[0].raw} ({wide[0].source})" if wide else None
         if allowed and not plan_blocks:
             word = "rule" if len(allowed) == 1 else "rules"
             labels = ", ".join(f"{r.raw} ({r.source})" for r in allowed)
