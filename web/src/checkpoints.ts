@@ -7,10 +7,13 @@
 // is against the workspace as it is now, so it grows while the step runs.
 
 import { useCallback, useEffect, useState } from "react";
-import { api, errorText } from "./api";
+import { api, errorText, request } from "./api";
 import { live } from "./live";
 import type { ShownLine } from "./diff";
-import type { CheckpointFile, LiveEvent, StepChanges } from "./types";
+import type { CheckpointFile, LiveEvent, Schemas, Sent, StepChanges } from "./types";
+
+/** GET /api/sessions/{id}/checkpoints/status: whether the session's steps get checkpoints. */
+export type CheckpointStatus = Sent<Schemas["CheckpointStatus"]>;
 
 /** Events after which the list may have changed. */
 const RELOAD_ON = new Set(["checkpoint.created", "checkpoint.rewound", "tool.result", "session.status"]);
@@ -151,15 +154,10 @@ export function parseUnifiedDiff(diff: string): ShownLine[] {
   return out;
 }
 
-/** Lines added and removed in a file's change. */
+/** Lines added and removed in a file's change, as the host counted them in git's diff (an
+ * overwrite of six lines by three others is +3 −6). */
 export function lineCounts(file: CheckpointFile): { added: number; removed: number } {
-  let added = 0;
-  let removed = 0;
-  for (const line of parseUnifiedDiff(file.diff)) {
-    if (line.kind === "add") added++;
-    else if (line.kind === "del") removed++;
-  }
-  return { added, removed };
+  return { added: file.added, removed: file.removed };
 }
 
 const STATUS_WORD: Record<CheckpointFile["status"], string> = {
@@ -167,11 +165,55 @@ const STATUS_WORD: Record<CheckpointFile["status"], string> = {
   modified: "modified",
   deleted: "deleted",
   mode: "mode changed",
+  renamed: "moved",
 };
 
-/** "added", "modified", "deleted", "mode changed". */
+/** "added", "modified", "deleted", "mode changed", "moved". */
 export function statusWord(status: CheckpointFile["status"]): string {
   return STATUS_WORD[status] ?? status;
+}
+
+/** A file as a person names it: its path, or "old → new" for a move. */
+export function fileLabel(file: CheckpointFile): string {
+  return file.status === "renamed" && file.old_path ? `${file.old_path} → ${file.path}` : file.path;
+}
+
+/** A move's similarity in words: "unchanged" at 100%, else "87% alike". */
+export function similarityWords(file: CheckpointFile): string | null {
+  if (file.status !== "renamed" || file.similarity === null) return null;
+  return file.similarity >= 100 ? "unchanged" : `${file.similarity}% alike`;
+}
+
+/** Whether checkpoints are kept for the session's steps; null until known (or if it could not be told). */
+export function useCheckpointStatus(sessionId: string, epoch = 0): CheckpointStatus | null {
+  const [status, setStatus] = useState<CheckpointStatus | null>(null);
+  useEffect(() => {
+    let current = true;
+    setStatus(null);
+    request<CheckpointStatus>("GET", `/api/sessions/${encodeURIComponent(sessionId)}/checkpoints/status`).then(
+      (loaded) => current && setStatus(loaded),
+      () => undefined, // unknown: nothing is said either way rather than a guess
+    );
+    return () => {
+      current = false;
+    };
+  }, [sessionId, epoch]);
+  return status;
+}
+
+/** The built-in tools that always change the workspace: with checkpoints off, a call of one that
+ * ran says its change was not recorded (a third-party tool's may have read only). */
+const WRITERS = new Set([
+  "mcp__file__write_file",
+  "mcp__file__edit_file",
+  "mcp__shell__exec",
+  "mcp__memory__memory_save",
+  "mcp__memory__memory_forget",
+]);
+
+/** Whether a call of this tool changes the workspace whatever it is asked (the host's WRITERS). */
+export function writesWorkspace(toolName: string): boolean {
+  return WRITERS.has(toolName);
 }
 
 /**

@@ -1,14 +1,11 @@
-// A session's "Changes" tab. With checkpoints (issue 32): the session's net change (the workspace
-// now against before its first step), then every step with the files it changed, each a diff,
-// shell steps included, and a rewind from any of them. A session without checkpoints (kept off,
-// or from before them) shows what its write_file and edit_file calls changed, read from their
-// arguments (issue 16; see changes.ts for what is exact and what is not).
+// A session's "Changes" tab (issue 32, issue 33 item 8): the session's net change (the workspace
+// now against before its first step), then every step with the files it changed, each a diff, shell
+// steps included, moves shown as "old → new", and a rewind from any of them. All of it is read from
+// the checkpoints; a session without them says why instead of guessing from the calls' arguments.
 
 import { formatTime, splitToolName, truncate, argumentSummary } from "../format";
-import type { FileChanges } from "../changes";
 import { lineCounts } from "../checkpoints";
 import type { CheckpointFile, StepChanges, ToolCall } from "../types";
-import { DiffView } from "./Arguments";
 import { ChangedFile, RewindButton, SkippedNote, StepFiles, rewindWords } from "./StepChanges";
 import "../person.css";
 import "../checkpoints.css";
@@ -112,43 +109,27 @@ export function CheckpointChanges({
   );
 }
 
-/** Without checkpoints: the files the session's write and edit calls changed (issue 16). */
-export function ChangesView({ files }: { files: FileChanges[] }) {
-  if (files.length === 0) {
+/** A session with no checkpoints: why nothing is shown (checkpoints off, or none could be taken). */
+export function NoCheckpointsView({ enabled, failed }: { enabled: boolean | null; failed: number }) {
+  if (enabled === false) {
     return (
-      <p className="muted changes-empty" data-testid="changes-empty">
-        This session has not written or edited any file.
+      <p className="muted changes-empty" role="note" data-testid="changes-off">
+        Checkpoints are off on this host: what this session's steps changed in the workspace was not recorded, so it
+        cannot be shown here. They are turned on with <code>checkpoints: {"{enabled: true}"}</code> in the configuration.
       </p>
     );
   }
-  const added = files.reduce((n, f) => n + f.added, 0);
-  const removed = files.reduce((n, f) => n + f.removed, 0);
-  return (
-    <section className="changes" aria-label="Files changed" data-testid="changes">
-      <p className="changes-summary" data-testid="changes-summary">
-        {files.length} file{files.length === 1 ? "" : "s"} changed · <span className="diff-stat-add">+{added}</span>{" "}
-        <span className="diff-stat-del">−{removed}</span>
+  if (failed > 0) {
+    return (
+      <p className="muted changes-empty" role="note" data-testid="changes-unrecorded">
+        No checkpoint could be taken for {failed === 1 ? "the step" : `${failed} steps`} that may have changed the
+        workspace: what {failed === 1 ? "it" : "they"} changed was not recorded. Each step says why.
       </p>
-      {files.map((file) => (
-        <details key={file.path} className="changes-file" data-testid="changes-file" data-path={file.path} open>
-          <summary>
-            <code>{file.path}</code>{" "}
-            <span className="muted small">
-              {file.changes.length} change{file.changes.length === 1 ? "" : "s"} · <span className="diff-stat-add">+{file.added}</span>{" "}
-              <span className="diff-stat-del">−{file.removed}</span>
-            </span>
-          </summary>
-          {file.changes.map((change) => (
-            <div key={change.callId} className="changes-change" data-testid="changes-change" data-kind={change.kind}>
-              <DiffView
-                path={file.path}
-                lines={change.lines}
-                note={change.at ? `${change.note} at ${formatTime(change.at)}` : change.note}
-              />
-            </div>
-          ))}
-        </details>
-      ))}
-    </section>
+    );
+  }
+  return (
+    <p className="muted changes-empty" data-testid="changes-empty">
+      No step of this session has changed the workspace.
+    </p>
   );
 }

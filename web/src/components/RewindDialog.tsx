@@ -5,7 +5,7 @@
 
 import { useEffect, useRef, useState, type FormEvent } from "react";
 import { ApiError, api, errorText } from "../api";
-import { lineCounts, statusWord } from "../checkpoints";
+import { fileLabel, lineCounts, statusWord } from "../checkpoints";
 import type { CheckpointFile, RewindResult } from "../types";
 
 /** A refusal in words: a 409 is the session running a step, which a rewind waits out. */
@@ -143,10 +143,10 @@ export function RewindDialog({
                           data-testid="rewind-file-check"
                           aria-label={`Restore ${file.path}`}
                         />
-                        <code>{file.path}</code>
+                        <code>{fileLabel(file)}</code>
                       </label>
                     ) : (
-                      <code>{file.path}</code>
+                      <code>{fileLabel(file)}</code>
                     )}{" "}
                     <span className={`file-status file-status-${file.status}`}>{what}</span>{" "}
                     {!file.binary && (

@@ -9,10 +9,10 @@ import { revealDecision } from "../reveal";
 import { navigate, sessionHref } from "../router";
 import { modeLabel, useModes } from "../modes";
 import { useSessionDetail, type TimelineNote } from "../sessionDetail";
-import { callsInOrder, sessionChanges } from "../changes";
-import { ChangesView, CheckpointChanges } from "./ChangesView";
-import { stepsByCall, useCheckpoints, useNetChange } from "../checkpoints";
-import { NoCheckpoint, RewindEntry, StepChangesPanel } from "./StepChanges";
+import { CheckpointChanges, NoCheckpointsView } from "./ChangesView";
+import { stepsByCall, useCheckpointStatus, useCheckpoints, useNetChange, writesWorkspace } from "../checkpoints";
+import { CHECKPOINTS_OFF, NoCheckpoint, RewindEntry, StepChangesPanel } from "./StepChanges";
+import { SentArguments, showsSentText } from "./SentArguments";
 import { decidedList, forgetSession, pendingList, upsertSession, useAppState } from "../store";
 import type { MediaFile, Message, Session, StepChanges, StopReason, ToolCall, ToolProgress } from "../types";
 import { stepsApi, stopNote, useRefusedCalls } from "../outcome";
@@ -109,7 +109,20 @@ interface StepLink {
   byCall: Map<string, StepChanges>;
   /** Why a call's checkpoint could not be taken, by call id. */
   failed: Map<string, string>;
+  /** Whether the host keeps checkpoints (null: not known yet). */
+  enabled: boolean | null;
   onRewound: () => void;
+}
+
+/** Statuses of a call that has not run (and so changed nothing yet). */
+const NOT_RUN = new Set<ToolCall["status"]>(["pending", "waiting_approval", "denied"]);
+
+/** Why a call that ran has no checkpoint, when that is known: it failed, or checkpoints are off. */
+function missingCheckpoint(call: ToolCall, steps: StepLink | undefined): string | null {
+  if (!steps || NOT_RUN.has(call.status) || steps.byCall.has(call.id)) return null;
+  const failed = steps.failed.get(call.id);
+  if (failed !== undefined) return failed;
+  return steps.enabled === false && writesWorkspace(call.name) ? CHECKPOINTS_OFF : null;
 }
 
 function ToolCallCard({ call, sessionId, refused, steps }: { call: ToolCall; sessionId: string; refused?: StopReason; steps?: StepLink }) {
@@ -121,6 +134,7 @@ function ToolCallCard({ call, sessionId, refused, steps }: { call: ToolCall; ses
   const started = call.started_at ? Date.parse(call.started_at) : null;
   const finished = call.finished_at ? Date.parse(call.finished_at) : null;
   const duration = started !== null ? (finished ?? now) - started : null;
+  const missing = missingCheckpoint(call, steps);
   return (
     <>
     <details className={`tool-card status-${call.status}`} data-testid="tool-call" data-tool-call-id={call.id} data-status={call.status}>
@@ -139,7 +153,12 @@ function ToolCallCard({ call, sessionId, refused, steps }: { call: ToolCall; ses
       </summary>
       <div className="tool-card-body">
         <h4>Arguments</h4>
-        <ArgumentsView name={call.name} args={call.arguments} />
+        {/* Once it ran, what a write or edit changed is its step's diff (below), not its arguments. */}
+        {!NOT_RUN.has(call.status) && showsSentText(call.name) ? (
+          <SentArguments args={call.arguments} recorded={step !== undefined} />
+        ) : (
+          <ArgumentsView name={call.name} args={call.arguments} />
+        )}
         {call.decision && (
           <p className="tool-decision" data-testid="tool-call-decision">
             {call.status !== "denied" && <span className="muted">Let it run:</span>} {call.decision}
@@ -157,7 +176,7 @@ function ToolCallCard({ call, sessionId, refused, steps }: { call: ToolCall; ses
     </details>
     <ToolMedia sessionId={sessionId} media={call.media ?? []} />
     {step && steps && <StepChangesPanel step={step} sessionId={sessionId} onRewound={steps.onRewound} />}
-    {!step && steps?.failed.has(call.id) && <NoCheckpoint reason={steps.failed.get(call.id) ?? ""} />}
+    {missing !== null && <NoCheckpoint reason={missing} />}
     {refused && call.status === "denied" && <RetryStep sessionId={sessionId} callId={call.id} reason={refused} />}
     </>
   );
@@ -282,11 +301,12 @@ export function SessionView({ id }: { id: string }) {
   const placed = useMemo(() => placeNotes(detail.messages, detail.notes), [detail.messages, detail.notes]);
   const modes = useModes();
   const [tab, setTab] = useState<"conversation" | "changes">("conversation");
-  const changes = useMemo(() => sessionChanges(callsInOrder(detail.messages, detail.toolCalls)), [detail.messages, detail.toolCalls]);
   const checkpoints = useCheckpoints(id, state.liveEpoch);
+  const checkpointStatus = useCheckpointStatus(id, state.liveEpoch);
+  const enabled = checkpointStatus?.enabled ?? null;
   const steps: StepLink = useMemo(
-    () => ({ byCall: stepsByCall(checkpoints.steps), failed: checkpoints.failed, onRewound: checkpoints.reload }),
-    [checkpoints.steps, checkpoints.failed, checkpoints.reload],
+    () => ({ byCall: stepsByCall(checkpoints.steps), failed: checkpoints.failed, enabled, onRewound: checkpoints.reload }),
+    [checkpoints.steps, checkpoints.failed, enabled, checkpoints.reload],
   );
   const rewinds = useMemo(() => placeRewinds(detail.messages, checkpoints.steps), [detail.messages, checkpoints.steps]);
   const hasCheckpoints = (checkpoints.steps?.length ?? 0) > 0;
@@ -390,9 +410,7 @@ export function SessionView({ id }: { id: string }) {
               {" "}
               {checkpoints.steps?.length}
             </span>
-          ) : (
-            changes.length > 0 && <span className="count"> {changes.length}</span>
-          )}
+          ) : null}
         </button>
       </div>
       {tab === "changes" &&
@@ -407,7 +425,7 @@ export function SessionView({ id }: { id: string }) {
             onRewound={checkpoints.reload}
           />
         ) : (
-          <ChangesView files={changes} />
+          checkpoints.steps !== null && <NoCheckpointsView enabled={enabled} failed={checkpoints.failed.size} />
         ))}
       {checkpoints.error && tab === "changes" && (
         <p className="muted small" role="note" data-testid="checkpoints-error">

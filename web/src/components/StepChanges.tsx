@@ -3,7 +3,7 @@
 // checkpoint left out, and "Rewind to before this step".
 
 import { useState } from "react";
-import { lineCounts, parseUnifiedDiff, skippedSummary, statusWord } from "../checkpoints";
+import { fileLabel, lineCounts, parseUnifiedDiff, similarityWords, skippedSummary, statusWord } from "../checkpoints";
 import { formatTime } from "../format";
 import { sessionHref } from "../router";
 import type { CheckpointFile, RewindResult, StepChanges } from "../types";
@@ -11,16 +11,44 @@ import { DiffView } from "./Arguments";
 import { RewindDialog } from "./RewindDialog";
 import "../checkpoints.css";
 
-/** One changed file: a row (status, path, +/−) that opens onto its diff. */
+/** What a file's row says when its diff has no lines to show. */
+function noLines(file: CheckpointFile): string {
+  if (file.status === "renamed") return "Moved without a change to its content.";
+  if (file.status === "mode") return "Only its mode changed.";
+  return "No line changes.";
+}
+
+/** One changed file: a row (status, path or "old → new", +/−) that opens onto its diff. The counts
+ * are the host's, from git's diff of the checkpoints: an overwrite says every line it removed. */
 export function ChangedFile({ file, open = false }: { file: CheckpointFile; open?: boolean }) {
   const { added, removed } = lineCounts(file);
+  const lines = parseUnifiedDiff(file.diff);
+  const alike = similarityWords(file);
   return (
-    <details className="step-file" data-testid="step-file" data-path={file.path} data-status={file.status} open={open || undefined}>
+    <details
+      className="step-file"
+      data-testid="step-file"
+      data-path={file.path}
+      data-old-path={file.old_path ?? undefined}
+      data-status={file.status}
+      open={open || undefined}
+    >
       <summary>
         <span className={`file-status file-status-${file.status}`} data-testid="step-file-status">
           {statusWord(file.status)}
         </span>{" "}
-        <code>{file.path}</code>{" "}
+        {file.status === "renamed" && file.old_path ? (
+          <span className="step-file-move" data-testid="step-file-move" aria-label={`moved from ${file.old_path} to ${file.path}`}>
+            <code>{file.old_path}</code> → <code>{file.path}</code>
+          </span>
+        ) : (
+          <code data-testid="step-file-path">{file.path}</code>
+        )}{" "}
+        {alike && (
+          <span className="muted small" data-testid="step-file-similarity" title="How alike the file is before and after the move (git's similarity index)">
+            ({alike})
+          </span>
+        )}{" "}
         {file.binary ? (
           <span className="muted small">binary</span>
         ) : (
@@ -31,10 +59,10 @@ export function ChangedFile({ file, open = false }: { file: CheckpointFile; open
       </summary>
       {file.binary ? (
         <p className="muted small">A binary file: no line diff.</p>
-      ) : file.diff ? (
-        <DiffView path={file.path} lines={parseUnifiedDiff(file.diff)} note={statusWord(file.status)} />
+      ) : lines.length > 0 ? (
+        <DiffView path={fileLabel(file)} lines={lines} note={statusWord(file.status)} />
       ) : (
-        <p className="muted small">{file.status === "mode" ? "Only its mode changed." : "No line changes."}</p>
+        <p className="muted small">{noLines(file)}</p>
       )}
     </details>
   );
@@ -173,7 +201,11 @@ export function RewindEntry({
   );
 }
 
-/** A step with no checkpoint (it failed): the change cannot be rewound, and the person is told why. */
+/** Said of a step that ran with checkpoints off on the host. */
+export const CHECKPOINTS_OFF = "checkpoints are off on this host, so what this step changed was not recorded";
+
+/** A step with no checkpoint (it failed, or checkpoints are off): its change is not shown, since
+ * it is not known, and cannot be rewound; the person is told why rather than shown a guess. */
 export function NoCheckpoint({ reason }: { reason: string }) {
   // The event says "no checkpoint: <why>": say it once.
   const why = reason.replace(/^no checkpoint:\s*/i, "");
