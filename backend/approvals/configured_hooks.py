@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from backend.approvals.hook_answers import HookAnswer, Verdict, read_answer
-from backend.approvals.hook_runner import run_handler
+from backend.approvals.hook_runner import close_clients, run_handler
 from backend.approvals.hook_tools import hook_names, hook_tool_input, hook_tool_name
 from backend.domain.hook_config import TOOL_EVENTS, CommandHook, HookEvent, HooksConfig
 from backend.domain.tools import ToolResult
@@ -141,9 +141,11 @@ class ConfiguredHooks:
         return verdict.reason or "A Stop hook asks you to go on."
 
     async def aclose(self) -> None:
-        """Wait (bounded by each hook's timeout) for background notifications to finish."""
+        """Wait (bounded by each hook's timeout) for background notifications to finish; close
+        the URL hooks' client."""
         if self._background:
             await asyncio.gather(*self._background, return_exceptions=True)
+        await close_clients()
 
     # running
 

@@ -103,11 +103,31 @@ def _kill_group(pid: int) -> None:
         pass
 
 
+_clients: dict[asyncio.AbstractEventLoop, httpx.AsyncClient] = {}
+
+
+def _client() -> httpx.AsyncClient:
+    """One client per event loop, kept: a new one per call costs its TLS context (tens of ms)."""
+    loop = asyncio.get_running_loop()
+    client = _clients.get(loop)
+    if client is None or client.is_closed:
+        for stale in [other for other in _clients if other.is_closed()]:
+            del _clients[stale]
+        client = _clients[loop] = httpx.AsyncClient(trust_env=False)
+    return client
+
+
+async def close_clients() -> None:
+    """Close this event loop's hook client (the host's shutdown)."""
+    client = _clients.pop(asyncio.get_running_loop(), None)
+    if client is not None:
+        await client.aclose()
+
+
 async def _post(handler: HttpHook, payload: dict[str, Any]) -> HandlerRun:
     run = HandlerRun(principal=handler.principal)
     try:
-        async with httpx.AsyncClient(timeout=handler.timeout, trust_env=False) as client:
-            response = await client.post(handler.url, json=payload, headers=handler.headers)
+        response = await _client().post(handler.url, json=payload, headers=handler.headers, timeout=handler.timeout)
     except httpx.TimeoutException:
         run.failure = f"timed out after {handler.timeout:g}s"
         return run
