@@ -1,15 +1,18 @@
 // Settings → Spend: what the model calls cost today, this month, in total and by model, and the
-// budgets in force (GET /api/spend).
+// budgets in force (GET /api/spend), which an admin changes here (BudgetsForm).
 
 import { request } from "../api";
 import { formatCost, formatTokens } from "../format";
 import { useLoad } from "../hooks";
+import { useAppState } from "../store";
 import type { Schemas, Sent } from "../types";
+import { BudgetsForm } from "./BudgetsForm";
 
 type Spend = Sent<Schemas["Spend"]>;
 
 export function SpendPanel() {
-  const { data: spend, error } = useLoad(() => request<Spend>("GET", "/api/spend"));
+  const { data: spend, error, setData } = useLoad(() => request<Spend>("GET", "/api/spend"));
+  const admin = useAppState().me?.role === "admin";
   return (
     <section className="settings-section" aria-labelledby="spend-heading" data-testid="spend-section">
       <h2 id="spend-heading">Spend</h2>
@@ -48,8 +51,11 @@ export function SpendPanel() {
             </table>
           )}
           {spend.daily_usd === null && spend.per_session_usd === null && (
-            <p className="muted small">No budget set: add budget: {"{per_session_usd, daily_usd}"} to the configuration to stop runs at a limit.</p>
+            <p className="muted small" data-testid="spend-no-budget">
+              No budget set: runs are not stopped at any amount.
+            </p>
           )}
+          <BudgetsForm spend={spend} admin={admin} onSaved={setData} />
         </>
       )}
     </section>
