@@ -15,43 +15,54 @@ function lines(text: string): string[] {
 export function diffLines(before: string, after: string): DiffLine[] {
   const a = lines(before);
   const b = lines(after);
+  return diffSequences(a, b).map(({ kind, index }) => ({ kind, text: kind === "add" ? b[index] : a[index] }));
+}
+
+/** One step of a diff of two sequences: `index` is into the old sequence for kept and removed
+ * items, into the new one for added items. */
+export type DiffStep = { kind: "add" | "del" | "same"; index: number };
+
+/**
+ * The shortest edit of `a` into `b` (longest common subsequence), removals before additions in
+ * each changed run. Past MAX_CELLS the changed middle is shown as all removed, then all added.
+ */
+export function diffSequences(a: readonly string[], b: readonly string[]): DiffStep[] {
   // Trim the common head and tail so the table only covers what changed.
   let head = 0;
   while (head < a.length && head < b.length && a[head] === b[head]) head++;
   let tail = 0;
   while (tail < a.length - head && tail < b.length - head && a[a.length - 1 - tail] === b[b.length - 1 - tail]) tail++;
-  const midA = a.slice(head, a.length - tail);
-  const midB = b.slice(head, b.length - tail);
-  const out: DiffLine[] = a.slice(0, head).map((text) => ({ kind: "same", text }));
-  if (midA.length * midB.length > MAX_CELLS) {
-    midA.forEach((text) => out.push({ kind: "del", text }));
-    midB.forEach((text) => out.push({ kind: "add", text }));
+  const n = a.length - head - tail;
+  const m = b.length - head - tail;
+  const out: DiffStep[] = [];
+  for (let i = 0; i < head; i++) out.push({ kind: "same", index: i });
+  if (n * m > MAX_CELLS) {
+    for (let i = 0; i < n; i++) out.push({ kind: "del", index: head + i });
+    for (let j = 0; j < m; j++) out.push({ kind: "add", index: head + j });
   } else {
-    const n = midA.length;
-    const m = midB.length;
     const table: number[][] = Array.from({ length: n + 1 }, () => new Array<number>(m + 1).fill(0));
     for (let i = n - 1; i >= 0; i--) {
       for (let j = m - 1; j >= 0; j--) {
-        table[i][j] = midA[i] === midB[j] ? table[i + 1][j + 1] + 1 : Math.max(table[i + 1][j], table[i][j + 1]);
+        table[i][j] = a[head + i] === b[head + j] ? table[i + 1][j + 1] + 1 : Math.max(table[i + 1][j], table[i][j + 1]);
       }
     }
     let i = 0;
     let j = 0;
     while (i < n && j < m) {
-      if (midA[i] === midB[j]) {
-        out.push({ kind: "same", text: midA[i] });
+      if (a[head + i] === b[head + j]) {
+        out.push({ kind: "same", index: head + i });
         i++;
         j++;
       } else if (table[i + 1][j] >= table[i][j + 1]) {
-        out.push({ kind: "del", text: midA[i++] });
+        out.push({ kind: "del", index: head + i++ });
       } else {
-        out.push({ kind: "add", text: midB[j++] });
+        out.push({ kind: "add", index: head + j++ });
       }
     }
-    while (i < n) out.push({ kind: "del", text: midA[i++] });
-    while (j < m) out.push({ kind: "add", text: midB[j++] });
+    while (i < n) out.push({ kind: "del", index: head + i++ });
+    while (j < m) out.push({ kind: "add", index: head + j++ });
   }
-  a.slice(a.length - tail).forEach((text) => out.push({ kind: "same", text }));
+  for (let i = a.length - tail; i < a.length; i++) out.push({ kind: "same", index: i });
   return out;
 }
 

@@ -1,10 +1,15 @@
 // How a tool call's arguments are shown: a shell command in full, a file edit as a diff, URLs
 // with their host highlighted, anything else as key/value with a raw-JSON toggle.
 
-import { useState, type ReactNode } from "react";
-import { addedLines, applyEdit, diffLines, withContext, type ShownLine } from "../diff";
+import { useMemo, useState, type ReactNode } from "react";
+import { addedLines, applyEdit, diffLines } from "../diff";
 import { FILE_UNAVAILABLE, type FileOnDiskState } from "../fileOnDisk";
 import { splitToolName } from "../format";
+import { reviewOf, shownHunks } from "../hunks";
+import { DiffView, type HunkChoice } from "./DiffView";
+
+// The diff view lives in its own module; Changes and step diffs import it from here too.
+export { DiffView };
 
 const COLLAPSE_LINES = 12;
 const URL_PATTERN = /https?:\/\/[^\s"'<>`)\]]+/g;
@@ -63,63 +68,15 @@ function Collapsible({ lines, children }: { lines: number; children: ReactNode }
   );
 }
 
-export function DiffView(props: { path: string; lines: ShownLine[]; note?: string; warning?: string; unavailable?: boolean }) {
-  const { path, lines, note, warning, unavailable = false } = props;
-  const added = lines.filter((l) => l.kind === "add").length;
-  const removed = lines.filter((l) => l.kind === "del").length;
-  return (
-    <div className="args-diff" data-testid="arg-diff" data-diff={unavailable ? "unavailable" : "shown"}>
-      <div className="diff-file">
-        <code>{path}</code>
-        {/* No counts where there is no diff: "+13 −0" would read as a file created whole. */}
-        {unavailable ? (
-          <span className="diff-stat muted" data-testid="diff-note">
-            {" "}
-            · diff unavailable
-          </span>
-        ) : (
-          <span className="diff-stat">
-            <span className="diff-stat-add">+{added}</span> <span className="diff-stat-del">−{removed}</span>
-            {note && (
-              <span className="muted" data-testid="diff-note">
-                {" "}
-                · {note}
-              </span>
-            )}
-          </span>
-        )}
-      </div>
-      {warning && (
-        <p className="diff-warning" role="note" data-testid="diff-warning">
-          {warning}
-        </p>
-      )}
-      <Collapsible lines={lines.length}>
-        <pre className="code diff" aria-label={`Changes to ${path}`}>
-          <code>
-            {lines.map((line, i) => (
-              <span
-                key={i}
-                className={`diff-line diff-${line.kind}`}
-                data-testid={line.kind === "same" ? "diff-context" : `diff-${line.kind}`}
-              >
-                {line.kind === "add" ? "+" : line.kind === "del" ? "-" : line.kind === "same" ? " " : ""}
-                {line.text}
-                {"\n"}
-              </span>
-            ))}
-          </code>
-        </pre>
-      </Collapsible>
-    </div>
-  );
-}
-
 /** Said where a diff against the file on disk cannot be computed (its request failed). */
 export const DIFF_UNAVAILABLE = "the file on disk could not be read: diff unavailable";
 
 /** A whole-file write: against the file on disk when it is known, else every line added. */
-function WriteDiff({ path, content, onDisk }: { path: string; content: string; onDisk?: FileOnDiskState }) {
+function WriteDiff(props: { path: string; content: string; onDisk?: FileOnDiskState; choice?: HunkChoice }) {
+  const { path, content, onDisk, choice } = props;
+  const known = onDisk === FILE_UNAVAILABLE ? null : onDisk;
+  const review = useMemo(() => reviewOf("write_file", { path, content }, known), [path, content, known]);
+  const shown = useMemo(() => (review ? shownHunks(review.hunks) : null), [review]);
   if (onDisk === FILE_UNAVAILABLE) {
     // Every line as added would hide what the write deletes: show the text sent, as no diff.
     const sent = addedLines(content).map((line) => ({ kind: "same" as const, text: line.text }));
@@ -130,24 +87,27 @@ function WriteDiff({ path, content, onDisk }: { path: string; content: string; o
     return <DiffView path={path} lines={addedLines(content)} note={note} />;
   }
   if (!onDisk.exists) return <DiffView path={path} lines={addedLines(content)} note="new file" />;
-  if (onDisk.content === null) {
+  if (onDisk.content === null || !review || !shown) {
     return <DiffView path={path} lines={addedLines(content)} note={`overwrites the existing file (${onDisk.note ?? "unreadable"}: not compared)`} />;
   }
-  const diff = diffLines(onDisk.content, content);
-  const same = diff.every((l) => l.kind === "same");
+  const same = review.hunks.count === 0;
   return (
     <DiffView
       path={path}
-      lines={withContext(diff)}
+      lines={shown}
       note={same ? "overwrites the existing file with the same content" : "overwrites the existing file"}
+      choice={choice && review.hunks.count > 1 ? choice : undefined}
     />
   );
 }
 
 /** An edit: in the context of the file on disk when its old text occurs there once. */
-function EditDiff(props: { path: string; before: string; after: string; onDisk?: FileOnDiskState }) {
-  const { path, before, after, onDisk } = props;
-  const bare = diffLines(before, after);
+function EditDiff(props: { path: string; before: string; after: string; onDisk?: FileOnDiskState; choice?: HunkChoice }) {
+  const { path, before, after, onDisk, choice } = props;
+  const bare = useMemo(() => diffLines(before, after), [before, after]);
+  const known = onDisk === FILE_UNAVAILABLE ? null : onDisk;
+  const review = useMemo(() => reviewOf("edit_file", { path, old_text: before, new_text: after }, known), [path, before, after, known]);
+  const shown = useMemo(() => (review ? shownHunks(review.hunks) : null), [review]);
   if (onDisk === FILE_UNAVAILABLE) {
     return <DiffView path={path} lines={bare} warning={`${DIFF_UNAVAILABLE} in its context; the replaced text alone:`} />;
   }
@@ -155,15 +115,15 @@ function EditDiff(props: { path: string; before: string; after: string; onDisk?:
     const warning = onDisk && !onDisk.exists ? "The file does not exist: this edit will fail." : undefined;
     return <DiffView path={path} lines={bare} note={onDisk === null ? "finding it in the file…" : undefined} warning={warning} />;
   }
-  const { after: file, count } = applyEdit(onDisk.content, before, after);
-  if (file === null) {
+  if (!review || !shown) {
+    const { count } = applyEdit(onDisk.content, before, after);
     const warning =
       count === 0
         ? "The old text is not in the file as it is now: this edit will fail."
         : `The old text occurs ${count} times in the file: this edit will fail (it must occur once).`;
     return <DiffView path={path} lines={bare} warning={warning} />;
   }
-  return <DiffView path={path} lines={withContext(diffLines(onDisk.content, file))} note="in context" />;
+  return <DiffView path={path} lines={shown} note="in context" choice={choice && review.hunks.count > 1 ? choice : undefined} />;
 }
 
 function Value({ value }: { value: unknown }) {
@@ -218,9 +178,11 @@ interface ArgumentsViewProps {
    * unknown, null while it loads, FILE_UNAVAILABLE when it could not be fetched. */
   onDisk?: FileOnDiskState;
   onRawChange?: (raw: boolean) => void;
+  /** Checkboxes on a write's or edit's hunks, for a card that can allow part of the change. */
+  choice?: HunkChoice;
 }
 
-export function ArgumentsView({ name, args, raw: rawProp, onRawChange, onDisk }: ArgumentsViewProps) {
+export function ArgumentsView({ name, args, raw: rawProp, onRawChange, onDisk, choice }: ArgumentsViewProps) {
   const [rawState, setRawState] = useState(false);
   const raw = rawProp ?? rawState;
   const setRaw = onRawChange ?? setRawState;
@@ -244,7 +206,7 @@ export function ArgumentsView({ name, args, raw: rawProp, onRawChange, onDisk }:
   } else if (WRITE_TOOLS.has(tool) && typeof args.path === "string" && typeof args.content === "string") {
     body = (
       <>
-        <WriteDiff path={args.path} content={args.content} onDisk={onDisk} />
+        <WriteDiff path={args.path} content={args.content} onDisk={onDisk} choice={choice} />
         <KeyValues args={args} skip={["path", "content"]} />
       </>
     );
@@ -258,7 +220,7 @@ export function ArgumentsView({ name, args, raw: rawProp, onRawChange, onDisk }:
     const after = String(args.new_text ?? args.new_string);
     body = (
       <>
-        <EditDiff path={args.path} before={before} after={after} onDisk={onDisk} />
+        <EditDiff path={args.path} before={before} after={after} onDisk={onDisk} choice={choice} />
         <KeyValues args={args} skip={["path", "old_text", "new_text", "old_string", "new_string"]} />
       </>
     );
