@@ -68,7 +68,7 @@ def definition_text(spec: dict[str, Any]) -> str:
     """A definition as text a line diff reads well: one section per part, the JSON indented."""
     parts = [
         f"name: {spec.get('name')}",
-        f"title: {spec.get('title')}",
+        f"title: {spec.get('title') or '(none)'}",
         "description:",
         *[f"  {line}" for line in str(spec.get("description") or "").splitlines()],
         "input_schema:",

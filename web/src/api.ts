@@ -171,6 +171,9 @@ export const api = {
   setServerEnabled: (name: string, enabled: boolean) =>
     request<ServerInfo>("POST", `/api/servers/${encodeURIComponent(name)}/${enabled ? "enable" : "disable"}`),
   restartServer: (name: string) => request<ServerInfo>("POST", `/api/servers/${encodeURIComponent(name)}/restart`),
+  /** An admin accepts a changed tool's new definition (issue 34): its calls are decided by the rules again. */
+  acceptToolDefinition: (server: string, tool: string) =>
+    request<ServerInfo>("POST", `/api/servers/${encodeURIComponent(server)}/tools/${encodeURIComponent(tool)}/accept`),
   removeServer: (name: string) => request<void>("DELETE", `/api/servers/${encodeURIComponent(name)}`),
   setPolicies: (policies: Record<string, Policy>) =>
     request<Policies>("PUT", "/api/policies", { policies }),

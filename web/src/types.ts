@@ -98,6 +98,8 @@ export type DecisionBody = Schemas["AnswerApproval"];
 export type Policy = NonNullable<Schemas["ToolView"]["effective_policy"]>;
 
 /** A server's tool. The route types `annotations` as a plain object; they are a ToolAnnotations. */
+/** How a tool's definition differs from the one pinned (issue 34): on a tool and on its calls' approvals. */
+export type ToolChange = Sent<Schemas["ToolChange"]>;
 export type ServerTool = Omit<Sent<Schemas["ToolView"]>, "annotations"> & { annotations: ToolAnnotations };
 
 export type ServerInfo = Omit<Sent<Schemas["ServerView"]>, "tools"> & { tools: ServerTool[] };

@@ -12,6 +12,7 @@ import { useAppState } from "../store";
 import type { Policy, ServerInfo } from "../types";
 import { ServerForm } from "./ServerForm";
 import { ServerSignIn } from "./ServerSignIn";
+import { ToolChangeView } from "./ToolChange";
 import "../servers.css";
 
 const POLICY_TEXT: Record<Policy, string> = { always_allow: "allow", ask: "ask", deny: "deny" };
@@ -193,7 +194,13 @@ function ServerCard({
                 <tr key={tool.name} data-testid="tool-row" data-tool={tool.name}>
                   <td>
                     <code>{splitToolName(tool.name).tool}</code>
+                    {tool.changed && (
+                      <span className="badge tool-changed" data-testid="tool-changed" title="Every call asks until an admin accepts the new definition">
+                        changed
+                      </span>
+                    )}
                     <div className="muted small">{truncate(tool.description || "", 160)}</div>
+                    {tool.changed && <ToolChangeView change={tool.changed} admin={admin} />}
                   </td>
                   <td className="policy-cell">
                     <span className={`badge ${POLICY_BADGE[effective]}`} data-testid="tool-policy" title={tool.policy ? "set by a policy" : "the default"}>
