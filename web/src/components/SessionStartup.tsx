@@ -2,6 +2,7 @@
 // server: starting / ready / failed; the model: connecting), and what runs without asking here.
 
 import { splitToolName } from "../format";
+import { useManagedPolicy } from "../managed";
 import { useStandingRules } from "../standing";
 import type { ServerInfo } from "../types";
 import "../standing.css";
@@ -36,6 +37,7 @@ export function StartupProgress({ servers, waiting }: { servers: ServerInfo[] | 
 export function StandingStrip({ sessionId, mode, servers }: { sessionId: string; mode: string; servers: ServerInfo[] | null }) {
   const toolCount = servers?.reduce((n, s) => n + s.tools.length, 0) ?? 0;
   const standing = useStandingRules(sessionId, mode, toolCount);
+  const managed = useManagedPolicy();
   if (!standing) return null;
   const tools = standing.tools.map((name) => {
     const { server, tool } = splitToolName(name);
@@ -54,6 +56,15 @@ export function StandingStrip({ sessionId, mode, servers }: { sessionId: string;
         </>
       )}
       {standing.no_writes && <span className="muted"> (plan mode: no writes)</span>} · <a href="#/settings">change</a>
+      {managed && managed.rules.length > 0 && (
+        <>
+          {" · "}
+          <span className="muted">locked by the managed policy:</span>{" "}
+          <span data-testid="standing-managed" title={`Locked by ${managed.source}: no one here can change these`}>
+            {managed.rules.map((r) => `${r.effect} ${r.rule}`).join(", ")}
+          </span>
+        </>
+      )}
     </p>
   );
 }

@@ -10,6 +10,7 @@ import type { Permissions, Policy, ServerInfo } from "../types";
 import { AuditLog } from "./AuditLog";
 import { CheckpointsSection } from "./CheckpointsSection";
 import { ModelSection } from "./ModelSection";
+import { ManagedRuleRows, ManagedSwitches, useManagedPolicy } from "./ManagedRules";
 
 /** The servers list may name tools in full (`mcp__file__read_file`) or by their short name. */
 function fullName(server: string, tool: string): string {
@@ -165,6 +166,7 @@ function RulesSection() {
   const [effect, setEffect] = useState<Effect>("allow");
   const [draft, setDraft] = useState("");
   const [busy, setBusy] = useState(false);
+  const managed = useManagedPolicy(); // its rules are shown locked, first: no one here changes them
 
   const save = async (next: Permissions) => {
     setBusy(true);
@@ -220,6 +222,7 @@ function RulesSection() {
               </tr>
             </thead>
             <tbody>
+              <ManagedRuleRows policy={managed} />
               {EFFECTS.flatMap((which) =>
                 rules[which].map((rule, i) => (
                   <tr key={`${which}-${i}-${rule}`} data-testid="rule-row" data-effect={which}>
@@ -237,7 +240,7 @@ function RulesSection() {
                   </tr>
                 )),
               )}
-              {EFFECTS.every((which) => rules[which].length === 0) && (
+              {EFFECTS.every((which) => rules[which].length === 0) && !managed?.rules.length && (
                 <tr>
                   <td colSpan={3} className="muted">
                     No rules yet: every tool follows its policy.
@@ -246,6 +249,7 @@ function RulesSection() {
               )}
             </tbody>
           </table>
+          <ManagedSwitches policy={managed} />
           <form className="rule-form" onSubmit={add} aria-label="Add a rule">
             <select aria-label="Effect" data-testid="rule-effect" value={effect} onChange={(e) => setEffect(e.target.value as Effect)}>
               {EFFECTS.map((e) => (
