@@ -1,9 +1,15 @@
-"""MCP servers that failed, told to the people they affect instead of left out in silence.
+"""MCP servers that failed, told to the people they affect instead of left out in silence, once.
 
 A server that cannot start (a missing command, a token it needs, a crash loop) leaves its tools
-out of every turn. The person learns of it once per process on stderr, with the end of the
-server's log, and each of this process's running sessions gets one `server.failed` event per
-failed server, published before its turn goes on without those tools.
+out of every turn. Each failure episode (from the server's going into "error" until it is seen out
+of it again) is told once: on stderr, with the end of the server's log, and as one `server.failed`
+event to the sessions of this process that are running when it is first reported to a turn,
+published before that turn goes on without those tools. Sessions started later in the same episode
+are not told again (it used to be a notice in every new session): the Servers page and the
+dashboard's banner say which servers are failing for as long as they are.
+
+Episodes are seen where failures are reported (each turn's start, the host's start): a server
+that recovers and fails again between two looks is one episode.
 """
 
 from __future__ import annotations
@@ -11,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from backend.domain.models import ACTIVE_STATUSES
 from backend.engine.events import EventBus
@@ -22,8 +29,17 @@ log = logging.getLogger(__name__)
 _LIST_LIMIT = 10_000
 
 
+@dataclass(kw_only=True)
+class _Episode:
+    """One server's failure, from its going into "error" until it is seen out of it."""
+
+    told: bool = False
+    """Whether running sessions have been told (a report with none running leaves it for the next)."""
+
+
 class ServerFailures:
-    """Reports each MCP server in "error" once: in the log (stderr) and as a `server.failed` event."""
+    """Reports each failure episode of an MCP server once: in the log (stderr) and as a
+    `server.failed` event to the sessions running when it is first reported."""
 
     def __init__(self, *, pool: McpPool, bus: EventBus, store: Store, is_running: Callable[[str], bool]) -> None:
         """`is_running(session_id)`: whether this process runs that session (a shared store also
@@ -32,8 +48,7 @@ class ServerFailures:
         self._bus = bus
         self._store = store
         self._is_running = is_running
-        self._logged: set[str] = set()
-        self._told: set[tuple[str, str]] = set()
+        self._episodes: dict[str, _Episode] = {}
         self._lock = asyncio.Lock()
 
     def failed(self) -> list[ServerStatus]:
@@ -41,29 +56,30 @@ class ServerFailures:
         return [status for status in self._pool.statuses() if status.state == "error"]
 
     async def report(self) -> None:
-        """Tell stderr and this process's running sessions about failures they have not heard of."""
+        """Tell stderr, and the sessions running now, of failures not told yet."""
         failed = self.failed()
-        if not failed:
-            return
         async with self._lock:
+            failing = {status.name for status in failed}
+            for name in [name for name in self._episodes if name not in failing]:
+                del self._episodes[name]  # out of "error": a later failure is news again
             for status in failed:
-                if status.name not in self._logged:
-                    self._logged.add(status.name)
+                if status.name not in self._episodes:
+                    self._episodes[status.name] = _Episode()
                     log.warning(
                         "%s\n  Its tools are left out until it is fixed or disabled; "
                         "`overseer servers` shows every server's state.",
                         status.error,
                     )
-            # Forget sessions that ended, so the record stays as small as what runs.
-            self._told = {told for told in self._told if self._is_running(told[0])}
+            untold = [status for status in failed if not self._episodes[status.name].told]
+            if not untold:
+                return
             active = await self._store.list_sessions(statuses=ACTIVE_STATUSES, limit=_LIST_LIMIT)
-            for session in active:
-                if not self._is_running(session.id):
-                    continue
-                for status in failed:
-                    if (session.id, status.name) in self._told:
-                        continue
-                    self._told.add((session.id, status.name))
+            running = [session for session in active if self._is_running(session.id)]
+            if not running:
+                return  # told to the first sessions that go on without it
+            for status in untold:
+                self._episodes[status.name].told = True
+                for session in running:
                     await self._bus.publish(
                         session.id, "server.failed", {"server": status.name, "error": status.error}
                     )
