@@ -11,7 +11,9 @@ import { stageDecision } from "../undo";
 import type { Approval, Session, ToolAnnotations } from "../types";
 import { ArgumentsView } from "./Arguments";
 import { ArgumentsEditor } from "./ArgumentsEditor";
+import { ToolChangeView } from "./ToolChange";
 import { useFileOnDisk } from "../fileOnDisk";
+import { useHunkChoice } from "../hunkChoice";
 import { reveal } from "../reveal";
 import { alwaysSummary, localScope, scopeChoices, type AlwaysScope } from "../alwaysRule";
 import { alwaysAllowOff, useManagedPolicy } from "../managed";
@@ -121,6 +123,7 @@ export function ApprovalCard({ approval, position, total, shortcuts }: CardProps
   const [editedArgs, setEditedArgs] = useState<Record<string, unknown> | null>(approval.arguments);
   const panelRef = useRef<HTMLDivElement>(null);
   const onDisk = useFileOnDisk(approval);
+  const hunks = useHunkChoice(approval, onDisk);
   const busy = Boolean(submitting[approval.id]);
   const now = useNow(true, 15_000);
 
@@ -161,6 +164,11 @@ export function ApprovalCard({ approval, position, total, shortcuts }: CardProps
   const sendEdited = () => {
     if (editedArgs) void decide(approval, { decision: "allow_once", updated_arguments: editedArgs });
   };
+  // Some hunks left out: the call runs with arguments that make only the chosen ones (allowed with edits).
+  const hunkBody = hunks.chosenArgs ? { decision: "allow_once" as const, updated_arguments: hunks.chosenArgs } : null;
+  const allowHunks = () => {
+    if (hunkBody) void decide(approval, hunkBody);
+  };
 
   // Shortcuts decide only from the buttons view. Esc only closes: a panel, then the raw JSON.
   const close = () => {
@@ -172,9 +180,12 @@ export function ApprovalCard({ approval, position, total, shortcuts }: CardProps
   const shortcut = (key: string, onControl: boolean): (() => void) | null => {
     if (mode !== "buttons") return null;
     // A one-key decision waits out an undo window (undo.ts); the buttons' clicks do not.
+    if (hunks.partial && (key === "y" || (key === "Enter" && !onControl))) {
+      return hunkBody ? () => stageDecision(approval, hunkBody, `Allowed ${hunks.summary}`) : null;
+    }
     if (key === "y" || (key === "Enter" && !onControl)) return () => stageDecision(approval, { decision: "allow_once" }, "Allowed once");
-    if (key === "s") return onceOnly ? null : () => stageDecision(approval, { decision: "allow_session" }, "Allowed for the session");
-    if (key === "a") return canAlways ? openAlways : null;
+    if (key === "s") return onceOnly || hunks.partial ? null : () => stageDecision(approval, { decision: "allow_session" }, "Allowed for the session");
+    if (key === "a") return canAlways && !hunks.partial ? openAlways : null;
     if (key === "n") return () => stageDecision(approval, { decision: "deny" }, "Denied");
     if (key === "r") return () => setMode("reason");
     if (key === "e") return () => setMode("edit");
@@ -234,6 +245,7 @@ export function ApprovalCard({ approval, position, total, shortcuts }: CardProps
         </div>
       )}
 
+      {approval.tool_change && <ToolChangeView change={approval.tool_change} admin={me?.role === "admin"} />}
       <p className="why" data-testid="approval-reason">
         <span className="why-label">Why it asks:</span>{" "}
         <span title={approval.reason || undefined} data-testid="approval-reason-text">
@@ -251,7 +263,19 @@ export function ApprovalCard({ approval, position, total, shortcuts }: CardProps
       )}
 
       <section className="card-args" aria-label="Arguments">
-        <ArgumentsView name={approval.tool_name} args={approval.arguments} raw={raw} onRawChange={setRaw} onDisk={onDisk} />
+        {hunks.choice && mode === "buttons" && (
+          <p className="muted small" data-testid="hunk-hint">
+            Untick the hunks you do not want: the call then runs with only the ticked ones ({hunks.summary}).
+          </p>
+        )}
+        <ArgumentsView
+          name={approval.tool_name}
+          args={approval.arguments}
+          raw={raw}
+          onRawChange={setRaw}
+          onDisk={onDisk}
+          choice={mode === "buttons" ? hunks.choice : undefined}
+        />
       </section>
 
       {mode === "always" && (
@@ -369,16 +393,30 @@ export function ApprovalCard({ approval, position, total, shortcuts }: CardProps
 
       {mode === "buttons" && (
         <div className="actions decision-actions" role="group" aria-label="Decision" data-testid="approval-actions">
-          <button type="button" className="btn primary" data-testid="approve-once" aria-keyshortcuts="Y Enter" disabled={busy} onClick={allowOnce}>
-            Allow once <kbd>Y</kbd>
-          </button>
+          {hunks.partial ? (
+            <button
+              type="button"
+              className="btn primary"
+              data-testid="allow-hunks"
+              aria-keyshortcuts="Y Enter"
+              disabled={busy || !hunkBody}
+              title={hunkBody ? "Runs the call with only the ticked hunks" : "Tick at least one hunk, or deny"}
+              onClick={allowHunks}
+            >
+              Allow selected hunks ({hunks.summary}) <kbd>Y</kbd>
+            </button>
+          ) : (
+            <button type="button" className="btn primary" data-testid="approve-once" aria-keyshortcuts="Y Enter" disabled={busy} onClick={allowOnce}>
+              Allow once <kbd>Y</kbd>
+            </button>
+          )}
           <button
             type="button"
             className="btn"
             data-testid="approve-session"
             aria-keyshortcuts="S"
-            disabled={busy || onceOnly}
-            title={onceOnly ? onceTitle : undefined}
+            disabled={busy || onceOnly || hunks.partial}
+            title={onceOnly ? onceTitle : hunks.partial ? "Allows the whole call: tick every hunk first" : undefined}
             onClick={allowSession}
           >
             Allow for session <kbd>S</kbd>
@@ -389,13 +427,15 @@ export function ApprovalCard({ approval, position, total, shortcuts }: CardProps
             className="btn"
             data-testid="approve-always"
             aria-keyshortcuts="A"
-            disabled={busy || !canAlways}
+            disabled={busy || !canAlways || hunks.partial}
             title={
-              canAlways
-                ? undefined
-                : onceOnly
-                  ? onceTitle
-                  : noNarrowRule
+              hunks.partial
+                ? "Allows the whole call: tick every hunk first"
+                : canAlways
+                  ? undefined
+                  : onceOnly
+                    ? onceTitle
+                    : noNarrowRule
             }
             onClick={openAlways}
           >
