@@ -73,7 +73,7 @@ class ConfiguredHooks:
 
     async def pre_tool_use(self, place: HookPlace, *, call_id: str, name: str, arguments: dict[str, Any]) -> Verdict:
         """PreToolUse: may deny (exit 2, `deny`, or failing), ask, allow, rewrite (`updatedInput`)."""
-        payload = self._tool_payload(place, name, arguments, call_id=call_id)
+        payload = self._tool_payload("PreToolUse", place, name, arguments, call_id=call_id)
         return await self._fire("PreToolUse", place, payload, hook_names(name), fail_closed=True)
 
     async def permission_request(
@@ -81,7 +81,7 @@ class ConfiguredHooks:
     ) -> Verdict:
         """PermissionRequest: the call is about to ask a person; a hook may answer in their place.
         A failing hook answers nothing: the person is asked."""
-        payload = self._tool_payload(place, name, arguments, call_id=call_id)
+        payload = self._tool_payload("PermissionRequest", place, name, arguments, call_id=call_id)
         payload["permission_suggestions"] = []
         payload["reason"] = reason
         return await self._fire("PermissionRequest", place, payload, hook_names(name))
@@ -93,7 +93,7 @@ class ConfiguredHooks:
         reason, exit 2's stderr) and `additionalContext` appended."""
         if not self.configured("PostToolUse"):
             return result
-        payload = self._tool_payload(place, name, arguments, call_id=call_id)
+        payload = self._tool_payload("PostToolUse", place, name, arguments, call_id=call_id)
         payload["tool_response"] = _tool_response(name, result)
         verdict = await self._fire("PostToolUse", place, payload, hook_names(name))
         notes = [f"[PostToolUse hook {a.principal}: {a.reason}]" for a in verdict.answers if a.blocked]
@@ -140,11 +140,15 @@ class ConfiguredHooks:
             return None  # `continue: false` ends the run, whatever else was said
         return verdict.reason or "A Stop hook asks you to go on."
 
+    async def settled(self) -> None:
+        """Wait for the background notifications under way (each bounded by its hook's timeout)."""
+        if self._background:
+            await asyncio.gather(*self._background, return_exceptions=True)
+
     async def aclose(self) -> None:
         """Wait (bounded by each hook's timeout) for background notifications to finish; close
         the URL hooks' client."""
-        if self._background:
-            await asyncio.gather(*self._background, return_exceptions=True)
+        await self.settled()
         await close_clients()
 
     # running
@@ -158,8 +162,9 @@ class ConfiguredHooks:
             "hook_event_name": event,
         }
 
-    def _tool_payload(self, place: HookPlace, name: str, arguments: dict[str, Any], *, call_id: str) -> dict[str, Any]:
-        event: HookEvent = "PreToolUse"  # replaced by `_fire`
+    def _tool_payload(
+        self, event: HookEvent, place: HookPlace, name: str, arguments: dict[str, Any], *, call_id: str
+    ) -> dict[str, Any]:
         return {
             **self._common(place, event),
             "tool_name": hook_tool_name(name),
@@ -182,7 +187,6 @@ class ConfiguredHooks:
         handlers = [h for g in groups for h in g.hooks]
         if not handlers:
             return Verdict(fail_closed=fail_closed)
-        payload["hook_event_name"] = event
         prefix: Sequence[str] = ()
         sandbox_error: str | None = None
         if self.sandbox is not None and any(isinstance(h, CommandHook) for h in handlers):

@@ -193,3 +193,37 @@ async def test_a_hook_ask_makes_an_allowed_call_ask_a_person(tmp_path: Path, poo
         await h.answer(approval, Decision(kind="allow_once"))
         done = await h.host.runner.wait(session.id, timeout=30)
         assert done.status == "completed", done.error
+
+
+async def test_a_hook_command_runs_in_the_agents_sandbox_and_cannot_write_outside_the_workspace(
+    tmp_path: Path, pool: McpPool
+) -> None:
+    ws = workspace_of(tmp_path)
+    outside = tmp_path / "escaped.txt"
+    probe = install(ws, "probe", 'import json, os, sys\njson.load(sys.stdin)\n'
+                    f'try:\n    open({str(outside)!r}, "w").write("out")\nexcept OSError:\n    pass\n'
+                    'open(os.path.join(os.environ["CLAUDE_PROJECT_DIR"], "inside.txt"), "w").write("in")\n')
+    hooks = hooks_block(PreToolUse=[("", [command(probe)])])
+    script = [Reply(tool_calls=[bash("echo hi")]), Reply(text="Ok.")]
+    async with scripted_host(tmp_path, script, pool=pool, hooks=hooks, permissions={"allow": ["Bash"]}) as h:
+        assert h.host.sandbox.status.confined
+        session = await h.run("hi")
+        assert session.status == "completed", session.error
+        assert (ws / "inside.txt").read_text() == "in"
+        assert not outside.exists()
+
+
+async def test_a_notification_hook_hears_that_a_call_waits_for_a_person(tmp_path: Path, pool: McpPool) -> None:
+    ws = workspace_of(tmp_path)
+    notify = install(ws, "notify", 'import json, os, sys\nevent = json.load(sys.stdin)\n'
+                     'open(os.path.join(os.environ["CLAUDE_PROJECT_DIR"], "notified.json"), "w").write(json.dumps(event))\n')
+    hooks = hooks_block(Notification=[("permission_prompt", [command(notify)])])
+    script = [Reply(tool_calls=[bash("echo asked")]), Reply(text="Ok.")]
+    async with scripted_host(tmp_path, script, pool=pool, hooks=hooks) as h:
+        session = await h.start("ask me")
+        approval = await h.next_approval()
+        await h.answer(approval, Decision(kind="deny"))
+        await h.host.runner.wait(session.id, timeout=30)
+        await h.host.gate.configured_hooks.settled()  # started before the gate waited for the answer
+        event = json.loads((ws / "notified.json").read_text())
+        assert event["notification_type"] == "permission_prompt" and EXEC in event["message"]
