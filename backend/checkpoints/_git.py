@@ -3,8 +3,8 @@
 Every command runs with a fixed environment (inherited `GIT_*` variables dropped, so a host
 started from inside a git hook cannot point us at the user's repository) and `-c` options that
 make a snapshot byte for byte: no line-ending or filter conversion, modes and symlinks kept.
-`ShadowLock` serialises the commands of one shadow repository between processes of a host and
-clears what a killed process left behind (git's `*.lock` files, half-written restore files).
+`ShadowLock` serialises the operations on one shadow repository between threads and processes
+and clears what a killed process left behind (git's `*.lock` files, half-written restore files).
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ import fcntl
 import os
 import subprocess
 import tempfile
+import threading
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -36,16 +37,20 @@ JOURNAL = "restore-journal"
 # workspace, so no eol, filter or encoding rule of the user's can change the bytes we keep.
 _ATTRIBUTES = "* -text -filter -ident -working-tree-encoding !eol !diff\n"
 _EXCLUDE = "".join(f"{name}/\n" for name in BUILT_IN_IGNORED) + f"*{TEMP_SUFFIX}\n"
+CONFIG = {
+    "core.autocrlf": "false",
+    "core.safecrlf": "false",
+    "core.fileMode": "true",
+    "core.symlinks": "true",
+    "core.ignoreCase": "false",
+    "core.logAllRefUpdates": "false",
+}
+"""What both git and libgit2 must see (`backend/checkpoints/_stage.py` writes it into the config)."""
 _OPTIONS = (
+    *(f"{key}={value}" for key, value in CONFIG.items()),
     "core.hooksPath=/dev/null",
-    "core.autocrlf=false",
-    "core.safecrlf=false",
-    "core.fileMode=true",
-    "core.symlinks=true",
-    "core.ignoreCase=false",
     "core.quotePath=false",
     "core.fsmonitor=false",
-    "core.logAllRefUpdates=false",
     "safe.directory=*",
     "gc.auto=0",
     "commit.gpgSign=false",
@@ -149,18 +154,51 @@ def create_repository(git_dir: Path, workspace: Path) -> None:
             raise
 
 
-@contextmanager
-def shadow_lock(git_dir: Path) -> Iterator[None]:
-    """Hold the shadow repository for one operation (an flock, released by the kernel if the
-    holder dies). Holding it, a git `*.lock` file that no process has open, and a restore's
-    temporary file, are a killed process's leftovers: clear them."""
-    with open(git_dir / "overseer.lock", "a+b") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            _clear_leftovers(git_dir)
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
+class ShadowLock:
+    """Holds a shadow repository for one operation at a time, between the threads and the
+    processes of a host (an flock, released by the kernel if the holder dies).
+
+    `overseer.lock` holds a byte, then the prune generation. The byte is `1` while an operation
+    runs and `0` once it ended: finding `1` means its holder died (or failed) part way, and a git
+    `*.lock` file that no process has open, and a restore's temporary files, are then its
+    leftovers, cleared before going on. Checking one byte, instead of looking for leftovers every
+    time, keeps a step's snapshot cheap. The generation changes with every prune, so a process
+    keeping the repository open (`backend/checkpoints/_stage.py`) knows to open it again."""
+
+    def __init__(self, git_dir: Path) -> None:
+        self.git_dir = git_dir
+        self.generation = 0
+        """The prune generation read when the lock was last taken."""
+        self._threads = threading.Lock()
+        self._descriptor: int | None = None
+
+    def bump(self) -> None:
+        """Say a prune happened (called holding the lock)."""
+        assert self._descriptor is not None
+        self.generation += 1
+        os.pwrite(self._descriptor, self.generation.to_bytes(8, "big"), 1)
+
+    @contextmanager
+    def held(self) -> Iterator[None]:
+        with self._threads:
+            if self._descriptor is None:
+                flags = os.O_RDWR | os.O_CREAT | os.O_CLOEXEC
+                self._descriptor = os.open(self.git_dir / "overseer.lock", flags, 0o600)
+            descriptor = self._descriptor
+            fcntl.flock(descriptor, fcntl.LOCK_EX)
+            try:
+                state = os.pread(descriptor, 9, 0)
+                if state[:1] == _BUSY:
+                    _clear_leftovers(self.git_dir)
+                self.generation = int.from_bytes(state[1:9], "big")
+                os.pwrite(descriptor, _BUSY, 0)
+                yield
+                os.pwrite(descriptor, _IDLE, 0)  # not reached on an error: the next holder checks
+            finally:
+                fcntl.flock(descriptor, fcntl.LOCK_UN)
+
+
+_BUSY, _IDLE = b"1", b"0"
 
 
 def _clear_leftovers(git_dir: Path) -> None:

@@ -13,13 +13,14 @@ git keeps no folders, only files: a folder holding files comes and goes with the
 removes a folder whose files it removed and recreates one it writes into), an empty folder is
 not kept. Permission bits other than the executable bit are not kept (git's own limit).
 
-A snapshot costs little when little changed: `git status` finds what changed through git's stat
-cache, only those files are hashed (`update-index`), then `write-tree`, `commit-tree` and one
-ref transaction. Each snapshot is a root commit with its own ref (`refs/snapshots/<id>`), so
-`prune` can drop any of them without rewriting the others' ids.
+A snapshot costs little when little changed, and runs in process (`backend/checkpoints/_stage.py`,
+libgit2): status finds what changed through the index's stat cache, only those files are
+hashed, then a tree and a commit are written. Each snapshot is a root commit, kept by a line in
+the snapshot log until the next `prune` gives it its own ref (`refs/snapshots/<id>`), so `prune`
+can drop any of them without rewriting the others' ids.
 
-Crash safety: git writes its index, objects and refs through lock files and renames; a killed
-process's locks are cleared on next use (under an flock, so only a dead holder's). A restore
+Crash safety: git and libgit2 write the index, objects and refs through lock files and renames; a
+killed process's locks are cleared on next use (`ShadowLock`: only a dead holder's). A restore
 writes each file beside its target and renames it into place, so every file is either as before
 or as restored; the temporary files of a killed restore are listed in a journal and removed.
 """
@@ -33,8 +34,9 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path, PurePosixPath
 
-from backend.checkpoints._git import BUILT_IN_IGNORED, Git, create_repository, shadow_lock
+from backend.checkpoints._git import Git, ShadowLock, create_repository
 from backend.checkpoints._restore import restore_files
+from backend.checkpoints._stage import SNAPSHOT_LOG, Stager, logged_snapshots
 from backend.checkpoints._tree_diff import changed_entries, file_changes
 from backend.checkpoints.values import FileChange, Skipped, Snapshot, UnknownCommit
 
@@ -61,15 +63,16 @@ class ShadowRepo:
         self.max_file_bytes = max_file_bytes
         self.git_dir = real_root / hashlib.sha256(os.fsencode(real)).hexdigest()[:32]
         self._git = Git(self.git_dir, real)
+        self._stager: Stager | None = None  # opened on first use, under the lock
+        self._lock = ShadowLock(self.git_dir)
+        self._stager_generation = 0
 
     def snapshot(self, message: str) -> Snapshot:
         """The whole workspace now, untracked files included (see the module's docstring)."""
         with self._held():
             tree, skipped = self._stage()
-            commit = self._git.run("commit-tree", tree, "-F", "-", stdin=message.encode()).decode().strip()
-            # One transaction: the snapshot's own ref, and `latest` (HEAD) for the next status.
-            refs = f"create {_SNAPSHOTS}{commit} {commit}\nupdate {_LATEST} {commit}\n"
-            self._git.run("update-ref", "--stdin", stdin=refs.encode())
+            assert self._stager is not None
+            commit = self._stager.commit(tree, message)
         return Snapshot(commit=commit, skipped=tuple(skipped))
 
     def changes(self, before: str, after: str | None = None) -> list[FileChange]:
@@ -113,31 +116,42 @@ class ShadowRepo:
         with self._held():
             listing = self._git.run("for-each-ref", "--format=%(objectname) %(refname)", _SNAPSHOTS, _LATEST)
             refs = dict(line.split(" ", 1)[::-1] for line in listing.decode().splitlines())
-            if not refs:
+            logged = {f"{_SNAPSHOTS}{commit}": commit for commit in logged_snapshots(self.git_dir)}
+            if not refs and not logged:
                 return
-            snapshots = {ref: commit for ref, commit in refs.items() if ref.startswith(_SNAPSHOTS)}
-            kept = [commit for commit in snapshots.values() if _kept(commit, wanted)]
-            dropped = {ref: commit for ref, commit in snapshots.items() if not _kept(commit, wanted)}
-            commands = [f"delete {ref} {commit}" for ref, commit in dropped.items()]
-            if _LATEST in refs and not _kept(refs[_LATEST], wanted):
-                commands.append(f"update {_LATEST} {kept[-1]}" if kept else f"delete {_LATEST}")
-            if commands:
-                self._git.run("update-ref", "--stdin", stdin="".join(c + "\n" for c in commands).encode())
-            self._git.run("pack-refs", "--all", "--prune")  # one file, not one per snapshot
-            self._git.run("prune", "--expire=now")
-            if any((self.git_dir / "objects" / "pack").glob("*.pack")):
-                self._git.run("repack", "-a", "-d", "-q")
+            snapshots = {**logged, **{ref: c for ref, c in refs.items() if ref.startswith(_SNAPSHOTS)}}
+            # Kept snapshots get refs (those only in the log, first); dropped ones lose theirs;
+            # `latest` (written by earlier versions) goes, so it keeps nothing alive.
+            commands = [f"create {ref} {c}" for ref, c in snapshots.items() if ref not in refs and _kept(c, wanted)]
+            commands += [f"delete {ref} {c}" for ref, c in refs.items() if ref == _LATEST or not _kept(c, wanted)]
+            try:
+                if commands:
+                    self._git.run("update-ref", "--stdin", stdin="".join(c + "\n" for c in commands).encode())
+                if logged:  # every kept one has its ref now
+                    os.truncate(self.git_dir / SNAPSHOT_LOG, 0)
+                self._git.run("pack-refs", "--all", "--prune")  # one file, not one per snapshot
+                self._git.run("prune", "--expire=now")
+                if any((self.git_dir / "objects" / "pack").glob("*.pack")):
+                    self._git.run("repack", "-a", "-d", "-q")
+            finally:  # objects may be gone, even if a step failed
+                self._lock.bump()
+                self._stager = None
 
     def snapshots(self) -> list[str]:
         """The commit ids of the snapshots kept (in no particular order)."""
         with self._held():
             listing = self._git.run("for-each-ref", "--format=%(objectname)", _SNAPSHOTS)
-        return listing.decode().split()
+            logged = logged_snapshots(self.git_dir)
+        return list(dict.fromkeys([*listing.decode().split(), *logged]))
 
     @contextmanager
     def _held(self) -> Iterator[None]:
         create_repository(self.git_dir, self.workspace)
-        with shadow_lock(self.git_dir):
+        with self._lock.held():
+            if self._stager is not None and self._stager_generation != self._lock.generation:
+                # Pruned since it was opened (by another process, say): its index in memory and
+                # its list of packs may name objects that are gone.
+                self._stager = None
             yield
 
     def _resolve(self, commit: str) -> str:
@@ -165,72 +179,11 @@ class ShadowRepo:
         return str(pure)
 
     def _stage(self) -> tuple[str, list[Skipped]]:
-        """Bring the shadow index up to the workspace (hashing only what git's stat cache says
-        changed) and write its tree; returns the tree id and what was left out."""
-        status = self._git.run(
-            "status", "--porcelain=v1", "-z", "-uall", "--ignored=matching", "--no-renames"
-        )
-        skipped: list[Skipped] = []
-        candidates: list[tuple[bytes, str]] = []
-        update: list[str] = []
-        untrack: list[str] = []
-        for entry in status.split(b"\0"):
-            if not entry:
-                continue
-            code, path = entry[:2], os.fsdecode(entry[3:])
-            if code == b"!!":
-                skipped.append(Skipped(path=path.rstrip("/"), reason=_ignored_reason(path)))
-            elif code == b"??" and path.endswith("/"):
-                skipped.append(Skipped(path=path.rstrip("/"), reason="nested git repository"))
-            elif code == b"??" or code[1:] in (b"M", b"T"):
-                candidates.append((code, path))
-            elif code[1:] == b"D":
-                update.append(path)
-        for code, path in candidates:
-            try:
-                info = os.lstat(self.workspace / path)
-            except FileNotFoundError:
-                update.append(path)
-                continue
-            if _is_regular(info.st_mode) and not os.access(self.workspace / path, os.R_OK):
-                skipped.append(Skipped(path=path, reason="unreadable"))
-                if code != b"??":
-                    untrack.append(path)
-            elif _is_regular(info.st_mode) and info.st_size > self.max_file_bytes:
-                skipped.append(Skipped(path=path, reason=_over(self.max_file_bytes)))
-                if code != b"??":  # it grew past the limit: out of the index too
-                    untrack.append(path)
-            else:
-                update.append(path)
-        if untrack:
-            self._git.run("update-index", "--force-remove", "-z", "--stdin", stdin=_nul_list(untrack))
-        if update:
-            update_index = ("update-index", "--add", "--remove", "--replace", "-z", "--stdin")
-            self._git.run(*update_index, stdin=_nul_list(update))
-        tree = self._git.run("write-tree").decode().strip()
-        return tree, sorted(skipped, key=lambda s: s.path)
+        if self._stager is None:
+            self._stager = Stager(self.git_dir, self.workspace, self.max_file_bytes)
+            self._stager_generation = self._lock.generation
+        return self._stager.stage()
 
 
 def _kept(commit: str, wanted: set[str]) -> bool:
     return any(commit.startswith(prefix) for prefix in wanted)
-
-
-def _is_regular(mode: int) -> bool:
-    return (mode & 0o170000) == 0o100000
-
-
-def _nul_list(paths: list[str]) -> bytes:
-    return b"".join(os.fsencode(path) + b"\0" for path in paths)
-
-
-def _ignored_reason(path: str) -> str:
-    parts = path.rstrip("/").split("/")
-    for name in BUILT_IN_IGNORED:
-        if name in parts:
-            return f"ignored ({name})"
-    return "ignored (.gitignore)"
-
-
-def _over(limit: int) -> str:
-    mib = 1024 * 1024
-    return f"over {limit // mib} MB" if limit and limit % mib == 0 else f"over {limit} bytes"

@@ -4,9 +4,12 @@
     python shadow_worker.py restore WORKSPACE ROOT POINT COMMIT
 
 POINT is where it stops and waits (its stdin never closes) after printing "at POINT":
-- `git:<command>`: just before running that git command (`update-ref`, `write-tree`, ...);
-- `running:<command>`: as that git command starts (it prints, and runs it; the test waits for a
-  sign of it on disk, say git's `index.lock`);
+- `git:<command>`: just before running that git command (`diff-tree`, `cat-file`, ...);
+- `stage:<step>`: in a snapshot (done in process by libgit2, backend/checkpoints/_stage.py), just
+  before `status`, the n-th file's hashing (`add:<n>`) or `create_commit`, or with the commit
+  written and not yet in the snapshot log (`unlogged`);
+- `index-locked`: as libgit2 would leave it if killed while writing the index: `index.lock`
+  made and held open, the index not yet replaced;
 - `replaced:<n>`: after a restore renamed its n-th file into place;
 - `half-written:<n>`: in the middle of writing a restore's n-th file.
 It prints "done" if it gets to the end.
@@ -17,6 +20,8 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
+
+import pygit2
 
 from backend.checkpoints import _git, _restore
 from backend.checkpoints.shadow import ShadowRepo
@@ -40,6 +45,46 @@ def main() -> None:
         return run(self, *args, **kwargs)  # type: ignore[arg-type]
 
     _git.Git.run = watched_run  # type: ignore[method-assign]
+    stage_step, _, nth = argument.partition(":")
+    added = 0
+
+    def stopping(method_owner: object, name: str, step: str) -> None:
+        real = getattr(method_owner, name)
+
+        def stop_first(*args: object, **kwargs: object) -> object:
+            nonlocal added
+            if step == "add":
+                added += 1
+            if kind == "stage" and stage_step == step and (step != "add" or added == int(nth)):
+                stop_here(point)
+            return real(*args, **kwargs)
+
+        setattr(method_owner, name, stop_first)
+
+    stopping(pygit2.Repository, "status", "status")
+    stopping(pygit2.Index, "add", "add")
+    real_create_commit = pygit2.Repository.create_commit
+
+    def commit_then_stop(*args: object, **kwargs: object) -> object:
+        commit = real_create_commit(*args, **kwargs)
+        if kind == "stage" and stage_step == "unlogged":
+            stop_here(point)
+        return commit
+
+    pygit2.Repository.create_commit = commit_then_stop  # type: ignore[method-assign]
+    stopping(pygit2.Repository, "create_commit", "create_commit")
+    real_index_write = pygit2.Index.write
+
+    def index_write(index: pygit2.Index) -> None:
+        if kind == "index-locked":
+            # What libgit2 holds while it writes the index; the kill leaves it behind.
+            held = os.open(index_lock[0], os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+            os.write(held, b"DIRC")
+            stop_here(point)
+        real_index_write(index)
+
+    index_lock: list[Path] = []
+    pygit2.Index.write = index_write  # type: ignore[method-assign]
     replaced = 0
     real_replace = os.replace
 
@@ -65,6 +110,7 @@ def main() -> None:
     _restore._write_all = halted_write  # type: ignore[assignment]
 
     shadow = ShadowRepo(Path(workspace), root=Path(root))
+    index_lock.append(shadow.git_dir / "index.lock")
     if operation == "snapshot":
         shadow.snapshot("killed mid-way")
     else:

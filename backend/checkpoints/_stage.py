@@ -1,0 +1,171 @@
+"""A snapshot in process: the shadow index brought up to the workspace, a tree, a commit and its refs.
+
+This is the path every checkpointed step takes, so it runs inside the host through libgit2
+(pygit2) instead of starting five git processes (status, update-index, write-tree, commit-tree,
+update-ref cost ~10 ms of host CPU per step), and it writes as few files as it can: the three
+objects of a snapshot (blob, tree, commit), one line appended to the snapshot log instead of a
+ref, and the index only now and then. Everything else a shadow repository does (diff, restore,
+prune) is rare and stays with the git program.
+
+Both speak the same repository: libgit2 reads and writes git's index, objects and refs in git's
+formats and through the same lock files, and takes its settings from the shadow repository's
+own config (written by `ensure_config`), never from the user's or the system's: the search paths
+of global, XDG and system config are emptied for the whole process, which holds no other
+libgit2 repository.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+from pathlib import Path
+
+import pygit2
+from pygit2.enums import ConfigLevel, FileStatus, RepositoryOpenFlag
+
+from backend.checkpoints._git import AUTHOR, BUILT_IN_IGNORED, CONFIG
+from backend.checkpoints.values import Skipped
+
+SNAPSHOT_LOG = "snapshots.log"
+"""In the shadow repository: the commit of each snapshot taken since the last prune, a line each."""
+
+INDEX_WRITE_AFTER_FILES = 64
+INDEX_WRITE_AFTER_S = 10.0
+"""The index is git's stat cache, nothing more: the one in memory is current, and the one on disk
+is written when this many files changed or this long passed, instead of after every snapshot.
+A process that reads a stale one (after a restart) hashes again only the files changed since."""
+
+for _level in (ConfigLevel.GLOBAL, ConfigLevel.XDG, ConfigLevel.SYSTEM, ConfigLevel.PROGRAMDATA):
+    pygit2.settings.search_path[_level] = ""
+# The shadow repository is ours; who owns the workspace does not matter to it.
+pygit2.settings.owner_validation = False
+# A tree is written from the index (whose blobs were written or kept, see ShadowRepo's prune
+# generation) and a commit from that tree: reading each object back to check it is a cost per
+# file per snapshot that buys nothing here.
+pygit2.settings.enable_strict_object_creation(False)
+
+_COMMIT = re.compile(r"[0-9a-f]{40}")
+_CHANGED = FileStatus.WT_NEW | FileStatus.WT_MODIFIED | FileStatus.WT_TYPECHANGE
+
+
+class Stager:
+    """The shadow repository of one workspace, opened once and kept (callers hold its lock)."""
+
+    def __init__(self, git_dir: Path, workspace: Path, max_file_bytes: int) -> None:
+        self.workspace = workspace
+        self.max_file_bytes = max_file_bytes
+        self.git_dir = git_dir
+        self._repo = pygit2.Repository(str(git_dir), flags=RepositoryOpenFlag.NO_SEARCH)
+        self._log: int | None = None
+        self._last: tuple[str, str] | None = None  # (tree, commit) of the last snapshot made here
+        self._unwritten = 0
+        self._written_at = time.monotonic()
+        self._repo.workdir = str(workspace)
+        ensure_config(self._repo.config, workspace)
+
+    def stage(self) -> tuple[str, list[Skipped]]:
+        """Bring the shadow index up to the workspace (hashing only what the stat cache says
+        changed) and write its tree; returns the tree id and what was left out."""
+        index = self._repo.index
+        index.read(force=False)  # another process (a rewind from the CLI) may have written it
+        skipped: list[Skipped] = []
+        removals: list[str] = []
+        additions: list[str] = []
+        for path, flags in self._repo.status(untracked_files="all", ignored=True).items():
+            if flags & FileStatus.IGNORED:
+                skipped.append(Skipped(path=path.rstrip("/"), reason=_ignored_reason(path)))
+            elif flags & FileStatus.WT_NEW and path.endswith("/"):
+                skipped.append(Skipped(path=path.rstrip("/"), reason="nested git repository"))
+            elif flags & FileStatus.WT_DELETED:
+                removals.append(path)
+            elif flags & _CHANGED:
+                tracked = not flags & FileStatus.WT_NEW
+                reason = self._left_out(path)
+                if reason == "gone":
+                    if tracked:
+                        removals.append(path)
+                elif reason is not None:
+                    skipped.append(Skipped(path=path, reason=reason))
+                    if tracked:  # it grew past the limit, or became unreadable: out of the index too
+                        removals.append(path)
+                else:
+                    additions.append(path)
+        # Removals first: a file that became a folder (or the reverse) frees its name before
+        # the new entries take it.
+        for path in removals:
+            index.remove(path)
+        for path in additions:
+            index.add(path)
+        tree = index.write_tree()
+        self._unwritten += len(removals) + len(additions)
+        if self._unwritten >= INDEX_WRITE_AFTER_FILES or time.monotonic() - self._written_at > INDEX_WRITE_AFTER_S:
+            index.write()
+            self._unwritten, self._written_at = 0, time.monotonic()
+        return str(tree), sorted(skipped, key=lambda s: s.path)
+
+    def commit(self, tree: str, message: str) -> str:
+        """A root commit of `tree`, kept by a line in the snapshot log (see `logged_snapshots`);
+        the last one again if nothing changed since (a step that wrote nothing costs no commit)."""
+        if self._last is not None and self._last[0] == tree:
+            return self._last[1]
+        signature = pygit2.Signature(*AUTHOR)
+        commit = str(self._repo.create_commit(None, signature, signature, message, pygit2.Oid(hex=tree), []))
+        if self._log is None:
+            flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC
+            self._log = os.open(self.git_dir / SNAPSHOT_LOG, flags, 0o600)
+        os.write(self._log, f"{commit}\n".encode())  # one short append: whole or not at all
+        self._last = (tree, commit)
+        return commit
+
+    def _left_out(self, path: str) -> str | None:
+        full = self.workspace / path
+        try:
+            info = os.lstat(full)
+        except FileNotFoundError:
+            return "gone"
+        if _is_regular(info.st_mode):
+            if not os.access(full, os.R_OK):
+                return "unreadable"
+            if info.st_size > self.max_file_bytes:
+                return _over(self.max_file_bytes)
+        return None
+
+
+def ensure_config(config: pygit2.Config, workspace: Path) -> None:
+    """The shadow repository's config says what the git program is told with `-c` on every run
+    (libgit2 takes no `-c`): written once, when a value is missing or differs."""
+    wanted = {**CONFIG, "core.excludesFile": str(workspace / ".git" / "info" / "exclude")}
+    for key, value in wanted.items():
+        try:
+            current = config[key]
+        except KeyError:
+            current = None
+        if current != value:
+            config[key] = value
+
+
+def _is_regular(mode: int) -> bool:
+    return (mode & 0o170000) == 0o100000
+
+
+def _ignored_reason(path: str) -> str:
+    parts = path.rstrip("/").split("/")
+    for name in BUILT_IN_IGNORED:
+        if name in parts:
+            return f"ignored ({name})"
+    return "ignored (.gitignore)"
+
+
+def _over(limit: int) -> str:
+    mib = 1024 * 1024
+    return f"over {limit // mib} MB" if limit and limit % mib == 0 else f"over {limit} bytes"
+
+
+def logged_snapshots(git_dir: Path) -> list[str]:
+    """The commits the snapshot log keeps (a prune gives them refs and empties it)."""
+    try:
+        text = (git_dir / SNAPSHOT_LOG).read_text()
+    except FileNotFoundError:
+        return []
+    return [line for line in text.split("\n") if _COMMIT.fullmatch(line)]
