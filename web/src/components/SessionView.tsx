@@ -117,9 +117,15 @@ interface StepLink {
 /** Statuses of a call that has not run (and so changed nothing yet). */
 const NOT_RUN = new Set<ToolCall["status"]>(["pending", "waiting_approval", "denied"]);
 
+/** Whether the call ran (or is running): a call stopped or interrupted before it started did not. */
+function ran(call: ToolCall): boolean {
+  if (NOT_RUN.has(call.status)) return false;
+  return call.started_at !== null || call.status === "done" || call.status === "error";
+}
+
 /** Why a call that ran has no checkpoint, when that is known: it failed, or checkpoints are off. */
 function missingCheckpoint(call: ToolCall, steps: StepLink | undefined): string | null {
-  if (!steps || NOT_RUN.has(call.status) || steps.byCall.has(call.id)) return null;
+  if (!steps || !ran(call) || steps.byCall.has(call.id)) return null;
   const failed = steps.failed.get(call.id);
   if (failed !== undefined) return failed;
   return steps.enabled === false && writesWorkspace(call.name) ? CHECKPOINTS_OFF : null;
@@ -154,7 +160,7 @@ function ToolCallCard({ call, sessionId, refused, steps }: { call: ToolCall; ses
       <div className="tool-card-body">
         <h4>Arguments</h4>
         {/* Once it ran, what a write or edit changed is its step's diff (below), not its arguments. */}
-        {!NOT_RUN.has(call.status) && showsSentText(call.name) ? (
+        {ran(call) && showsSentText(call.name) ? (
           <SentArguments args={call.arguments} recorded={step !== undefined} />
         ) : (
           <ArgumentsView name={call.name} args={call.arguments} />
