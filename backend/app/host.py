@@ -29,6 +29,7 @@ from backend.app.auto_approve import AutoApprover
 from backend.app.model_settings import ModelSettings
 from backend.app.model_targets import DEMO_MODEL, ModelTargets
 from backend.app.managed_policy import allowed_servers, check_settings, load_managed_policy
+from backend.domain.hook_config import merge_hooks
 from backend.app.policy import PolicyService
 from backend.app.servers import ServerFailures
 from backend.app.server_sign_ins import ServerSignIns
@@ -226,7 +227,7 @@ class Host:
                 network_on=settings.sandbox.network.on,
             ),
             checkpoints=self.checkpointer if settings.checkpoints.enabled else None,
-            hook_config=settings.hooks,  # a managed policy's hooks join through gate.configured_hooks.use
+            hook_config=merge_hooks(self.managed.hooks, settings.hooks),  # the managed policy's first: they always run
         )
         self.claude_sdk = ClaudeSdkEngine(
             store=self.store,

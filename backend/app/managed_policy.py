@@ -165,5 +165,5 @@ def view_of(policy: ManagedPolicy, servers: Mapping[str, McpServerConfig]) -> Ma
         disable_unsandboxed=policy.disable_unsandboxed,
         allowed_mcp_servers=patterns,
         blocked_servers=blocked,
-        hook_events=sorted(policy.hooks),
+        hook_events=sorted(policy.hooks.root),
     )

@@ -73,7 +73,7 @@ def effective_policy(settings: Settings, managed: ManagedPolicy) -> EffectivePol
         found.switches = {name: bool(getattr(managed, name)) for name in SWITCHES}
         if managed.allowed_mcp_servers is not None:
             found.allowed_mcp_servers = [p.text for p in managed.allowed_mcp_servers]
-        found.managed_hook_events = sorted(managed.hooks)
+        found.managed_hook_events = sorted(managed.hooks.root)
         for effect in ("deny", "ask"):
             for rule in getattr(managed.permissions, effect):
                 found.entries.append(

@@ -17,6 +17,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from backend.domain.hook_config import HOOK_EVENTS, HooksConfig
 from backend.rules.grammar import RuleError, RuleSet
 
 MANAGED_SOURCE = "managed"
@@ -27,12 +28,6 @@ MANAGED_PREFIX = "Managed policy: "
 (auto-approve and `--approve all` never answer it), whatever else the card says."""
 
 ManagedSwitch = Literal["disable_allow_always", "disable_auto_approve", "disable_approve_all", "disable_unsandboxed"]
-
-HOOK_EVENTS = frozenset(
-    {"PreToolUse", "PostToolUse", "PermissionRequest", "UserPromptSubmit", "SessionStart", "Stop", "Notification",
-     "SubagentStop", "PreCompact", "SessionEnd"}
-)
-"""Claude Code's hook events a managed `hooks:` block may name (the hooks runner decides which it runs)."""
 
 
 class ManagedLocked(Exception):
@@ -121,22 +116,19 @@ class ManagedPolicy(BaseModel):
     allowed_mcp_servers: list[ServerPattern] | None = None
     """The only MCP servers of the config that are started (None: any). Overseer's built-in
     servers are not MCP servers someone added, and are not filtered."""
-    hooks: dict[str, list[dict[str, Any]]] = Field(default_factory=dict)
-    """Claude Code's `hooks` block as written (event -> matcher groups): hooks that always run.
-    Parsed and kept here; the hooks runner merges them in front of the configured ones."""
+    hooks: HooksConfig = Field(default_factory=lambda: HooksConfig({}))
+    """Claude Code's `hooks` block (backend/domain/hook_config.py): hooks that always run, in front
+    of the config file's (the host merges them with `merge_hooks`). Unlike the config file's, an
+    event Overseer does not run hooks at is refused: a managed guard must never silently not run."""
     source: str = Field(default="", exclude=True)
     """The file it was read from, named in every refusal."""
 
     @field_validator("hooks")
     @classmethod
-    def _known_events(cls, hooks: dict[str, list[dict[str, Any]]]) -> dict[str, list[dict[str, Any]]]:
-        unknown = sorted(set(hooks) - HOOK_EVENTS)
+    def _events_that_run(cls, hooks: HooksConfig) -> HooksConfig:
+        unknown = sorted(set(hooks.root) - HOOK_EVENTS)
         if unknown:
-            raise ValueError(f"unknown hook event {unknown[0]!r}; one of {', '.join(sorted(HOOK_EVENTS))}")
-        for event, groups in hooks.items():
-            for group in groups:
-                if not isinstance(group.get("hooks"), list):
-                    raise ValueError(f"hooks.{event}: each entry needs a `hooks` list (Claude Code's shape)")
+            raise ValueError(f"hook event {unknown[0]!r} is not one Overseer runs: {', '.join(sorted(HOOK_EVENTS))}")
         return hooks
 
     def rules(self) -> RuleSet:

@@ -3,6 +3,7 @@ above every other layer in a real host (real store, real shell server, the auto-
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -24,6 +25,7 @@ from backend.mcp.config import McpServerConfig
 from backend.rules.managed import NO_MANAGED_POLICY
 from backend.testing import Reply, ScriptedToolCall
 from backend.testing.harness import only_servers, scripted_host
+from tests.hooks.hook_scripts import ALLOW_ALL, command, hooks_block, install
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -186,3 +188,24 @@ async def test_the_auto_approve_switch_is_refused_when_the_managed_policy_turns_
         with pytest.raises(LockedByManagedPolicy, match=f"auto-approve is turned off: .*{path}: disable_auto_approve"):
             await h.host.session_edits.edit(session.id, SessionEdit(auto_approve=True), by=ANN, via="rest")
         assert (await h.host.store.get_session(session.id)).auto_approve is None
+
+
+async def test_the_managed_hooks_always_run_and_a_hooks_allow_never_beats_a_managed_deny(tmp_path, pool, managed_file):
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    allow_all = install(workspace, "allow_all", ALLOW_ALL)
+    hooks = hooks_block(PreToolUse=[("Bash", [command(allow_all)])])
+    managed_file(json.dumps({"permissions": {"deny": ["Bash(curl *)"]}, "hooks": hooks}))
+    script = [
+        Reply(tool_calls=[shell("curl https://example.com", "c1"), shell("echo hi", "c2")]),
+        Reply(text="done"),
+    ]
+    async with scripted_host(tmp_path, script, pool=pool, mcp_servers=only_servers("shell")) as h:
+        session = await h.start("go")
+        assert (await h.host.runner.wait(session.id, timeout=30)).status == "completed"
+        calls = {c.id: c.status for c in await h.host.store.list_tool_calls(session.id)}
+        assert calls == {"c1": "denied", "c2": "done"}
+        assert await h.host.store.list_approvals(session_id=session.id) == []  # the hook answered echo's ask
+        audit = {a.tool_call_id: a for a in await h.host.store.list_audit(session_id=session.id)}
+        assert audit["c1"].decision == "deny" and "Managed policy" in audit["c1"].detail
+        assert audit["c2"].decision == "allow" and allow_all in (audit["c2"].decider.name if audit["c2"].decider else "")

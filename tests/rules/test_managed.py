@@ -39,11 +39,12 @@ def test_an_allow_list_in_the_managed_permissions_is_refused():
 
 def test_hooks_are_kept_as_claude_code_writes_them_and_an_unknown_event_is_refused():
     block = {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "lint.sh"}]}]}
-    assert ManagedPolicy.model_validate({"hooks": block}).hooks == block
-    with pytest.raises(ValidationError, match="PreToolCall"):
+    [group] = ManagedPolicy.model_validate({"hooks": block}).hooks.groups("PreToolUse")
+    assert (group.matcher, group.hooks[0].command) == ("Bash", "lint.sh")
+    with pytest.raises(ValidationError, match="PreToolCall"):  # a managed guard that would never run
         ManagedPolicy.model_validate({"hooks": {"PreToolCall": []}})
-    with pytest.raises(ValidationError, match="hooks"):
-        ManagedPolicy.model_validate({"hooks": {"Stop": [{"matcher": "*"}]}})
+    with pytest.raises(ValidationError, match="hooks"):  # a handler type Overseer cannot run
+        ManagedPolicy.model_validate({"hooks": {"Stop": [{"hooks": [{"type": "prompt", "prompt": "ok?"}]}]}})
 
 
 def test_servers_are_admitted_by_name_command_or_url_and_others_are_refused_with_the_setting_named():
