@@ -7,6 +7,7 @@ import { enableNotifications } from "../attention";
 import type { Route } from "../router";
 import { logout, pendingList, useAppState } from "../store";
 import { ConnectionBanner } from "./ConnectionBanner";
+import { FailingServersMark } from "./FailingServersMark";
 import { SandboxBanner } from "./SandboxBanner";
 import { UndoToast } from "./UndoToast";
 
@@ -54,6 +55,7 @@ export function Header({ route, onToggleSidebar, sidebarOpen }: { route: Route; 
           </a>
           <a href="#/servers" aria-current={route.name === "servers" ? "page" : undefined} data-testid="nav-servers">
             Servers
+            <FailingServersMark />
           </a>
           <a href="#/agents" aria-current={route.name === "agents" ? "page" : undefined} data-testid="nav-agents">
             Agents
