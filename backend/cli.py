@@ -443,6 +443,8 @@ def _api_key(args: argparse.Namespace) -> int:
 def _rules_check(args: argparse.Namespace) -> int:
     from backend.rules.policy_engine import DEFAULT_POLICIES, PolicyEngine, ToolCallView
     from backend.rules.grammar import RuleSet
+    from backend.approvals.hook_tools import hook_names
+    from backend.domain.hook_config import HooksConfig
 
     try:
         arguments = json.loads(args.arguments)
@@ -459,16 +461,21 @@ def _rules_check(args: argparse.Namespace) -> int:
         data = json.loads(path.read_text()) if path.suffix == ".json" else read_yaml(path)
         rules = RuleSet.from_config(data.get("permissions") or {}, source=str(path))
         policies = {**DEFAULT_POLICIES, **(data.get("policies") or {})}
+        hooks = HooksConfig.model_validate(data.get("hooks") or {})
     else:
         settings = _settings(args)
         rules = RuleSet.from_config(settings.permissions.model_dump(), source="user")
         policies = {**DEFAULT_POLICIES, **settings.policies}
+        hooks = settings.hooks
     engine = PolicyEngine(rules, policies)
     tool = CLI_ALIASES.get(args.tool, args.tool)
     verdict = engine.evaluate(
         ToolCallView(name=tool, arguments=arguments, workspace=workspace)
     )
     print(f"{verdict.verdict}\t{verdict.reason}")
+    for event in ("PreToolUse", "PermissionRequest", "PostToolUse"):  # they run too, and may change it (docs/hooks.md)
+        for handler in hooks.handlers(event, *hook_names(tool)):
+            print(f"hook\t{event}: {handler.principal}")
     return 0
 
 

@@ -120,6 +120,13 @@ class HooksConfig(RootModel[dict[str, list[HookMatcherGroup]]]):
     def groups(self, event: HookEvent) -> list[HookMatcherGroup]:
         return self.root.get(event, [])
 
+    def handlers(self, event: HookEvent, *names: str) -> list[CommandHook | HttpHook]:
+        """The handlers an event runs for a tool known by `names` (matcherless events: all)."""
+        groups = self.groups(event)
+        if event in TOOL_EVENTS:
+            groups = [g for g in groups if g.matches(*names)]
+        return [h for g in groups for h in g.hooks]
+
 
 def merge_hooks(*configs: HooksConfig | None) -> HooksConfig:
     """Several `hooks` blocks as one, each event's groups in the order given (a managed policy's

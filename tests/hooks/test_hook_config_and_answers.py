@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 from pydantic import ValidationError
 
 from backend.approvals.hook_answers import Verdict, read_answer
 from backend.approvals.hook_runner import HandlerRun
 from backend.approvals.hook_tools import hook_tool_input, tool_arguments
+from backend.cli import main
 from backend.domain.hook_config import HookMatcherGroup, HooksConfig, merge_hooks
-from pathlib import Path
 
 
 def test_matchers_take_exact_names_alternatives_regexes_and_everything() -> None:
@@ -71,3 +74,22 @@ def test_file_tools_are_shown_to_hooks_with_claude_codes_names_and_come_back_as_
     back = tool_arguments("mcp__file__edit_file", {**shown, "new_string": "z"}, ws)
     assert back == {"path": "a/b.txt", "old_text": "x", "new_text": "z"}
     assert hook_tool_input("mcp__shell__exec", {"command": "ls", "timeout": 5}, ws) == {"command": "ls", "timeout": 5000}
+
+
+def test_rules_check_names_the_hooks_a_pasted_settings_json_runs_for_the_tool(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    settings = tmp_path / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text(json.dumps({
+        "permissions": {"deny": ["Bash(rm *)"]},
+        "hooks": {
+            "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "lint.sh"}]},
+                           {"matcher": "Write", "hooks": [{"type": "command", "command": "fmt.sh"}]}],
+            "PostToolUse": [{"hooks": [{"type": "http", "url": "http://127.0.0.1:9/log"}]}],
+        },
+    }))
+    assert main(["rules", "check", "Bash", '{"command": "rm -rf build"}', "--config", str(settings)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("deny\t")
+    assert lines[1:] == ["hook\tPreToolUse: hook:lint.sh", "hook\tPostToolUse: hook:http://127.0.0.1:9/log"]
