@@ -17,7 +17,9 @@ than refusing whenever the worst case does not fit: a model's largest answer alo
 of Claude Sonnet: $0.96) can outprice a whole small budget, which would then stop every call.
 
 The Claude Agent SDK engine makes its model calls inside Claude Code's process, where no call
-passes this guard: its sessions' spend counts toward the day, but only the next LiteLLM call stops.
+passes this guard and the SDK offers no hook before one (its `max_budget_usd` ends a query only
+after the query has spent past it): its sessions' spend counts toward the day, and a run of theirs
+does not start once a budget is spent (the runner checks), but within a run nothing is estimated.
 """
 
 from __future__ import annotations

@@ -32,7 +32,7 @@ from backend.domain.session_options import SessionOptions
 from backend.domain.tools import ToolInfo
 from backend.engine.events import EventBus
 from backend.engine.base import Engine, LiteLlmEngine
-from backend.engine.budget import BudgetGuard
+from backend.engine.budget import BudgetGuard, BudgetReached
 from backend.paths import existing_directory
 from backend.engine.loop import LoopLimits, LoopResult
 from backend.engine.turns.memory import consolidate
@@ -369,6 +369,13 @@ class SessionRunner(SessionRows):
     async def _run_once(self, session_id: str) -> LoopResult:
         session = await self.store.get_session(session_id)
         engine = self._engine(session)
+        if session.engine == "claude-sdk" and self.budget is not None:
+            # Its model calls happen inside Claude Code, where no call passes the guard: at least
+            # a run does not start once a budget is spent.
+            try:
+                await self.budget.check(session_id)
+            except BudgetReached as exc:
+                return LoopResult(outcome="error", error=str(exc))
         if self.memory_window > 0 and not engine.compacts_own_transcript:
             # Before the run, so the model starts from a transcript the window bounds.
             session = await self._consolidate(session)

@@ -137,3 +137,17 @@ async def test_a_budget_set_while_the_host_runs_applies_to_the_next_call(tmp_pat
         stopped = await h.host.runner.wait(session.id, timeout=30)
     assert (stopped.status, stopped.stop_reason) == ("stopped", "budget")
     assert h.model.requests == []
+
+
+async def test_a_claude_sdk_session_past_its_budget_does_not_start_a_run(tmp_path):
+    # Claude Code makes its model calls itself, past the guard; the run is stopped before it starts.
+    budget = {"per_session_usd": 0.5}
+    async with scripted_host(tmp_path, [Reply(text="never")], budget=budget, default_engine="claude-sdk", **NO_SERVERS) as h:
+        session = await h.host.runner.create(options=SessionOptions(title="sdk"))
+        assert session.engine == "claude-sdk"
+        await h.host.runner.add_usage(session.id, Usage(cost_usd=0.6))
+        await h.host.sessions.submit(session.id, ChatInput(text="go on"))
+        stopped = await h.host.runner.wait(session.id, timeout=30)
+    assert (stopped.status, stopped.stop_reason) == ("stopped", "budget")
+    assert "budget of $0.50 is spent" in (stopped.error or "")
+    assert h.model.requests == []
