@@ -189,8 +189,9 @@ class TerminalUI:
                 return Decision(kind="allow_once")
             if choice == "s":
                 return Decision(kind="allow_session")
-            if choice == "a" and self.host.managed.disable_allow_always:
-                self.line(f"  \"always allow\" is turned off: {self.host.managed.where('disable_allow_always')}")
+            managed = getattr(self.host, "managed", None)  # tests drive the prompts without a host
+            if choice == "a" and managed is not None and managed.disable_allow_always:
+                self.line(f"  \"always allow\" is turned off: {managed.where('disable_allow_always')}")
                 continue
             if choice == "a":
                 rules = approval.suggested_rules

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import io
 import json
+from types import SimpleNamespace
 
 import pytest
 
 from backend.cli import main
+from backend.domain.models import Approval, Decision, utcnow
+from backend.rules.managed import MANAGED_PREFIX, ManagedPolicy
+from backend.terminal import TerminalUI
 
 
 @pytest.fixture
@@ -83,3 +88,45 @@ def test_a_malformed_managed_file_stops_policy_show_with_the_reason(tmp_path, mo
     monkeypatch.setenv("OVERSEER_MANAGED_POLICY", str(bad))
     assert main(["--data-dir", str(tmp_path / "data"), "policy", "show"]) == 2
     assert f"managed policy {bad} is invalid" in capsys.readouterr().err
+
+
+class _Door:
+    """The approval door as the terminal calls it: remembers each answer."""
+
+    def __init__(self) -> None:
+        self.answers: list[Decision] = []
+
+    async def answer(self, approval_id: str, decision: Decision, **_: object) -> None:
+        self.answers.append(decision)
+
+
+def _terminal(managed: ManagedPolicy, answers: list[str], approve: str = "ask") -> tuple[TerminalUI, _Door, io.StringIO]:
+    door, out, lines = _Door(), io.StringIO(), iter(answers)
+    host = SimpleNamespace(managed=managed, approvals=door)
+    ui = TerminalUI(host=host, approve=approve, read_line=lambda prompt: next(lines), out=out)  # type: ignore[arg-type]
+    return ui, door, out
+
+
+def _asked(reason: str) -> Approval:
+    return Approval(
+        id="a1", session_id="s", tool_call_id="c", tool_name="mcp__shell__exec", arguments={"command": "echo hi"},
+        suggested_rules=["mcp__shell__exec(echo hi)"], reason=reason, expires_at=utcnow(),
+    )
+
+
+async def test_the_terminal_refuses_always_when_the_managed_policy_turns_it_off():
+    managed = ManagedPolicy(disable_allow_always=True, source="/etc/overseer/managed.yaml")
+    ui, door, out = _terminal(managed, ["a", "y"])
+    await ui.answer(_asked("Running commands asks by default"))
+    assert [d.kind for d in door.answers] == ["allow_once"]
+    assert '"always allow" is turned off: locked by managed policy (/etc/overseer/managed.yaml: disable_allow_always)' in out.getvalue()
+
+
+async def test_approve_all_leaves_a_managed_ask_to_the_person():
+    ui, door, out = _terminal(ManagedPolicy(), ["n", ""], approve="all")
+    await ui.answer(_asked(MANAGED_PREFIX + "ask rule mcp__github (managed)"))
+    assert [d.kind for d in door.answers] == ["deny"]
+    assert "--approve all does not cover a call the managed policy puts to a person" in out.getvalue()
+    ui, door, _ = _terminal(ManagedPolicy(), [], approve="all")
+    await ui.answer(_asked("Running commands asks by default"))
+    assert [(d.kind, d.message) for d in door.answers] == [("allow_once", "--approve all")]
