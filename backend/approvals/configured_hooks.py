@@ -24,7 +24,7 @@ from typing import Any
 from backend.approvals.hook_answers import HookAnswer, Verdict, read_answer
 from backend.approvals.hook_runner import close_clients, run_handler
 from backend.approvals.hook_tools import hook_names, hook_tool_input, hook_tool_name
-from backend.domain.hook_config import TOOL_EVENTS, CommandHook, HookEvent, HooksConfig
+from backend.domain.hook_config import CommandHook, HookEvent, HooksConfig
 from backend.domain.tools import ToolResult
 from backend.rules.policy_engine import Evaluation
 
@@ -181,10 +181,7 @@ class ConfiguredHooks:
         *,
         fail_closed: bool = False,
     ) -> Verdict:
-        groups = self.config.groups(event)
-        if event in TOOL_EVENTS or event in ("SessionStart", "Notification"):
-            groups = [g for g in groups if g.matches(*names)]
-        handlers = [h for g in groups for h in g.hooks]
+        handlers = self.config.handlers(event, *names)
         if not handlers:
             return Verdict(fail_closed=fail_closed)
         prefix: Sequence[str] = ()

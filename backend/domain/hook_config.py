@@ -31,6 +31,8 @@ pasted block naming one still loads, and its hooks are skipped with a warning.""
 HOOK_EVENTS: frozenset[str] = frozenset(get_args(HookEvent))
 TOOL_EVENTS: frozenset[str] = frozenset({"PreToolUse", "PostToolUse", "PermissionRequest"})
 """Events whose matcher is read against a tool's name."""
+MATCHED_EVENTS: frozenset[str] = TOOL_EVENTS | {"SessionStart", "Notification"}
+"""Events that read a matcher at all (SessionStart its source, Notification its type)."""
 
 DEFAULT_TIMEOUT = 60.0
 """Seconds a handler may take when it names no `timeout` (Claude Code's default)."""
@@ -121,9 +123,10 @@ class HooksConfig(RootModel[dict[str, list[HookMatcherGroup]]]):
         return self.root.get(event, [])
 
     def handlers(self, event: HookEvent, *names: str) -> list[CommandHook | HttpHook]:
-        """The handlers an event runs for a tool known by `names` (matcherless events: all)."""
+        """The handlers an event runs for `names` (a tool's alias and name, a source, a type);
+        for an event without matchers, all of them."""
         groups = self.groups(event)
-        if event in TOOL_EVENTS:
+        if event in MATCHED_EVENTS:
             groups = [g for g in groups if g.matches(*names)]
         return [h for g in groups for h in g.hooks]
 
