@@ -23,6 +23,9 @@ from backend.domain.hook_config import CommandHook, HttpHook
 
 STREAM_LIMIT = 1_000_000
 """Bytes of a handler's stdout or stderr that are read; the rest is cut."""
+SAFE_ENVIRONMENT = ("PATH", "HOME", "USER", "LOGNAME", "SHELL", "TERM", "LANG", "LC_ALL", "LC_CTYPE", "TZ")
+"""What a hook command gets of the host's environment, as a stdio MCP server does: never the
+host's token or a provider's API key (the agent can read what a hook writes in its workspace)."""
 
 
 @dataclass(kw_only=True)
@@ -62,7 +65,7 @@ async def _command(
     handler: CommandHook, payload: dict[str, Any], *, cwd: Path, sandbox: Sequence[str], env: dict[str, str] | None
 ) -> HandlerRun:
     run = HandlerRun(principal=handler.principal)
-    environ = {**os.environ, **(env or {})}
+    environ = {k: v for k, v in os.environ.items() if k in SAFE_ENVIRONMENT} | (env or {})
     try:
         proc = await asyncio.create_subprocess_exec(
             *sandbox,

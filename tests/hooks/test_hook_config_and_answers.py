@@ -9,10 +9,10 @@ import pytest
 from pydantic import ValidationError
 
 from backend.approvals.hook_answers import Verdict, read_answer
-from backend.approvals.hook_runner import HandlerRun
+from backend.approvals.hook_runner import HandlerRun, run_handler
 from backend.approvals.hook_tools import hook_tool_input, tool_arguments
 from backend.cli import main
-from backend.domain.hook_config import HookMatcherGroup, HooksConfig, merge_hooks
+from backend.domain.hook_config import CommandHook, HookMatcherGroup, HooksConfig, merge_hooks
 
 
 def test_matchers_take_exact_names_alternatives_regexes_and_everything() -> None:
@@ -93,3 +93,16 @@ def test_rules_check_names_the_hooks_a_pasted_settings_json_runs_for_the_tool(
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].startswith("deny\t")
     assert lines[1:] == ["hook\tPreToolUse: hook:lint.sh", "hook\tPostToolUse: hook:http://127.0.0.1:9/log"]
+
+
+async def test_a_hook_command_gets_the_event_on_stdin_and_none_of_the_hosts_secrets(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OVERSEER_TOKEN", "host-secret")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "provider-secret")
+    script = "import json, os, sys; print(json.dumps({'event': json.load(sys.stdin), 'env': dict(os.environ)}))"
+    hook = CommandHook(type="command", command=f"python3 -c \"{script}\"")
+    run = await run_handler(hook, {"hook_event_name": "Stop"}, cwd=tmp_path, env={"CLAUDE_PROJECT_DIR": str(tmp_path)})
+    seen = json.loads(run.stdout)
+    assert seen["event"] == {"hook_event_name": "Stop"} and seen["env"]["CLAUDE_PROJECT_DIR"] == str(tmp_path)
+    assert "OVERSEER_TOKEN" not in seen["env"] and "ANTHROPIC_API_KEY" not in seen["env"]
