@@ -107,7 +107,9 @@ class PolicyService:
         return self.permissions
 
     def set_policies(self, policies: Mapping[str, PolicyValue]) -> dict[str, PolicyValue]:
-        """Merge per-tool/per-server policies: validated, saved and applied at once."""
+        """Merge per-tool/per-server policies: validated, saved and applied at once.
+        LockedByManagedPolicy for `always_allow` on a name the managed policy denies or asks about."""
+        self._check_not_loosening([key for key, value in policies.items() if value == "always_allow"])
         merged = {**self._policies, **policies}
         engine = self._build(self._permissions, merged)
         with self._lock:

@@ -181,6 +181,22 @@ async def test_an_admin_cannot_allow_what_the_managed_policy_denies(tmp_path, po
         assert h.host.policies.permissions.allow == []
 
 
+async def test_an_admin_cannot_set_always_allow_on_a_tool_the_managed_policy_asks_about(tmp_path, pool, managed_file):
+    path = managed_file("permissions:\n  ask: ['mcp__github__delete_repo']\n")
+    async with scripted_host(tmp_path, [], pool=pool, mcp_servers=only_servers("shell")) as h:
+        with pytest.raises(LockedByManagedPolicy) as refused:
+            h.host.policies.set_policies({"mcp__github__delete_repo": "always_allow"})
+        assert str(refused.value) == f"locked by managed policy ({path}: permissions.ask 'mcp__github__delete_repo')"
+        assert "mcp__github__delete_repo" not in h.host.policies.policies
+        h.host.policies.set_policies({"mcp__github__delete_repo": "deny"})  # stricter is anyone's to add
+
+
+async def test_no_command_runs_outside_the_sandbox_when_unsandboxed_runs_are_turned_off(tmp_path, pool, managed_file):
+    managed_file("disable_unsandboxed: true\n")
+    async with scripted_host(tmp_path, [], pool=pool, mcp_servers=only_servers("shell")) as h:
+        assert h.host.gate.confinement is not None and h.host.gate.confinement.allow_unconfined is False
+
+
 async def test_the_auto_approve_switch_is_refused_when_the_managed_policy_turns_it_off(tmp_path, pool, managed_file):
     path = managed_file("disable_auto_approve: true\n")
     async with scripted_host(tmp_path, [], pool=pool, mcp_servers=only_servers("shell")) as h:
