@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import difflib
 import json
 import sys
 from typing import Any, Literal, TextIO
@@ -162,6 +163,10 @@ class TerminalUI:
         elif self.approve == "all" and approval.kind == "unconfined":
             self.line("  --approve all does not cover a command outside the sandbox: you decide")
             decision = await self.ask(approval)
+        elif self.approve == "all" and approval.tool_change is not None:
+            fields = ", ".join(approval.tool_change.fields) or "its definition"
+            self.line(f"  --approve all does not cover a tool that changed since it was pinned ({fields}): you decide")
+            decision = await self.ask(approval)
         elif self.approve == "all":
             decision = Decision(kind="allow_once", message="--approve all")
         elif self.approve == "none":
@@ -182,6 +187,12 @@ class TerminalUI:
         self.line("  " + json.dumps(approval.arguments, indent=2).replace("\n", "\n  "))
         if approval.reason:
             self.line(f"  why it asks: {approval.reason}")
+        if approval.tool_change is not None:  # issue 34: what the tool says now, against what was trusted
+            change = approval.tool_change
+            for row in difflib.unified_diff(
+                change.before.splitlines(), change.after.splitlines(), "pinned", "now", n=1, lineterm=""
+            ):
+                self.line(f"    {row}")
         options = "[y] once  [s] this session  [a] always  [n] deny  [e] edit arguments"
         while True:
             choice = (await self._input(f"  {options} > ")).strip().lower()

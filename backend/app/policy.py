@@ -90,8 +90,9 @@ class PolicyService:
         return self.engine.policy_for(tool_name)
 
     def effective_policy(self, tool: ToolInfo) -> PolicyValue:
-        """What a call of `tool` that no rule matches gets: its policy, read-only auto-allow, or ask."""
-        return self.engine.effective_policy(tool.name, tool.annotations)
+        """What a call of `tool` that no rule matches gets: its policy, read-only auto-allow, or ask
+        (always ask for a tool changed since it was pinned, issue 34)."""
+        return "ask" if tool.changed is not None else self.engine.effective_policy(tool.name, tool.annotations)
 
     def set_permissions(self, permissions: PermissionsConfig) -> PermissionsConfig:
         """Replace the rule lists: validated first (RuleError names the rule; LockedByManagedPolicy an

@@ -287,6 +287,10 @@ class PolicyEngine:
     def effective_policy(self, name: str, annotations: ToolAnnotations | None) -> Policy:
         """What a call of the tool that no rule matches gets (the last steps of `evaluate`)."""
         chosen = self.policy_for(name)
+        entry = self._own_entry(name)
+        if chosen == "always_allow" and entry is not None and entry.rank < 3:  # a server-wide allow
+            if pinned_tools.needs_naming(name, annotations, self.trusted_servers):
+                return "ask"  # does not cover a third-party destructive tool
         if chosen is not None:
             return chosen
         server = (split_tool_name(name) or ("", ""))[0]

@@ -9,6 +9,7 @@ admin accepts the new definition (audited) does the rule allow it again.
 
 from __future__ import annotations
 
+import io
 import json
 import sys
 from pathlib import Path
@@ -22,6 +23,7 @@ from backend.domain.errors import Forbidden, NotFound
 from backend.domain.models import Decision
 from backend.mcp.config import McpServerConfig
 from backend.testing import Reply, ScriptedToolCall
+from backend.terminal import TerminalUI
 from backend.testing.harness import Harness, only_servers, scripted_host
 
 BOUND = 30
@@ -123,7 +125,14 @@ async def test_a_tool_changed_across_a_restart_of_the_host_asks_and_its_old_rule
         session = await h.start("look it up again")
         approval = await h.next_approval(timeout=BOUND)
         assert approval.tool_change is not None and approval.tool_change.fields == ["description"]
-        await h.answer(approval, Decision(kind="deny", message="not this one"))
+        # `overseer run --approve all` leaves it to the person, and shows them the diff.
+        out = io.StringIO()
+        answers = iter(["n", "not this one"])
+        terminal = TerminalUI(h.host, approve="all", out=out, read_line=lambda _: next(answers))
+        await terminal.answer(approval)
+        shown = out.getvalue()
+        assert "--approve all does not cover a tool that changed since it was pinned (description)" in shown
+        assert f"-  {HONEST}" in shown and f"+  {POISONED}" in shown
         done = await h.host.runner.wait(session.id, timeout=BOUND)
         assert done.status == "completed"
         [call] = await h.host.store.list_tool_calls(session.id)

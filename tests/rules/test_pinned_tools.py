@@ -11,7 +11,9 @@ import pytest
 
 from backend.domain.tool_pins import ToolChange
 from backend.domain.tools import ToolAnnotations
+from backend.rules.grammar import RuleSet
 from backend.rules.pinned_tools import CHANGED_SOURCE, DESTRUCTIVE_SOURCE
+from backend.rules.policy_engine import PolicyEngine
 from tests.rules.support import WRITE, call, decide
 
 LOOKUP = "mcp__crm__lookup_record"
@@ -80,3 +82,10 @@ def test_a_destructive_tool_with_no_rule_asks_and_a_server_deny_policy_still_den
 
 def test_overseers_own_destructive_tools_keep_their_server_wide_rules():
     assert decide(call(WRITE, annotations=DESTRUCTIVE, path="notes.txt", content="x"), allow=["mcp__file"]).verdict == "allow"
+
+
+def test_the_servers_page_says_a_destructive_tool_under_a_server_wide_allow_policy_asks():
+    server_wide = PolicyEngine(RuleSet(), {"mcp__crm": "always_allow"})
+    assert server_wide.effective_policy(DELETE, DESTRUCTIVE) == "ask"
+    assert server_wide.effective_policy(LOOKUP, ToolAnnotations(readOnlyHint=True)) == "always_allow"
+    assert PolicyEngine(RuleSet(), {DELETE: "always_allow"}).effective_policy(DELETE, DESTRUCTIVE) == "always_allow"
