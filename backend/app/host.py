@@ -64,7 +64,7 @@ from backend.paths import BUILTIN_MODES_DIR, BUILTIN_SKILLS_DIR
 from backend.paths import private_dir
 from backend.approvals.broker import ApprovalBroker
 from backend.rules.bootstrap_guard import BootstrapGuard
-from backend.rules.managed import ManagedPolicy
+from backend.rules.managed import NO_MANAGED_POLICY, ManagedPolicy
 from backend.approvals.confinement import Confinement
 from backend.approvals.network_desk import NetworkDesk
 from backend.sandbox.launcher import Sandbox, detect
@@ -172,14 +172,16 @@ class Host:
         self.policies = PolicyService(settings, managed=self.managed)
         self.agents = Agents.from_settings(
             settings,
-            servers={*server_configs(settings, host_api), *(s.name for s in self.pool.statuses())},
+            # Every configured server, the ones the managed allow-list keeps from starting too: an
+            # agent naming one is valid, its sessions just never get that server.
+            servers={*server_configs(settings, host_api, NO_MANAGED_POLICY), *(s.name for s in self.pool.statuses())},
             modes=[m.name for m in self.modes.list()],
         )
         """The named agents and the routes to them (issue 19); ConfigError for an unusable entry."""
         self.agent_admin = AgentAdmin(
             settings=settings,
             agents=self.agents,
-            servers=lambda: {*server_configs(settings, host_api), *(s.name for s in self.pool.statuses())},
+            servers=lambda: {*server_configs(settings, host_api, NO_MANAGED_POLICY), *(s.name for s in self.pool.statuses())},
             modes=lambda: [m.name for m in self.modes.list()],
         )
         """Agents as admins create and edit them, written to the config file and in force at once."""

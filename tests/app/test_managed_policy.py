@@ -118,6 +118,16 @@ async def test_a_server_the_allow_list_does_not_admit_is_not_started(tmp_path, m
     assert "file" in found  # Overseer's own servers are not MCP servers someone added
 
 
+async def test_an_agent_may_name_a_server_the_allow_list_keeps_from_starting(tmp_path, pool, managed_file):
+    managed_file("allowed_mcp_servers: [github]\n")
+    servers = {"evil": McpServerConfig(command="npx", args=["-y", "evil-mcp"])}
+    agents = [{"id": "helper", "servers": ["shell", "evil"]}]
+    async with scripted_host(tmp_path, [], pool=pool, mcp_servers=servers | only_servers("shell"), agents=agents) as h:
+        assert h.host.agents.get("helper") is not None
+        [evil] = [s for s in h.host.servers.servers() if s.status.name == "evil"]
+        assert evil.status.state == "stopped" and "not in allowed_mcp_servers" in (evil.status.error or "")
+
+
 async def test_a_managed_deny_denies_curl_despite_an_allow_rule_and_auto_approve(tmp_path, pool, managed_file):
     managed_file(CURL_DENIED)
     script = [
