@@ -5,6 +5,7 @@ from __future__ import annotations
 from backend.approvals.configured_hooks import HookAllow, review
 from backend.approvals.confinement import UnconfinedRun
 from backend.approvals.hook_answers import HookAnswer, Verdict
+from backend.rules import pinned_tools
 from backend.rules.bootstrap_guard import InstructionChange
 from backend.rules.policy_engine import Evaluation
 
@@ -23,7 +24,7 @@ def test_a_hook_allow_answers_the_default_question_in_its_own_name() -> None:
     assert review(default_policy, said("allow")).verdict == "allow"
 
 
-def test_a_hook_allow_leaves_a_deny_an_ask_rule_an_admin_policy_the_sandbox_and_instruction_files_as_they_are() -> None:
+def test_a_hook_allow_leaves_a_deny_an_ask_rule_an_admin_policy_the_sandbox_instruction_files_and_changed_tools_alone() -> None:
     kept = [
         Evaluation(verdict="deny", reason="deny rule", rule="Bash(curl *)", source="managed"),
         Evaluation(verdict="ask", reason="ask rule", rule="Bash(git push*)", source="user"),
@@ -31,6 +32,7 @@ def test_a_hook_allow_leaves_a_deny_an_ask_rule_an_admin_policy_the_sandbox_and_
         UnconfinedRun(verdict="ask", reason="outside the sandbox", source="sandbox"),
         InstructionChange(verdict="ask", reason="changes AGENTS.md", files=("AGENTS.md",)),
         Evaluation(verdict="ask", reason="plan mode", source="mode:plan"),
+        Evaluation(verdict="ask", reason="the tool changed since it was pinned", source=pinned_tools.CHANGED_SOURCE),
     ]
     for evaluation in kept:
         assert review(evaluation, said("allow")) is evaluation
