@@ -28,7 +28,9 @@ from backend.checkpoints._git import AUTHOR, BUILT_IN_IGNORED, CONFIG
 from backend.checkpoints.values import Skipped
 
 SNAPSHOT_LOG = "snapshots.log"
-"""In the shadow repository: the commit of each snapshot taken since the last prune, a line each."""
+"""In the shadow repository: the commit of each snapshot kept and not yet given a ref, a line each."""
+SNAPSHOT_REFS = "refs/snapshots/"
+LATEST = "refs/heads/latest"
 
 INDEX_WRITE_AFTER_FILES = 64
 INDEX_WRITE_AFTER_S = 10.0
@@ -105,7 +107,7 @@ class Stager:
         return str(tree), sorted(skipped, key=lambda s: s.path)
 
     def commit(self, tree: str, message: str) -> str:
-        """A root commit of `tree`, kept by a line in the snapshot log (see `logged_snapshots`);
+        """A root commit of `tree`, kept by a line in the snapshot log;
         the last one again if nothing changed since (a step that wrote nothing costs no commit)."""
         if self._last is not None and self._last[0] == tree:
             return self._last[1]
@@ -117,6 +119,33 @@ class Stager:
         os.write(self._log, f"{commit}\n".encode())  # one short append: whole or not at all
         self._last = (tree, commit)
         return commit
+
+    def logged(self) -> list[str]:
+        """The commits the snapshot log keeps."""
+        try:
+            text = (self.git_dir / SNAPSHOT_LOG).read_text()
+        except FileNotFoundError:
+            return []
+        return [line for line in text.split("\n") if _COMMIT.fullmatch(line)]
+
+    def rewrite_log(self, commits: list[str]) -> None:
+        """The snapshot log replaced, atomically, by `commits` (a prune's; callers then drop this
+        Stager, and other processes open the repository again: see ShadowLock's generation)."""
+        temporary = self.git_dir / f"{SNAPSHOT_LOG}.new"
+        temporary.write_text("".join(f"{commit}\n" for commit in commits))
+        os.replace(temporary, self.git_dir / SNAPSHOT_LOG)
+
+    def snapshot_refs(self) -> dict[str, str]:
+        """Snapshots given refs by a collecting prune (and `latest`, from earlier versions): ref -> commit."""
+        return {
+            ref.name: str(ref.target)
+            for ref in self._repo.references.iterator()
+            if ref.name.startswith(SNAPSHOT_REFS) or ref.name == LATEST
+        }
+
+    def delete_refs(self, names: list[str]) -> None:
+        for name in names:
+            self._repo.references.delete(name)
 
     def _left_out(self, path: str) -> str | None:
         full = self.workspace / path
@@ -160,12 +189,3 @@ def _ignored_reason(path: str) -> str:
 def _over(limit: int) -> str:
     mib = 1024 * 1024
     return f"over {limit // mib} MB" if limit and limit % mib == 0 else f"over {limit} bytes"
-
-
-def logged_snapshots(git_dir: Path) -> list[str]:
-    """The commits the snapshot log keeps (a prune gives them refs and empties it)."""
-    try:
-        text = (git_dir / SNAPSHOT_LOG).read_text()
-    except FileNotFoundError:
-        return []
-    return [line for line in text.split("\n") if _COMMIT.fullmatch(line)]

@@ -36,13 +36,13 @@ from pathlib import Path, PurePosixPath
 
 from backend.checkpoints._git import Git, ShadowLock, create_repository
 from backend.checkpoints._restore import restore_files
-from backend.checkpoints._stage import SNAPSHOT_LOG, Stager, logged_snapshots
+from backend.checkpoints._stage import LATEST as _LATEST
+from backend.checkpoints._stage import SNAPSHOT_REFS as _SNAPSHOTS
+from backend.checkpoints._stage import Stager
 from backend.checkpoints._tree_diff import changed_entries, file_changes
 from backend.checkpoints.values import FileChange, Skipped, Snapshot, UnknownCommit
 
 _COMMIT_ID = re.compile(r"[0-9a-f]{7,64}")
-_LATEST = "refs/heads/latest"
-_SNAPSHOTS = "refs/snapshots/"
 
 
 class ShadowRepo:
@@ -105,44 +105,51 @@ class ShadowRepo:
                     pass
         return total
 
-    def prune(self, keep: Sequence[str]) -> None:
-        """Drop every snapshot not in `keep` and the objects only they reached. A kept id that is
-        not here (already pruned) is ignored; a malformed one is an error."""
+    def prune(self, keep: Sequence[str], *, collect: bool = True) -> None:
+        """Drop every snapshot not in `keep`. A kept id that is not here (already pruned) is
+        ignored; a malformed one is an error. `collect`: also delete the objects only dropped
+        snapshots reached (a walk of the whole repository, so retention after a step leaves it
+        to the periodic sweep); without it, only the list of snapshots changes."""
         wanted = set()
         for commit in keep:
             if not _COMMIT_ID.fullmatch(commit):
                 raise UnknownCommit(f"{commit!r} is not a commit id")
             wanted.add(commit)
         with self._held():
-            listing = self._git.run("for-each-ref", "--format=%(objectname) %(refname)", _SNAPSHOTS, _LATEST)
-            refs = dict(line.split(" ", 1)[::-1] for line in listing.decode().splitlines())
-            logged = {f"{_SNAPSHOTS}{commit}": commit for commit in logged_snapshots(self.git_dir)}
+            stager = self._open_stager()
+            refs = stager.snapshot_refs()
+            logged = stager.logged()
             if not refs and not logged:
                 return
-            snapshots = {**logged, **{ref: c for ref, c in refs.items() if ref.startswith(_SNAPSHOTS)}}
-            # Kept snapshots get refs (those only in the log, first); dropped ones lose theirs;
+            kept_logged = [commit for commit in logged if _kept(commit, wanted)]
             # `latest` (written by earlier versions) goes, so it keeps nothing alive.
-            commands = [f"create {ref} {c}" for ref, c in snapshots.items() if ref not in refs and _kept(c, wanted)]
-            commands += [f"delete {ref} {c}" for ref, c in refs.items() if ref == _LATEST or not _kept(c, wanted)]
+            dropped = [ref for ref, commit in refs.items() if ref == _LATEST or not _kept(commit, wanted)]
             try:
-                if commands:
-                    self._git.run("update-ref", "--stdin", stdin="".join(c + "\n" for c in commands).encode())
-                if logged:  # every kept one has its ref now
-                    os.truncate(self.git_dir / SNAPSHOT_LOG, 0)
-                self._git.run("pack-refs", "--all", "--prune")  # one file, not one per snapshot
-                self._git.run("prune", "--expire=now")
-                if any((self.git_dir / "objects" / "pack").glob("*.pack")):
-                    self._git.run("repack", "-a", "-d", "-q")
-            finally:  # objects may be gone, even if a step failed
+                if collect and kept_logged:
+                    # git's prune and repack keep only what refs reach: the logged ones get refs.
+                    commands = "".join(f"create {_SNAPSHOTS}{c} {c}\n" for c in kept_logged if f"{_SNAPSHOTS}{c}" not in refs)
+                    self._git.run("update-ref", "--stdin", stdin=commands.encode())
+                    kept_logged = []
+                stager.rewrite_log(kept_logged)
+                stager.delete_refs(dropped)
+                if collect:
+                    self._git.run("pack-refs", "--all", "--prune")  # one file, not one per snapshot
+                    self._git.run("prune", "--expire=now")
+                    if any((self.git_dir / "objects" / "pack").glob("*.pack")):
+                        self._git.run("repack", "-a", "-d", "-q")
+            finally:
+                # Another process keeping the repository open must open it again: its snapshot
+                # log is a replaced file, and objects it knows may be gone.
                 self._lock.bump()
                 self._stager = None
 
     def snapshots(self) -> list[str]:
         """The commit ids of the snapshots kept (in no particular order)."""
         with self._held():
-            listing = self._git.run("for-each-ref", "--format=%(objectname)", _SNAPSHOTS)
-            logged = logged_snapshots(self.git_dir)
-        return list(dict.fromkeys([*listing.decode().split(), *logged]))
+            stager = self._open_stager()
+            refs = stager.snapshot_refs()
+            logged = stager.logged()
+        return list(dict.fromkeys([c for ref, c in refs.items() if ref != _LATEST] + logged))
 
     @contextmanager
     def _held(self) -> Iterator[None]:
@@ -179,10 +186,13 @@ class ShadowRepo:
         return str(pure)
 
     def _stage(self) -> tuple[str, list[Skipped]]:
+        return self._open_stager().stage()
+
+    def _open_stager(self) -> Stager:
         if self._stager is None:
             self._stager = Stager(self.git_dir, self.workspace, self.max_file_bytes)
             self._stager_generation = self._lock.generation
-        return self._stager.stage()
+        return self._stager
 
 
 def _kept(commit: str, wanted: set[str]) -> bool:

@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import fnmatch
+import functools
 import hashlib
 import logging
 import os
@@ -254,11 +255,12 @@ class Checkpointer:
 
     # retention
 
-    async def prune(self, workspace: Path | str) -> int:
+    async def prune(self, workspace: Path | str, *, collect: bool = True) -> int:
         """Apply retention to one workspace: keep its last `keep_last` checkpoints, none older than
         `keep_days`, and every checkpoint of a session still running or waiting (it may rewind to
-        any of them). The rows go first, then what no kept commit reaches in the shadow repository.
-        Under the workspace's lock, so no checkpoint taken meanwhile is lost. How many were pruned."""
+        any of them). The rows go first, then the snapshots in the shadow repository, and with
+        `collect` what no kept commit reaches there. Under the workspace's lock, so no checkpoint
+        taken meanwhile is lost. How many were pruned."""
         real = real_workspace(workspace)
         async with self.locked(real):
             checkpoints = await self.store.workspace_checkpoints(str(real))
@@ -278,7 +280,7 @@ class Checkpointer:
             kept = [cp.commit for cp in checkpoints if (cp.session_id, cp.step) not in gone]
             if real.is_dir():
                 shadow = await self.shadow_for(real)
-                await asyncio.to_thread(shadow.prune, kept)
+                await asyncio.to_thread(functools.partial(shadow.prune, kept, collect=collect))
             return len(doomed)
 
     async def prune_all(self) -> int:
@@ -292,17 +294,20 @@ class Checkpointer:
         return pruned
 
     def _prune_soon(self, workspace: Path) -> None:
-        """After a checkpoint, retention of its workspace in the background (one at a time per workspace)."""
+        """After a checkpoint, retention of its workspace in the background (one at a time per
+        workspace), once it holds `keep_last` and a fifth more: pruning costs a walk of the store's
+        rows, so it is done for many checkpoints at once, not after each. The objects only pruned
+        snapshots reached are deleted by the periodic sweep."""
         real = real_workspace(workspace)
         counted = self._counts.get(real)
         if counted is not None:
             self._counts[real] = counted + 1
-            if counted + 1 <= self.keep_last:
+            if counted + 1 <= self.keep_last + max(10, self.keep_last // 5):
                 return
         running = self._pruning.get(real)
         if running is not None and not running.done():
             return
-        task = asyncio.create_task(self.prune(real), name=f"checkpoints-prune-{lock_key(real)[:8]}")
+        task = asyncio.create_task(self.prune(real, collect=False), name=f"checkpoints-prune-{lock_key(real)[:8]}")
         self._pruning[real] = task
         task.add_done_callback(_log_failure)
 

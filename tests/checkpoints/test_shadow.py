@@ -267,6 +267,24 @@ def test_prune_keeps_only_the_snapshots_asked_for(workspace, shadow):
         shadow.prune(["HEAD"])
 
 
+def test_a_prune_without_collecting_drops_snapshots_and_a_collecting_one_deletes_their_objects(workspace, shadow):
+    first = shadow.snapshot("first")
+    (workspace / "only-in-the-second.txt").write_text("soon gone\n")
+    second = shadow.snapshot("second")
+
+    shadow.prune([first.commit], collect=False)
+    assert shadow.snapshots() == [first.commit]
+    assert shadow_git(shadow, "cat-file", "-e", second.commit).returncode == 0  # left for the sweep
+
+    shadow.prune([first.commit])
+    assert shadow_git(shadow, "cat-file", "-e", second.commit).returncode != 0
+    assert shadow_git(shadow, "fsck", "--no-dangling").returncode == 0
+    assert shadow.snapshots() == [first.commit]
+    (workspace / "run.sh").unlink()
+    shadow.restore(first.commit)
+    assert (workspace / "run.sh").exists() and not (workspace / "only-in-the-second.txt").exists()
+
+
 def test_a_prune_by_another_process_never_leaves_a_later_snapshot_without_its_objects(workspace, tmp_path):
     # Each host keeps its shadow repository open; one prunes while the other's index, in memory
     # only, names a blob that only the pruned snapshot held.
