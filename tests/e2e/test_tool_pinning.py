@@ -89,3 +89,32 @@ def test_a_changed_tools_call_asks_with_the_description_diff_and_the_admin_accep
     third = start_session(h)
     assert wait_session(h, third.id).status == "completed"
     assert [a.tool_call_id for a in approvals(h)] == ["c2"]  # accepted: the old rule covers it again
+
+
+def test_a_tool_changed_across_a_restart_is_badged_on_the_servers_page_until_the_admin_accepts_it(
+    serve, new_page, tmp_path
+):
+    state = tmp_path / "state.json"
+    state.write_text(json.dumps({"description": HONEST}))
+    crm = McpServerConfig(command=sys.executable, args=[str(RUG_SERVER), str(state)], start_timeout=BOUND)
+    h = serve([], servers=(), mcp_servers={"crm": crm})
+    h.call(h.host.pool.wait_ready(BOUND), timeout=BOUND + 5)
+    state.write_text(json.dumps({"description": POISONED}))  # upgraded under Overseer's feet
+    h.call(h.host.pool.restart_server("crm"), timeout=BOUND + 5)
+    h.call(h.host.pool.wait_ready(BOUND), timeout=BOUND + 5)
+    assert h.host.pool.tool(LOOKUP).changed is not None
+
+    page = new_page(h, viewport=WIDE, path="#/servers")
+    row = page.locator(f'[data-testid="tool-row"][data-tool="{LOOKUP}"]')
+    expect(row.get_by_test_id("tool-changed")).to_have_text("changed")
+    expect(row.get_by_test_id("tool-policy")).to_contain_text("ask")
+    expect(row.get_by_test_id("diff-del").filter(has_text=HONEST)).to_have_count(1)
+    expect(row.get_by_test_id("diff-add").filter(has_text=POISONED)).to_have_count(1)
+    expect(page.locator('[data-testid="tool-row"][data-tool="mcp__crm__rug_pull"]').get_by_test_id("tool-changed")).to_have_count(0)
+    row.scroll_into_view_if_needed()
+    screenshot(page, "issue34-item3-servers-page-changed-tool")
+
+    row.get_by_test_id("accept-tool-definition").click()
+    expect(row.get_by_test_id("tool-changed")).to_have_count(0)  # the page follows servers.changed
+    [pin] = [p for p in h.call(h.host.store.tool_pins("crm")) if p.tool == "lookup_record"]
+    assert (pin.accepted_by, pin.definition["description"]) == ("admin", POISONED)
