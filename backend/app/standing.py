@@ -76,7 +76,7 @@ def standing_rules(
         policy = engine.policy_for(tool.name, mode.policies)
         read_only = tool.annotations.readOnlyHint is True and tool.annotations.destructiveHint is not True
         auto = policy is None and engine.read_only_auto_allow and tool.server in engine.trusted_servers and read_only
-        if policy == "always_allow" or auto:
+        if (policy == "always_allow" or auto) and not engine.managed_catches(tool.name):
             view = ToolCallView(name=tool.name, arguments={}, workspace=Path(session.workspace), annotations=tool.annotations)
             if plan and not is_read_only(view):
                 continue

@@ -279,6 +279,14 @@ class PolicyEngine:
             if not rule.carve_out
         )
 
+    def managed_catches(self, name: str) -> bool:
+        """Whether a managed deny or ask rule covers every call of the tool (no specifier): then it
+        never runs unasked, whatever its policy says."""
+        return any(
+            rule.kind == "tool" and rule.tools.selects(name)
+            for rule in (*self.managed.rules("deny"), *self.managed.rules("ask"))
+        )
+
     def policy_for(self, name: str, mode_policies: Mapping[str, Policy] | None = None) -> Policy | None:
         """The policy that applies to a tool (mode policies first), or None."""
         entry = _resolve(name, _entries(mode_policies or {}, "mode")) or self._own_entry(name)

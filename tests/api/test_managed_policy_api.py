@@ -103,3 +103,14 @@ async def test_a_server_off_the_allow_list_cannot_be_added_from_the_dashboard(tm
         assert response.status_code == 403
         assert "'sneaky' is not in allowed_mcp_servers" in response.json()["detail"]
         assert all(s["name"] != "sneaky" for s in (await api.client.get("/api/servers")).json())
+
+
+async def test_a_tool_the_managed_policy_asks_about_is_not_listed_as_running_unasked(tmp_path, pool, monkeypatch):
+    path = tmp_path / "managed.yaml"
+    path.write_text("permissions:\n  ask: [mcp__file__read_file]\n")
+    monkeypatch.setenv("OVERSEER_MANAGED_POLICY", str(path))
+    async with serve_api(tmp_path, pool) as api:
+        session_id = (await api.client.post("/api/sessions", json={})).json()["id"]
+        standing = (await api.client.get(f"/api/sessions/{session_id}/standing-rules")).json()
+        assert "mcp__file__list_dir" in standing["tools"]
+        assert "mcp__file__read_file" not in standing["tools"]

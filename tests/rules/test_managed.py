@@ -118,3 +118,11 @@ def test_a_managed_deny_on_a_path_hides_it_from_listings():
     policy = ManagedPolicy.model_validate({"permissions": {"deny": ["Read(secrets/**)"]}})
     assert engine(policy).hides("secrets/key.pem", WS)
     assert not engine(policy).hides("notes.txt", WS)
+
+
+def test_a_tool_a_managed_rule_covers_whole_is_never_said_to_run_unasked():
+    policy = ManagedPolicy.model_validate({"permissions": {"ask": ["mcp__github"], "deny": ["Bash(curl *)"]}})
+    gate = engine(policy)
+    assert gate.managed_catches("mcp__github__create_issue")
+    assert not gate.managed_catches("mcp__shell__exec")  # only its curl calls are denied
+    assert not gate.managed_catches("mcp__file__read_file")
