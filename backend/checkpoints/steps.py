@@ -111,7 +111,11 @@ def real_workspace(workspace: Path | str) -> Path:
 
 def lock_key(workspace: Path | str) -> str:
     """The workspace's lock name in the store: a hash of its real path."""
-    return hashlib.sha256(str(real_workspace(workspace)).encode()).hexdigest()[:32]
+    return _key_of(real_workspace(workspace))
+
+
+def _key_of(real: Path) -> str:
+    return hashlib.sha256(str(real).encode()).hexdigest()[:32]
 
 
 class Checkpointer:
@@ -149,6 +153,7 @@ class Checkpointer:
         self._shadows: dict[Path, ShadowRepo] = {}
         self._pruning: dict[Path, asyncio.Task[int]] = {}
         self._counts: dict[Path, int] = {}
+        self._prune_at: dict[Path, int] = {}
         """Checkpoints per workspace as this host last counted them (its own since added): retention
         after a checkpoint runs only past `keep_last` (the periodic sweep sees the others' too)."""
         self._sweeper: asyncio.Task[None] | None = None
@@ -157,7 +162,9 @@ class Checkpointer:
 
     async def shadow_for(self, workspace: Path) -> ShadowRepo:
         """The workspace's shadow repository (made on a thread the first time)."""
-        real = real_workspace(workspace)
+        return await self._shadow_of(real_workspace(workspace))
+
+    async def _shadow_of(self, real: Path) -> ShadowRepo:
         shadow = self._shadows.get(real)
         if shadow is None:
             await asyncio.to_thread(private_dir, self.root)  # owner-only: the workspace's every byte is in there
@@ -169,8 +176,11 @@ class Checkpointer:
     async def locked(self, workspace: Path | str) -> AsyncIterator[None]:
         """Hold the workspace's lock (every host of the store): only its holder writes the shadow
         repository. WorkspaceBusy past `lock_timeout`."""
-        async with self.store.workspace_lock(lock_key(workspace), timeout=self.lock_timeout):
+        async with self._locked_real(real_workspace(workspace)):
             yield
+
+    def _locked_real(self, real: Path) -> contextlib.AbstractAsyncContextManager[None]:
+        return self.store.workspace_lock(_key_of(real), timeout=self.lock_timeout)
 
     # before a step
 
@@ -191,7 +201,8 @@ class Checkpointer:
         """
         if not self.enabled or not needs_checkpoint(tool_name, annotations):
             return None
-        taking = asyncio.ensure_future(self._take(session_id, workspace, call_id, tool_name))
+        real = real_workspace(workspace)  # once per step: it costs an lstat per folder of the path
+        taking = asyncio.ensure_future(self._take(session_id, real, call_id, tool_name))
         try:
             checkpoint = await asyncio.shield(taking)
         except asyncio.CancelledError:
@@ -202,12 +213,12 @@ class Checkpointer:
             log.warning("no checkpoint before %s (%s) in %s: %s", tool_name, call_id, workspace, exc)
             await self._tell_none(session_id, call_id, tool_name, exc)
             return None
-        self._prune_soon(workspace)
+        self._prune_soon(real)
         return checkpoint
 
-    async def _take(self, session_id: str, workspace: Path, call_id: str, tool_name: str) -> Checkpoint:
-        async with self.locked(workspace):
-            shadow = await self.shadow_for(workspace)
+    async def _take(self, session_id: str, real: Path, call_id: str, tool_name: str) -> Checkpoint:
+        async with self._locked_real(real):
+            shadow = await self._shadow_of(real)
             snapshot = await asyncio.to_thread(shadow.snapshot, f"before {tool_name} ({call_id}) of session {session_id}")
             step = await self.store.next_checkpoint_step(session_id)
             checkpoint = Checkpoint(
@@ -216,7 +227,7 @@ class Checkpointer:
                 tool_call_id=call_id,
                 tool_name=tool_name,
                 kind="step",
-                workspace=str(real_workspace(workspace)),
+                workspace=str(real),
                 commit=snapshot.commit,
                 created_at=self.clock(),
                 skipped=[f"{s.path}: {s.reason}" for s in snapshot.skipped],
@@ -273,6 +284,10 @@ class Checkpointer:
                 if (i < beyond or cp.created_at < cutoff) and cp.session_id not in active
             ]
             self._counts[real] = len(checkpoints) - len(doomed)
+            # Running sessions keep theirs: the next prune after a step waits for a fifth more
+            # than what stays, or it would come after every step of a long session.
+            slack = max(10, self.keep_last // 5)
+            self._prune_at[real] = max(self.keep_last, self._counts[real]) + slack
             if not doomed:
                 return 0
             await self.store.delete_checkpoints(doomed)
@@ -293,21 +308,21 @@ class Checkpointer:
                 log.exception("pruning the checkpoints of %s failed", workspace)
         return pruned
 
-    def _prune_soon(self, workspace: Path) -> None:
+    def _prune_soon(self, real: Path) -> None:
         """After a checkpoint, retention of its workspace in the background (one at a time per
-        workspace), once it holds `keep_last` and a fifth more: pruning costs a walk of the store's
-        rows, so it is done for many checkpoints at once, not after each. The objects only pruned
-        snapshots reached are deleted by the periodic sweep."""
-        real = real_workspace(workspace)
+        workspace), once it holds a fifth more (at least 10) than `keep_last` or than the last
+        prune left: pruning costs a walk of the store's rows, so it is done for many checkpoints
+        at once, not after each. The objects only pruned snapshots reached are deleted by the
+        periodic sweep."""
         counted = self._counts.get(real)
         if counted is not None:
             self._counts[real] = counted + 1
-            if counted + 1 <= self.keep_last + max(10, self.keep_last // 5):
+            if counted + 1 <= self._prune_at.get(real, 0):
                 return
         running = self._pruning.get(real)
         if running is not None and not running.done():
             return
-        task = asyncio.create_task(self.prune(real, collect=False), name=f"checkpoints-prune-{lock_key(real)[:8]}")
+        task = asyncio.create_task(self.prune(real, collect=False), name=f"checkpoints-prune-{_key_of(real)[:8]}")
         self._pruning[real] = task
         task.add_done_callback(_log_failure)
 
