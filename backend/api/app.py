@@ -194,12 +194,17 @@ def _add_error_handlers(app: FastAPI) -> None:
         return _error(status.HTTP_422_UNPROCESSABLE_CONTENT, "; ".join(problems))
 
 
+NEVER_THE_DASHBOARD = ("api/", "ws", ".well-known/", "mcp/")
+"""Paths a program asks for (the API, OAuth discovery, MCP): a JSON 404 when nothing serves them,
+never the dashboard's HTML, which a client parsing JSON fails on ("Unrecognized token '<'")."""
+
+
 def _serve_dashboard(app: FastAPI, web_dist: Path) -> None:
     """The built dashboard at `/`, with client-side routes falling back to index.html."""
 
     @app.get("/{path:path}", include_in_schema=False, response_model=None)
     async def dashboard(path: str, request: Request) -> FileResponse | JSONResponse:
-        if path.startswith(("api/", "ws")):
+        if path in ("api", ".well-known") or path.startswith(NEVER_THE_DASHBOARD):
             # A path another route takes with other methods is a 405 naming them, not a 404.
             methods = allowed_methods(app.router.routes, request.scope, skip=app.state.dashboard_route)
             if methods:

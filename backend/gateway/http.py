@@ -30,6 +30,26 @@ LOOPBACK_HOSTS = ["127.0.0.1:*", "localhost:*", "[::1]:*"]
 LOOPBACK_ORIGINS = ["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"]
 
 
+REALM = "overseer"
+HOW_TO_AUTHENTICATE = (
+    "authentication required: send `Authorization: Bearer <credential>` (or `X-API-Key`) with the host's"
+    " token, a login token or an API key from `overseer api-key create NAME`; this endpoint offers no OAuth sign-in"
+)
+
+
+def challenge(credential: str | None) -> bytes:
+    """The `WWW-Authenticate` value of a 401 (RFC 6750): a bearer credential in the `overseer` realm.
+
+    No `resource_metadata`: Overseer serves no protected-resource metadata, and pointing a client at
+    it would send it looking for an authorization server that does not exist. A request that sent
+    no credential gets no error code (RFC 6750 §3.1); one that sent a wrong one is `invalid_token`.
+    """
+    value = f'Bearer realm="{REALM}"'
+    if credential is not None:
+        value += ', error="invalid_token", error_description="the credential is not valid here"'
+    return value.encode()
+
+
 def credential_in(scope: Scope) -> str | None:
     """The bearer token or API key from the request headers; nothing else counts here."""
     headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
@@ -92,7 +112,7 @@ class GatewayHttp:
         credential = credential_in(scope)
         principal = self.auth.authenticate(credential)
         if principal is None or credential is None:
-            await _respond(send, 401, "authentication required", [(b"www-authenticate", b"Bearer")])
+            await _respond(send, 401, HOW_TO_AUTHENTICATE, [(b"www-authenticate", challenge(credential))])
             return
         if not self.running:
             await _respond(send, 503, "the MCP endpoint runs only under `overseer serve`")

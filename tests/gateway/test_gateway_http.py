@@ -66,7 +66,7 @@ async def test_mcp_without_a_credential_is_401_and_with_a_wrong_one_too(tmp_path
             headers=MCP_HEADERS | {"Authorization": f"Bearer {served.token}"},
         )
     assert (anonymous.status_code, wrong.status_code, cookie_only.status_code) == (401, 401, 401)
-    assert anonymous.headers["www-authenticate"] == "Bearer"
+    assert anonymous.headers["www-authenticate"] == 'Bearer realm="overseer"'
     assert with_token.status_code == 200
 
 
