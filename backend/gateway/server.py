@@ -19,6 +19,7 @@ import anyio
 import mcp_types as wire
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
+from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import BaseModel, Field, ValidationError
 
@@ -122,12 +123,32 @@ class GatewayServer(MCPServer):
         The SDK hides the text of anything but a ToolError; this is the one place the gateway
         turns a `DomainError` (no such session, already answered, an unknown mode, ...) into one.
         """
+        if self._tool_manager.get_tool(name) is None:
+            raise unknown("tool", name)
         try:
             return await super().call_tool(name, arguments, context)
         except UnexpectedToolError as exc:
             if isinstance(exc.__cause__, DomainError):
                 raise ToolError(f"Error executing tool {name}: {exc.__cause__}") from exc.__cause__
             raise
+
+
+    async def get_prompt(
+        self, name: str, arguments: dict[str, Any] | None = None, context: Context | None = None
+    ) -> wire.GetPromptResult | wire.InputRequiredResult:
+        """A prompt; one we do not have is the caller's mistake, not an internal error."""
+        if self._prompt_manager.get_prompt(name) is None:
+            raise unknown("prompt", name)
+        return await super().get_prompt(name, arguments, context)
+
+
+def unknown(kind: Literal["tool", "prompt"], name: str) -> MCPError:
+    """The spec's answer to a name the server does not have: invalid params (-32602), no traceback.
+
+    The SDK answers an unknown prompt with an internal error (-32603) logged at ERROR with its
+    traceback, and an unknown tool with an error result, as if the tool had run and failed.
+    """
+    return MCPError(code=wire.INVALID_PARAMS, message=f"Unknown {kind}: {name}", data={"name": name})
 
 
 def build_server(gateway: Gateway) -> GatewayServer:
