@@ -62,13 +62,54 @@ MODEL_REQUEST_TIMEOUT = 120.0
 MODEL_STREAM_SILENCE_TIMEOUT = 90.0
 
 
+PermissionMode = Literal["default", "acceptEdits", "plan", "auto", "dontAsk", "bypassPermissions"]
+"""Claude Code's permission modes (`permissions.defaultMode`); backend/rules/permission_modes.py maps them."""
+
+
+# Modes with no safe counterpart here: refused at load, saying what to write instead.
+_REFUSED_MODES: dict[str, str] = {
+    "bypassPermissions": (
+        "Overseer never runs a tool without an allow decision. Allow tools with `permissions.allow` "
+        "rules, turn on a session's auto-approve, or run `overseer run --approve all` (each is recorded, "
+        "and a deny rule or the managed policy still holds)"
+    ),
+    "dontAsk": (
+        "a call no rule allows waits for a person here. List what may run in `permissions.allow` "
+        "and what may not in `permissions.deny`"
+    ),
+    "auto": "it needs Claude Code's safety classifier, which Overseer does not have. Use acceptEdits or default",
+}
+
+
 class PermissionsConfig(BaseModel):
-    """Claude Code's `permissions` block: rule strings by effect."""
+    """Claude Code's `permissions` block: rule strings by effect, and its two settings.
+
+    The settings keep Claude Code's camelCase names, so a pasted block loads as it is
+    (issue 35, item 11); what each means here is in backend/rules/permission_modes.py.
+    """
 
     model_config = ConfigDict(extra="forbid")
     allow: list[str] = Field(default_factory=list)
     ask: list[str] = Field(default_factory=list)
     deny: list[str] = Field(default_factory=list)
+    defaultMode: PermissionMode | None = None
+    """`acceptEdits`: file edits inside a session's workspace are allowed; `plan`: new sessions start
+    in the plan mode; `default`: as without it. `auto`, `dontAsk` and `bypassPermissions` are refused."""
+    additionalDirectories: list[str] = Field(default_factory=list)
+    """More folders sessions may work in: added to `workspace_roots`."""
+    disableBypassPermissionsMode: Literal["disable"] | None = None
+    """Accepted as Claude Code writes it; bypassPermissions is refused here anyway."""
+
+    @field_validator("defaultMode")
+    @classmethod
+    def _mode_overseer_has(cls, mode: PermissionMode | None) -> PermissionMode | None:
+        if mode in _REFUSED_MODES:
+            raise PydanticCustomError("permission_mode", f"defaultMode {mode!r} is refused: {_REFUSED_MODES[mode]}")
+        return mode
+
+    def as_written(self) -> dict[str, Any]:
+        """The block as the config file keeps it: the rule lists, and the settings only when set."""
+        return self.model_dump(exclude_defaults=True) | {e: getattr(self, e) for e in ("allow", "ask", "deny")}
 
 
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?\s*$")
@@ -281,6 +322,10 @@ class Settings(BaseSettings):
     through LiteLLM."""
     thinking: ThinkingConfig = Field(default_factory=ThinkingConfig)
     read_only_auto_allow: bool = False
+    allow_read_only_tools: bool = False
+    """Calls of a third-party MCP server's tools annotated `readOnlyHint` (and not destructive) run
+    without asking while the tool's definition is the one pinned (issue 34, item 4). Deny and ask
+    rules, policies and the managed policy still decide first; a changed tool still asks."""
     sandbox: SandboxConfig = Field(default_factory=SandboxConfig)
     """How every command is confined (bubblewrap, else Landlock), what else it may read, its network."""
     protect_bootstrap: bool | list[str] = True
@@ -410,6 +455,13 @@ class Settings(BaseSettings):
     @property
     def resolved_workspace(self) -> Path:
         return (self.workspace or Path.cwd()).expanduser().resolve()
+
+    @property
+    def all_workspace_roots(self) -> list[Path]:
+        """`workspace_roots` and `permissions.additionalDirectories` (relative ones from the config file's folder)."""
+        base = self.config_file.parent if self.config_file is not None else Path.cwd()
+        extra = [base / Path(d).expanduser() for d in self.permissions.additionalDirectories]
+        return [*self.workspace_roots, *extra]
 
     @property
     def checkpoints_dir(self) -> Path:

@@ -65,6 +65,7 @@ from backend.paths import private_dir
 from backend.approvals.broker import ApprovalBroker
 from backend.rules.bootstrap_guard import BootstrapGuard
 from backend.rules.managed import NO_MANAGED_POLICY, ManagedPolicy
+from backend.rules.permission_modes import session_mode
 from backend.approvals.confinement import Confinement
 from backend.approvals.network_desk import NetworkDesk
 from backend.sandbox.launcher import Sandbox, detect
@@ -264,8 +265,9 @@ class Host:
             agents=self.agents,
             budget=self.budget,
         )
+        self.runner.session_mode = lambda: session_mode(self.policies.permissions.defaultMode)
         self.runner.workspaces = WorkspaceRoots(
-            roots=settings.workspace_roots,
+            roots=settings.all_workspace_roots,
             configured=self.runner.configured_workspaces,
             data_dir=self.data_dir,
             config_file=settings.config_file,

@@ -29,9 +29,11 @@ from backend.paths import private_dir, private_opener
 from backend.rules.policy_engine import DEFAULT_POLICIES, PolicyEngine
 from backend.rules.grammar import RuleError, RuleSet
 from backend.rules.managed import NO_MANAGED_POLICY, ManagedLocked, ManagedPolicy
+from backend.rules.permission_modes import mode_rules
 from backend.rules.scoped_allows import ScopedAllows
 
 SCOPED_RULES_FILE = "always_rules.json"
+_BLOCK_SETTINGS = ("defaultMode", "additionalDirectories", "disableBypassPermissionsMode")
 
 log = logging.getLogger(__name__)
 
@@ -42,11 +44,14 @@ def build_policy(
     *,
     read_only_auto_allow: bool,
     managed: ManagedPolicy = NO_MANAGED_POLICY,
+    allow_read_only_tools: bool = False,
 ) -> PolicyEngine:
     """Rules from the config, policies over the defaults, the managed rules above both."""
-    rules = RuleSet.from_config(permissions.model_dump(), source="user")
+    rules = RuleSet.from_config(permissions.model_dump(), source="user") + mode_rules(permissions.defaultMode, managed)
     return PolicyEngine(
-        rules, {**DEFAULT_POLICIES, **policies}, read_only_auto_allow=read_only_auto_allow, managed=managed.rules()
+        rules, {**DEFAULT_POLICIES, **policies}, read_only_auto_allow=read_only_auto_allow,
+        managed=managed.rules(),
+        allow_read_only_tools=allow_read_only_tools,
     )
 
 
@@ -59,6 +64,7 @@ class PolicyService:
         self._config_file: Path = settings.writable_config_file
         self._trust = settings.trust_store  # a trusted workspace config stays trusted through our writes
         self._read_only_auto_allow = settings.read_only_auto_allow
+        self._allow_read_only_tools = settings.allow_read_only_tools
         self._permissions = settings.permissions.model_copy(deep=True)
         self._policies: dict[str, PolicyValue] = dict(settings.policies)
         self._engine = self._build(self._permissions, self._policies)
@@ -99,10 +105,13 @@ class PolicyService:
         allow rule written as a managed deny or ask rule), then saved and applied."""
         self._check_not_loosening(permissions.allow)
         RuleSet.from_config(permissions.model_dump(), source="request", strict=True)
+        # A body with the rule lists alone (the dashboard's) keeps the block's defaultMode and directories.
+        kept = {k: getattr(self._permissions, k) for k in _BLOCK_SETTINGS if k not in permissions.model_fields_set}
+        permissions = permissions.model_copy(update=kept)
         engine = self._build(permissions, self._policies)
         with self._lock:
             update_config_file(
-                self._config_file, lambda data: data.__setitem__("permissions", permissions.model_dump()), trust=self._trust
+                self._config_file, lambda data: data.__setitem__("permissions", permissions.as_written()), trust=self._trust
             )
             self._permissions, self._engine = permissions.model_copy(deep=True), engine
         return self.permissions
@@ -164,7 +173,11 @@ class PolicyService:
 
     def _build(self, permissions: PermissionsConfig, policies: Mapping[str, PolicyValue]) -> PolicyEngine:
         return build_policy(
-            permissions, policies, read_only_auto_allow=self._read_only_auto_allow, managed=self.managed
+            permissions,
+            policies,
+            read_only_auto_allow=self._read_only_auto_allow,
+            managed=self.managed,
+            allow_read_only_tools=self._allow_read_only_tools,
         )
 
 

@@ -113,6 +113,8 @@ class SessionRunner(SessionRows):
         self.limits = limits
         self.default_workspace = default_workspace
         self.default_model = default_model
+        self.session_mode: Callable[[], str] = lambda: "agent"
+        """The mode of a session that names none and whose agent names none (`plan` with defaultMode plan)."""
         self.memory_window = memory_window
         self._tasks: dict[str, asyncio.Task[None]] = {}
         self._start_context: dict[str, str] = {}
@@ -136,7 +138,7 @@ class SessionRunner(SessionRows):
         options = options or SessionOptions()
         workspace = options.workspace
         owner = self.agent(options.agent)
-        mode = options.mode or (owner.mode if owner else None) or "agent"
+        mode = options.mode or (owner.mode if owner else None) or self.session_mode()
         default_workspace = owner.workspace if owner else self.default_workspace
         try:
             chosen = self.modes.get(mode)

@@ -2092,7 +2092,10 @@ export interface components {
         };
         /**
          * PermissionsConfig
-         * @description Claude Code's `permissions` block: rule strings by effect.
+         * @description Claude Code's `permissions` block: rule strings by effect, and its two settings.
+         *
+         *     The settings keep Claude Code's camelCase names, so a pasted block loads as it is
+         *     (issue 35, item 11); what each means here is in backend/rules/permission_modes.py.
          */
         PermissionsConfig: {
             /** Allow */
@@ -2101,6 +2104,12 @@ export interface components {
             ask?: string[];
             /** Deny */
             deny?: string[];
+            /** Defaultmode */
+            defaultMode?: ("default" | "acceptEdits" | "plan" | "auto" | "dontAsk" | "bypassPermissions") | null;
+            /** Additionaldirectories */
+            additionalDirectories?: string[];
+            /** Disablebypasspermissionsmode */
+            disableBypassPermissionsMode?: "disable" | null;
         };
         /** PoliciesBody */
         PoliciesBody: {
