@@ -146,10 +146,14 @@ async def run_agent_loop(
             result = await selection.search(call.arguments)
             await gate.settle_unrun(session, GateCall(id=call.id, name=call.name, arguments=call.arguments), result)
             return
+        refusal = call.argument_error
+        if refusal is None and selection is not None and session.offered is not None:
+            # Offered by the mode but not shown this step: the gate refuses it, saying how to reach it.
+            refusal = selection.not_shown(call.name, session.offered)
         async with semaphore:
             await gate.run(
                 session,
-                GateCall(id=call.id, name=call.name, arguments=call.arguments, argument_error=call.argument_error),
+                GateCall(id=call.id, name=call.name, arguments=call.arguments, argument_error=refusal),
             )
 
     async def run_calls(calls: list[ToolCallRequest]) -> None:

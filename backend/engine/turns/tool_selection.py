@@ -94,6 +94,19 @@ class ToolSelection:
         tools = [t for t in self.pool if t.name in shown]
         return [*tools, search_tools_info(len(self.pool) - len(tools))]
 
+    def not_shown(self, name: str, shown: Collection[str]) -> str | None:
+        """Why a call to `name` is refused when the mode offers it but this step did not show it
+        (issue 35, item 13: it is not "a tool the mode does not offer"), with the way to reach it:
+        `search_tools`. None for a shown tool, or one the mode does not offer (the gate says that)."""
+        if name not in self._names or name in shown:
+            return None
+        words = " ".join(name.split("__")[-1].split("_"))
+        return (
+            f"The tool {name!r} exists, but it is not among the {len(shown)} of {len(self.pool)} tools "
+            f"shown in this step, so it was not called. Call {SEARCH_TOOLS} with words saying what it "
+            f'does (for example {{"query": "{words}"}}): a tool it finds can be called from your next step on.'
+        )
+
     async def search(self, arguments: dict[str, Any]) -> ToolResult:
         """Run one `search_tools` call: find tools for its query and add them for the session."""
         query = arguments.get("query")

@@ -8,6 +8,7 @@ from sample_tools import MANY, TOOLS, tool
 
 from backend.config import Settings, ToolSelectionConfig
 from backend.domain.models import Message, Session, ToolCallRecord
+from backend.domain.session_options import SessionOptions
 from backend.domain.tools import ToolInfo
 from backend.engine.turns.tool_selection import SEARCH_TOOLS, ToolSelection, most_used, select_tools
 from backend.engine.turns.turn import prepare_turn
@@ -193,3 +194,39 @@ async def test_a_tool_found_by_search_tools_is_offered_from_the_next_call_and_an
         (SEARCH_TOOLS, "done"),
     ]
     assert stored.found_tools == ["mcp__shell__exec"]
+
+
+# a call to a tool the step did not show (issue 35, item 13)
+
+
+def test_a_tool_the_mode_offers_but_the_step_did_not_show_is_refused_pointing_to_search_tools():
+    chosen = selection()
+    shown = [t.name for t in chosen.offer([user("weather in Paris")], []) if t.name != SEARCH_TOOLS]
+    hidden = next(t.name for t in MANY if t.name not in shown)
+    why = chosen.not_shown(hidden, shown)
+    assert why is not None and SEARCH_TOOLS in why and hidden in why
+    assert "does not offer" not in why
+    assert chosen.not_shown(shown[0], shown) is None
+    assert chosen.not_shown("mcp__nowhere__nothing", shown) is None  # not the mode's: the gate says so
+
+
+@on_module_loop
+async def test_a_listed_but_unshown_tool_names_search_tools_and_a_tool_the_mode_lacks_never_does(tmp_path, pool):
+    script = [
+        Reply(tool_calls=[call("mcp__shell__exec", {"command": "echo unshown"})]),
+        Reply(text="agent done"),
+        Reply(tool_calls=[call("mcp__shell__exec", {"command": "echo not-in-ask"})]),
+        Reply(text="ask done"),
+    ]
+    selecting = {"max_tools": 1, "core_tools": [], "relevant": 0, "most_used": 0, "search_results": 1}
+    async with scripted_host(tmp_path, script, pool=pool, tool_selection=selecting) as h:
+        agent = await h.run("hello")
+        asked = await h.run("hello", SessionOptions(mode="ask"))
+        requests = h.model.requests
+        records = await h.host.store.list_tool_calls(agent.id) + await h.host.store.list_tool_calls(asked.id)
+
+    assert (agent.status, asked.status) == ("completed", "completed")
+    in_agent, in_ask = requests[1].last_tool_results()[0], requests[3].last_tool_results()[0]
+    assert SEARCH_TOOLS in in_agent and "exists" in in_agent and "does not offer" not in in_agent
+    assert "The ask mode does not offer the tool 'mcp__shell__exec'" in in_ask and SEARCH_TOOLS not in in_ask
+    assert [r.status for r in records] == ["error", "error"]  # neither ran
