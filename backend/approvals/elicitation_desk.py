@@ -8,8 +8,11 @@ answer maps onto the spec's three actions:
     deny                   -> decline
     cancel, or no answer   -> cancel (a timeout, the session stopping, the call ending)
 
-The requested schema is the spec's: a flat object whose properties are strings (optionally with
-a `format` or an `enum`), numbers, integers or booleans.
+The requested schema is the spec's (2025-11-25): a flat object whose properties are strings
+(optionally with a `format`, an `enum`, or a titled `oneOf` of const/title), numbers, integers,
+booleans, or multi-selects (`type: array` whose `items` hold an `enum` or an `anyOf` of
+const/title, with `minItems`/`maxItems`). A field left out takes the schema's `default`, whatever
+door the answer came through (the dashboard, REST, the terminal's `--approve all`, a channel).
 """
 
 from __future__ import annotations
@@ -37,22 +40,32 @@ class ElicitationContentInvalid(Invalid):
 def checked_content(schema: dict[str, Any], content: dict[str, Any] | None) -> dict[str, Any]:
     """`content` as the server asked for it, or ElicitationContentInvalid naming the first bad field.
 
-    Integers given as whole floats (a form's number input) become ints; nothing else is coerced.
+    A field not given (or given as null) takes the schema's default when it has a valid one, so
+    an answer of `{}` means "the form as the server filled it in". Integers given as whole floats
+    (a form's number input) become ints; nothing else is coerced.
     """
     properties: dict[str, Any] = schema.get("properties") or {}
     given = content or {}
     unknown = sorted(set(given) - set(properties))
     if unknown:
         raise ElicitationContentInvalid(f"field {unknown[0]!r} is not in the form")
-    missing = [name for name in schema.get("required") or [] if given.get(name) is None]
+    filled = defaults_of(schema) | {name: value for name, value in given.items() if value is not None}
+    missing = [name for name in schema.get("required") or [] if filled.get(name) is None]
     if missing:
         raise ElicitationContentInvalid(f"field {missing[0]!r} is required")
-    checked: dict[str, Any] = {}
-    for name, value in given.items():
-        if value is None:
-            continue
-        checked[name] = _checked_value(name, properties[name] or {}, value)
-    return checked
+    return {name: _checked_value(name, properties[name] or {}, value) for name, value in filled.items()}
+
+
+def defaults_of(schema: dict[str, Any]) -> dict[str, Any]:
+    """The schema's defaults that fit their own field (a server's bad default is left out, not sent back)."""
+    defaults: dict[str, Any] = {}
+    for name, spec in (schema.get("properties") or {}).items():
+        if isinstance(spec, dict) and spec.get("default") is not None:
+            try:
+                defaults[name] = _checked_value(name, spec, spec["default"])
+            except ElicitationContentInvalid:
+                continue
+    return defaults
 
 
 def _checked_value(name: str, spec: dict[str, Any], value: Any) -> Any:
@@ -86,7 +99,31 @@ def _checked_value(name: str, spec: dict[str, Any], value: Any) -> Any:
         if not _fits_format(spec.get("format"), value):
             raise ElicitationContentInvalid(f"field {name!r} must be a valid {spec['format']}")
         return value
+    if kind == "array":
+        return _checked_choices(name, spec, value)
     raise ElicitationContentInvalid(f"field {name!r} has a type the form cannot take ({kind!r})")
+
+
+def _checked_choices(name: str, spec: dict[str, Any], value: Any) -> list[str]:
+    """A multi-select: distinct choices from `items` (an `enum`, or an `anyOf` of const/title), counted."""
+    items = spec.get("items") or {}
+    choices = items.get("enum") or [option.get("const") for option in items.get("anyOf") or []]
+    if not choices:
+        raise ElicitationContentInvalid(f"field {name!r} has a list the form cannot take (its items offer no choices)")
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        raise ElicitationContentInvalid(f"field {name!r} must be a list of choices")
+    outside = [item for item in value if item not in choices]
+    if outside:
+        raise ElicitationContentInvalid(
+            f"field {name!r} takes only {', '.join(map(str, choices))} (not {outside[0]!r})"
+        )
+    if len(set(value)) != len(value):
+        raise ElicitationContentInvalid(f"field {name!r} names a choice twice")
+    if "minItems" in spec and len(value) < spec["minItems"]:
+        raise ElicitationContentInvalid(f"field {name!r} needs at least {spec['minItems']} choices")
+    if "maxItems" in spec and len(value) > spec["maxItems"]:
+        raise ElicitationContentInvalid(f"field {name!r} takes at most {spec['maxItems']} choices")
+    return list(value)
 
 
 def _fits_format(fmt: str | None, value: str) -> bool:
