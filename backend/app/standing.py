@@ -76,6 +76,9 @@ def standing_rules(
         policy = engine.policy_for(tool.name, mode.policies)
         read_only = tool.annotations.readOnlyHint is True and tool.annotations.destructiveHint is not True
         auto = policy is None and engine.read_only_auto_allow and tool.server in engine.trusted_servers and read_only
+        # issue 34: allow_read_only_tools lets a third-party read run while its tool is as pinned
+        auto = auto or (policy is None and engine.effective_policy(tool.name, tool.annotations) == "always_allow")
+        auto = auto and tool.changed is None
         if (policy == "always_allow" or auto) and not engine.managed_catches(tool.name):
             view = ToolCallView(name=tool.name, arguments={}, workspace=Path(session.workspace), annotations=tool.annotations)
             if plan and not is_read_only(view):

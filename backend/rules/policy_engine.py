@@ -68,6 +68,8 @@ runs, since each of its own tool calls passes the gate."""
 DEFAULT_TRUSTED_SERVERS: tuple[str, ...] = ("file", "shell", "browser", "memory", "cron", "invoke_agent")
 
 _WRITE_FILE = full_tool_name("file", "write_file")
+READ_ONLY_TOOLS_SOURCE = "allow_read_only_tools"
+"""The `source` of an allow that `allow_read_only_tools` gave a third-party read-only tool."""
 _VERDICTS: dict[Policy, Effect] = {"always_allow": "allow", "ask": "ask", "deny": "deny"}
 _STRICTNESS: dict[Policy, int] = {"always_allow": 0, "ask": 1, "deny": 2}
 
@@ -148,9 +150,12 @@ class PolicyEngine:
         trusted_servers: Collection[str] = DEFAULT_TRUSTED_SERVERS,
         policies_source: str | None = None,
         managed: RuleSet | None = None,
+        allow_read_only_tools: bool = False,
     ) -> None:
         """`policies=None` means DEFAULT_POLICIES; a mapping given replaces them (merge it yourself).
         `managed`: the managed policy's deny and ask rules, evaluated before everything else.
+        `allow_read_only_tools`: a third-party tool its server annotates read-only runs unasked when
+        its definition is the pinned one (issue 34, item 4); rules and policies still decide first.
 
         Reasons name a policy's source: `policies_source` if given, else "default" for a
         built-in value left as it is and "config" for anything else. Invalid keys or values
@@ -161,6 +166,7 @@ class PolicyEngine:
         self.policies: dict[str, Policy] = dict(DEFAULT_POLICIES if policies is None else policies)
         self.policies_source = policies_source
         self.read_only_auto_allow = read_only_auto_allow
+        self.allow_read_only_tools = allow_read_only_tools
         self.trusted_servers = frozenset(trusted_servers)
         self._entries = _entries(
             self.policies, policies_source or "config", defaults_named=policies_source is None
@@ -178,6 +184,7 @@ class PolicyEngine:
             trusted_servers=self.trusted_servers,
             policies_source=self.policies_source,
             managed=self.managed,
+            allow_read_only_tools=self.allow_read_only_tools,
         )
 
     def evaluate(
@@ -266,7 +273,20 @@ class PolicyEngine:
         ):
             reason = f"read-only tool of trusted server {server}: auto-allowed"
             return Evaluation(verdict="allow", reason=reason, source="read_only_auto_allow")
+        if self._third_party_read_only(server, call.annotations):  # `changed` asked above
+            reason = f"read-only tool of {server}, as pinned: allowed (allow_read_only_tools)"
+            return Evaluation(verdict="allow", reason=reason, source=READ_ONLY_TOOLS_SOURCE)
         return Evaluation(verdict="ask", reason="no rule or policy matched: ask")
+
+    def _third_party_read_only(self, server: str, annotations: ToolAnnotations | None) -> bool:
+        """`allow_read_only_tools` covers this tool: on, a server's tool (not a trusted one's, whose
+        reads `read_only_auto_allow` governs), annotated read-only and not destructive."""
+        return (
+            self.allow_read_only_tools
+            and bool(server)
+            and server not in self.trusted_servers
+            and _annotated_read_only(annotations)
+        )
 
     def hides(self, path: str, workspace: Path) -> bool:
         """Whether a deny rule forbids reading `path`, so that no search or listing may show it."""
@@ -303,6 +323,8 @@ class PolicyEngine:
             return chosen
         server = (split_tool_name(name) or ("", ""))[0]
         if self.read_only_auto_allow and server in self.trusted_servers and _annotated_read_only(annotations):
+            return "always_allow"
+        if self._third_party_read_only(server, annotations):
             return "always_allow"
         return "ask"
 
