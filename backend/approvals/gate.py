@@ -449,10 +449,11 @@ class ToolGate:
         if result.is_error and not result.text.endswith(ERROR_HINT):
             result = result.model_copy(update={"text": result.text + ERROR_HINT})
         media: list[MediaFile] = []
-        if self.media is not None and (result.images or result.audio):
+        if self.media is not None and (result.images or result.audio or result.user_media):
             media = await asyncio.to_thread(self.media.keep, record.session_id, result)
         record.status = status  # type: ignore[assignment]
-        record.result = result.text
+        # The card's text: the message (the model's) holds none of what was for the person alone.
+        record.result = result.card_text()
         record.is_error = result.is_error
         record.media = media
         record.finished_at = utcnow()
@@ -478,7 +479,7 @@ class ToolGate:
                 "decision": record.decision,
                 "status": status,
                 "is_error": result.is_error,
-                "text": result.text,
+                "text": record.result,
                 "spilled_to": result.spilled_to,
                 "media": [m.model_dump() for m in media],
                 "structured": result.structured,

@@ -66,3 +66,5 @@ class MediaFile(BaseModel):
     mime_type: str
     size: int
     """Bytes, decoded."""
+    for_user_only: bool = False
+    """The tool meant it for the person alone (`audience: ["user"]`): shown, never sent to a model."""

@@ -53,6 +53,10 @@ class ToolInfo(BaseModel):
     admin accepts it. Not part of the tool as listed (kept out of dumps)."""
 
 
+FOR_MODEL_ONLY = "[For the model alone: the tool did not mean this for you]"
+FOR_USER_ONLY = "[For you alone: the tool kept this from the model]"
+
+
 class ToolResult(BaseModel):
     """What a tool call gave back. `is_error` results are shown to the model, never raised."""
 
@@ -68,6 +72,26 @@ class ToolResult(BaseModel):
     JSON when the tool sent no text)."""
     spilled_to: str | None = None
     """Where the full text was written when the result was cut."""
+    user_text: str = ""
+    """Content the tool marked for the person alone (`audience: ["user"]`): on the tool card,
+    never sent to the model."""
+    user_media: list[dict[str, str]] = Field(default_factory=list)
+    """Images and audio for the person alone, as {"kind", "data", "mime_type"}: kept, never sent."""
+    model_only: list[str] = Field(default_factory=list)
+    """The parts of `text` the tool marked for the model alone (`audience: ["assistant"]`)."""
+
+    def card_text(self) -> str:
+        """What the tool card shows: the model's text, what was for the model alone moved under a
+        mark of its own, and what was for the person alone after it (see `backend.mcp.results`)."""
+        body = self.text
+        for part in self.model_only:  # each is one or more whole lines of `text`
+            body = body.replace(part + "\n", "", 1) if part + "\n" in body else body.replace(part, "", 1)
+        parts = [body.strip("\n")]
+        if self.model_only:
+            parts.append(FOR_MODEL_ONLY + "\n" + "\n".join(self.model_only))
+        if self.user_text:
+            parts.append(FOR_USER_ONLY + "\n" + self.user_text)
+        return "\n\n".join(p for p in parts if p)
 
     @classmethod
     def error(cls, text: str) -> ToolResult:

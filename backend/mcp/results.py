@@ -14,7 +14,7 @@ import json
 import os
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import mcp_types
 
@@ -34,15 +34,28 @@ def to_tool_result(result: mcp_types.CallToolResult, *, max_media_bytes: int = M
     each, are kept for the model (an embedded resource holding one too); any other image is a
     note saying why it was left out. Audio is kept for the person, with a note for the model.
     Embedded resources and resource links are rendered with their URI and type. Structured
-    content is kept for programs; the model reads it as JSON when the tool sent no text.
+    content is kept for programs; the model reads it as JSON when the tool sent no text and no
+    image or audio (a media block wins: server-filesystem's `read_media_file` repeats its image's
+    base64 in `structuredContent`, which would reach the model as 50 KB of text).
+
+    A block whose `annotations.audience` is `["user"]` alone is the person's: it goes to the
+    tool card (`user_text`, `user_media`), never to the model. One for `["assistant"]` alone goes
+    to the model as any block does, and is listed in `model_only` so the card can mark it.
     """
     texts: list[str] = []
     images: list[dict[str, str]] = []
     audio: list[dict[str, str]] = []
+    user_texts: list[str] = []
+    user_media: list[dict[str, str]] = []
+    model_only: list[str] = []
     has_text = False
+    has_media = False
+    for_user = False  # the block being read is the person's alone
 
     def take(kind: MediaKind, data: str, mime_type: str) -> str | None:
         """Keep an image or audio clip; None if kept as is, else why it was left out."""
+        nonlocal has_media
+        has_media = has_media or not for_user  # the model's media, sent or a note saying why not
         try:
             size = len(base64.b64decode(data, validate=True))
         except (binascii.Error, ValueError):
@@ -54,12 +67,22 @@ def to_tool_result(result: mcp_types.CallToolResult, *, max_media_bytes: int = M
             return f"[{what} left out: not an audio type a browser plays]"
         if size > max_media_bytes:
             return f"[{what} left out: over the {human_size(max_media_bytes)} limit for one {kind}]"
+        if for_user:
+            user_media.append({"kind": kind, "data": data, "mime_type": mime_type.lower()})
+            return None
         (images if kind == "image" else audio).append({"data": data, "mime_type": mime_type.lower()})
         if kind == "audio":
             return f"[{what} returned: the model receives no audio, only this note]"
         return None
 
     for block in result.content:
+        audience = _audience(block)
+        for_user = audience == "user"
+        if for_user:
+            # The person's alone: rendered as the model's view would be, then moved to the card.
+            model_texts, model_has_text, texts, has_text = texts, has_text, [], False
+        elif audience == "assistant":
+            before = len(texts)
         if isinstance(block, mcp_types.TextContent):
             texts.append(block.text)
             has_text = has_text or bool(block.text.strip())
@@ -73,16 +96,14 @@ def to_tool_result(result: mcp_types.CallToolResult, *, max_media_bytes: int = M
             texts.append(_link_text(block))
         elif isinstance(block, mcp_types.EmbeddedResource):
             resource = block.resource
-            if isinstance(resource, mcp_types.TextResourceContents):
-                texts.append(_resource_text(resource.uri, resource.mime_type, resource.text))
-                has_text = True
-                continue
             mime_type = (resource.mime_type or "").lower()
             kind: MediaKind | None = "image" if mime_type.startswith("image/") else (
                 "audio" if mime_type.startswith("audio/") else None
             )
-            decoded = _as_text(resource.blob, mime_type) if kind is None else None
-            if decoded is not None:
+            if isinstance(resource, mcp_types.TextResourceContents):
+                texts.append(_resource_text(resource.uri, resource.mime_type, resource.text))
+                has_text = True
+            elif (decoded := _as_text(resource.blob, mime_type) if kind is None else None) is not None:
                 texts.append(_resource_text(resource.uri, mime_type, decoded))
                 has_text = True
             elif kind is not None:
@@ -93,16 +114,50 @@ def to_tool_result(result: mcp_types.CallToolResult, *, max_media_bytes: int = M
                 texts.append(_resource_text(resource.uri, mime_type or None, f"[binary content, {size}, not shown]"))
         else:  # a content type newer than this code
             texts.append(f"[{getattr(block, 'type', 'unknown')} content omitted]")
-    if not has_text and _says_something(result.structured_content):
+        if for_user:
+            user_texts += [t for t in texts if t.strip()]
+            texts, has_text = model_texts, model_has_text
+        elif audience == "assistant":
+            model_only += [t for t in texts[before:] if t.strip()]
+    structured = result.structured_content
+    if not has_text and not has_media and _says_something(structured):
         # A structured-only result: its JSON is what the model can read (MCP's own advice to servers).
-        texts = [json.dumps(result.structured_content, ensure_ascii=False, default=str)] + [t for t in texts if t.strip()]
+        texts = [json.dumps(structured, ensure_ascii=False, default=str)] + [t for t in texts if t.strip()]
+    if _repeats_media(structured, [*images, *audio, *user_media]):
+        # Kept as files already; a copy here would put the base64 in events and API answers.
+        structured = None
     return ToolResult(
         text="\n".join(texts),
         is_error=result.is_error,
         images=images,
         audio=audio,
-        structured=_as_structured(result.structured_content),
+        structured=_as_structured(structured),
+        user_text="\n".join(user_texts),
+        user_media=user_media,
+        model_only=model_only,
     )
+
+
+Audience = Literal["user", "assistant"]
+
+
+def _audience(block: object) -> Audience | None:
+    """Whom a block is for when it is for one side only; None for both (or unsaid)."""
+    annotations = getattr(block, "annotations", None)
+    audience = set(getattr(annotations, "audience", None) or ())
+    if audience == {"user"}:
+        return "user"
+    if audience == {"assistant"}:
+        return "assistant"
+    return None
+
+
+def _repeats_media(structured: Any, media: list[dict[str, str]]) -> bool:
+    """Whether structured content holds the base64 of a media block of the same result."""
+    if structured is None or not media:
+        return False
+    dumped = json.dumps(structured, default=str)
+    return any(m["data"] and m["data"] in dumped for m in media)
 
 
 def _attributes(**values: object) -> str:

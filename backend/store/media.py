@@ -64,7 +64,12 @@ class MediaStore:
         """Write a tool result's images and audio; the message refers to the files, not the data."""
         kinds: list[tuple[MediaKind, dict[str, str]]] = [("image", i) for i in result.images]
         kinds += [("audio", a) for a in result.audio]
-        return [self.save_base64(session_id, kind, m["mime_type"], m["data"]) for kind, m in kinds]
+        kept = [self.save_base64(session_id, kind, m["mime_type"], m["data"]) for kind, m in kinds]
+        for m in result.user_media:  # the person's alone: marked so no model request carries it
+            kind: MediaKind = "audio" if m["kind"] == "audio" else "image"
+            saved = self.save_base64(session_id, kind, m["mime_type"], m["data"])
+            kept.append(saved.model_copy(update={"for_user_only": True}))
+        return kept
 
     def path(self, session_id: str, name: str) -> Path:
         """The file of a session's media; MediaNotFound for a name that is not one (no `..`, no `/`)."""

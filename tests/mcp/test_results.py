@@ -213,3 +213,72 @@ def test_a_new_spill_folder_is_made_private(tmp_path: Path) -> None:
     cap_result(ToolResult(text="s" * 5000), workspace=tmp_path, call_id="c1", limit=100)
     assert stat.S_IMODE((tmp_path / SPILL_DIR).stat().st_mode) == 0o700
     assert stat.S_IMODE((tmp_path / SPILL_DIR.parent).stat().st_mode) == 0o700
+
+
+def test_an_image_with_structured_content_that_repeats_it_reaches_the_model_as_the_image_alone():
+    # server-filesystem's read_media_file: the block, and structuredContent holding the same block.
+    block = {"type": "image", "data": PNG, "mimeType": "image/png"}
+    result = mcp_types.CallToolResult(content=[mcp_types.ImageContent(data=PNG, mime_type="image/png")], structured_content={"content": [block]})
+    converted = to_tool_result(result)
+    assert converted.images == [{"data": PNG, "mime_type": "image/png"}]
+    assert converted.text == ""
+    assert converted.structured is None  # kept as a file already; never copied into events
+
+
+def test_media_wins_over_the_structured_fallback_even_when_left_out_and_text_still_goes_along():
+    result = mcp_types.CallToolResult(
+        content=[mcp_types.TextContent(text="caption"), mcp_types.ImageContent(data="bad!", mime_type="image/png")],
+        structured_content={"content": [{"type": "image", "data": "bad!"}]},
+    )
+    assert to_tool_result(result).text == "caption\n[image (image/png) left out: its data is not valid base64]"
+    audio_only = mcp_types.CallToolResult(
+        content=[mcp_types.AudioContent(data="UklGRg==", mime_type="audio/wav")], structured_content={"length_s": 3}
+    )
+    converted = to_tool_result(audio_only)
+    assert converted.text == "[audio (audio/wav, 4 bytes) returned: the model receives no audio, only this note]"
+    assert converted.structured == {"length_s": 3}  # says something the media does not: kept for programs
+
+
+def user(block):
+    return block.model_copy(update={"annotations": mcp_types.Annotations(audience=["user"])})
+
+
+def assistant(block):
+    return block.model_copy(update={"annotations": mcp_types.Annotations(audience=["assistant"])})
+
+
+def test_blocks_for_the_person_alone_are_kept_from_the_model_for_the_tool_card():
+    result = mcp_types.CallToolResult(
+        content=[
+            mcp_types.TextContent(text="for both"),
+            user(mcp_types.TextContent(text="for you")),
+            user(mcp_types.ImageContent(data=PNG, mime_type="image/png")),
+            user(mcp_types.EmbeddedResource(resource=mcp_types.TextResourceContents(uri="file:///a.md", text="# A"))),
+            mcp_types.TextContent(text="also both").model_copy(
+                update={"annotations": mcp_types.Annotations(audience=["user", "assistant"])}
+            ),
+        ]
+    )
+    converted = to_tool_result(result)
+    assert converted.text == "for both\nalso both"
+    assert converted.images == []
+    assert converted.user_media == [{"kind": "image", "data": PNG, "mime_type": "image/png"}]
+    assert converted.user_text == 'for you\n<resource uri="file:///a.md">\n# A\n</resource>'
+    assert converted.card_text().endswith("[For you alone: the tool kept this from the model]\n" + converted.user_text)
+
+
+def test_a_result_whose_text_is_all_for_the_person_gives_the_model_its_structured_content():
+    result = mcp_types.CallToolResult(content=[user(mcp_types.TextContent(text="Done!"))], structured_content={"ok": True})
+    converted = to_tool_result(result)
+    assert (converted.text, converted.user_text) == ('{"ok": true}', "Done!")
+
+
+def test_blocks_for_the_model_alone_reach_it_and_are_marked_on_the_card():
+    result = mcp_types.CallToolResult(
+        content=[assistant(mcp_types.TextContent(text="internal id 7")), mcp_types.TextContent(text="saved")]
+    )
+    converted = to_tool_result(result)
+    assert converted.text == "internal id 7\nsaved"
+    assert converted.model_only == ["internal id 7"]
+    assert converted.card_text() == "saved\n\n[For the model alone: the tool did not mean this for you]\ninternal id 7"
+    assert ToolResult(text="plain").card_text() == "plain"

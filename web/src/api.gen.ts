@@ -1857,6 +1857,11 @@ export interface components {
             mime_type: string;
             /** Size */
             size: number;
+            /**
+             * For User Only
+             * @default false
+             */
+            for_user_only?: boolean;
         };
         /**
          * Message

@@ -53,9 +53,7 @@ def images_to_send(history: Sequence[Message], read: ReadMedia | None) -> Sent:
     for message in reversed(history):
         if message.role != "tool":
             continue
-        for media in reversed(message.media):
-            if media.kind != "image":
-                continue
+        for media in reversed(_images(message)):
             if len(sent) >= MAX_IMAGES_PER_REQUEST or total + media.size > MAX_IMAGE_BYTES_PER_REQUEST:
                 return sent
             data = read(message.session_id, media.name)
@@ -108,7 +106,8 @@ def images_message(results: Sequence[Message], sent: Sent) -> dict[str, Any] | N
 
 
 def _images(message: Message) -> list[MediaFile]:
-    return [m for m in message.media if m.kind == "image"]
+    """The images a model may see: not those the tool meant for the person alone."""
+    return [m for m in message.media if m.kind == "image" and not m.for_user_only]
 
 
 def _left_out(media: MediaFile) -> str:
