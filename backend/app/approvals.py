@@ -29,7 +29,7 @@ from backend.domain.models import Approval, ApprovalStatus, Decision, Door, Sess
 from backend.approvals.broker import ApprovalBroker
 from backend.rules.bootstrap_guard import is_instruction_change
 from backend.approvals.elicitation_desk import checked_content
-from backend.rules.narrow import narrow_rules_for
+from backend.rules.narrow import argument_rules_for, narrow_rules_for
 from backend.rules.policy_engine import ToolCallView
 from backend.rules.grammar import RuleError, RuleSet
 from backend.rules.managed import MANAGED_PREFIX, NO_MANAGED_POLICY, ManagedLocked, ManagedPolicy
@@ -243,8 +243,9 @@ class ApprovalService:
         except RuleError as exc:
             raise RuleInvalid(str(exc)) from exc
         admin = by.can("admin")
-        if not admin:
-            broader = [r for r in rules if r not in narrow]
+        if not admin:  # the exact rule, or one narrowed by an argument the card offered (issue 34)
+            by_argument = self._argument_rules(approval, decision, session)
+            broader = [r for r in rules if r not in narrow and r not in by_argument]
             if broader:
                 offered = ", ".join(narrow) or "none (this call cannot be allowed by a rule)"
                 raise RuleNotPermitted(
@@ -258,6 +259,16 @@ class ApprovalService:
         if decision.kind != "allow_always":
             return decision.model_copy(update={"rules": rules, "scope": None})
         return decision.model_copy(update={"rules": rules, "scope": _checked_scope(approval, decision, session, admin)})
+
+    def _argument_rules(self, approval: Approval, decision: Decision, session: Session) -> list[str]:
+        """The rules narrowed by one argument for the call as it will run (none carrying result text)."""
+        view = ToolCallView(
+            name=approval.tool_name,
+            arguments=decision.updated_arguments if decision.updated_arguments is not None else approval.arguments,
+            workspace=Path(session.workspace),
+            annotations=approval.annotations,
+        )
+        return argument_rules_for(view, leave_out={c.argument for c in approval.carried_results})
 
     def _narrow_rules(self, approval: Approval, decision: Decision, session: Session) -> list[str]:
         """The narrow rules for the call as it will run (edited arguments included)."""

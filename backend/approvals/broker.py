@@ -29,6 +29,7 @@ from backend.domain.models import (
 )
 from backend.domain.publisher import EventPublisher as Publisher
 from backend.domain.tool_pins import ToolChange
+from backend.domain.stakes import CarriedResult, Stake
 from backend.domain.tools import ToolAnnotations
 from backend.approvals.watch import ApprovalWatch
 from backend.store.base import Store
@@ -64,9 +65,13 @@ class ApprovalBroker:
         kind: ApprovalKind = "tool",
         timeout: float | None = None,
         tool_change: ToolChange | None = None,
+        stakes: list[Stake] | None = None,
+        carried_results: list[CarriedResult] | None = None,
+        argument_rules: list[str] | None = None,
     ) -> Approval:
         """Persist a new pending approval and announce it; `timeout` overrides the broker's.
-        `tool_change`: the tool changed since it was pinned (issue 34), for the card's diff."""
+        `tool_change`: the tool changed since it was pinned (issue 34), for the card's diff.
+        `stakes`, `carried_results`, `argument_rules`: what is at stake (backend/approvals/stakes_card.py)."""
         now = self._clock()
         approval = Approval(
             id=uuid.uuid4().hex,
@@ -80,6 +85,9 @@ class ApprovalBroker:
             suggested_rules=suggested_rules or [],
             always_scope=always_scope,
             tool_change=tool_change,
+            stakes=stakes or [],
+            carried_results=carried_results or [],
+            argument_rules=argument_rules or [],
             created_at=now,
             expires_at=now + timedelta(seconds=self.timeout if timeout is None else timeout),
         )

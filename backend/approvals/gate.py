@@ -30,6 +30,7 @@ from backend.domain.models import (
     utcnow,
 )
 from backend.domain.media import MediaFile
+from backend.domain.stakes import CarriedResult
 from backend.domain.tools import ToolResult
 from backend.rules import bootstrap_guard
 from backend.approvals.broker import ApprovalBroker
@@ -51,6 +52,8 @@ from backend.approvals.gate_types import (
     ToolRunner,
 )
 from backend.approvals.tool_hooks import ToolHooks
+from backend.approvals.result_taint import ResultTaint, carried_review, escalates
+from backend.approvals.stakes_card import card_details
 from backend.approvals.configured_hooks import ConfiguredHooks, HookAllow
 from backend.approvals.hook_gate import evaluate_with_hooks, hook_decider, place_of, sandbox_prefix
 from backend.domain.hook_config import HooksConfig
@@ -124,6 +127,8 @@ class ToolGate:
             report=lambda session_id, text: self.bus.publish(session_id, "notice", {"command": "hook", "text": text}),
         )
         """The configured hooks; the session runner runs their session events too."""
+        self.result_taint = ResultTaint()
+        """Pieces of each session's tool results, found again in later calls' arguments (issue 34)."""
         self.shutting_down = False
         """Set on host shutdown: cancelled calls are then left as stored, for recovery."""
         self._allowed: dict[tuple[str, str], GateDecision] = {}
@@ -196,6 +201,8 @@ class ToolGate:
                 self.configured_hooks, session, call.id, view, partial(self.evaluate, session)
             )
             evaluation, record.arguments = hooked.evaluation, view.arguments
+            carried = self.result_taint.find(session.session_id, view.arguments)  # a result's text going out
+            evaluation = carried_review(view, evaluation, carried, self.policy.trusted_servers)
             unprotect: tuple[str, ...] = ()
             outside = False
             decided_by: DecidedBy = "hook" if evaluation.source == "hook" else "rule" if evaluation.rule else "policy"
@@ -206,7 +213,7 @@ class ToolGate:
                 record.decision = _denied_by(evaluation)
                 return await self._refuse(record, ToolResult.error(f"Denied: {evaluation.reason}."), "denied")
             if evaluation.verdict == "ask":
-                approval, decision_by = await self._ask(session, record, view, evaluation)
+                approval, decision_by = await self._ask(session, record, view, evaluation, carried)
                 assert approval.decision is not None
                 decision = bootstrap_guard.as_once(evaluation, approval.decision)
                 if isinstance(evaluation, UnconfinedRun) and decision.kind in ("allow_session", "allow_always"):
@@ -298,7 +305,12 @@ class ToolGate:
         return GateDecision(record=record, result=await self._finish(record, result, status))
 
     async def _ask(
-        self, session: GateSession, record: ToolCallRecord, view: ToolCallView, evaluation: Evaluation
+        self,
+        session: GateSession,
+        record: ToolCallRecord,
+        view: ToolCallView,
+        evaluation: Evaluation,
+        carried: list[CarriedResult] | None = None,
     ) -> tuple[Approval, DecidedBy]:
         approval = await self.broker.latest_for_call(session.session_id, record.id)
         if approval is not None and approval.status not in ("pending", "cancelled"):
@@ -310,17 +322,24 @@ class ToolGate:
             record.status = "waiting_approval"
             await self.store.save_tool_call(record)
             if approval is None or approval.status == "cancelled":
+                once = outside or isinstance(evaluation, InstructionChange)
+                card = card_details(
+                    view, evaluation, carried or [], standing=not once, trusted_servers=self.policy.trusted_servers
+                )
                 approval = await self.broker.open(
                     session_id=session.session_id,
                     tool_call_id=record.id,
                     tool_name=record.name,
                     arguments=record.arguments,
                     annotations=view.annotations,
-                    reason=evaluation.reason,
+                    reason=card.reason,
                     suggested_rules=[] if outside else bootstrap_guard.suggested_rules(evaluation, view),
                     always_scope=session.standing_scope,
                     kind="unconfined" if outside else "tool",
                     tool_change=view.changed,
+                    stakes=card.stakes,
+                    carried_results=card.carried_results,
+                    argument_rules=card.argument_rules,
                 )
                 self.configured_hooks.notification(
                     place_of(session), message=f"Overseer needs your permission to use {record.name}"
@@ -369,7 +388,9 @@ class ToolGate:
                 annotations=pending.annotations,
                 changed=pending.tool_change,  # a new rule does not answer a changed tool's question
             )
-            if self.evaluate(session, view).verdict == "allow":
+            if self.evaluate(session, view).verdict == "allow" and not escalates(
+                pending.carried_results, view, self.policy.trusted_servers
+            ):  # a rule never answers a question about a result's text going out
                 try:
                     await self.broker.answer(pending.id, Decision(kind="allow_once"), by="rule")
                 except ApprovalError:  # answered meanwhile by someone else: theirs stands
@@ -436,6 +457,7 @@ class ToolGate:
         result = await self.configured_hooks.post_tool_use(
             place_of(session), call_id=record.id, name=record.name, arguments=view.arguments, result=result
         )
+        self.result_taint.remember(session.session_id, tool_name=record.name, tool_call_id=record.id, text=result.text)
         return await self._finish(record, result, "error" if result.is_error else "done")
 
     async def _progress(

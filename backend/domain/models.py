@@ -11,6 +11,7 @@ from pydantic import BaseModel, Field
 
 from backend.domain.media import MediaFile
 from backend.domain.tool_pins import ToolChange
+from backend.domain.stakes import CarriedResult, Stake
 from backend.domain.tools import ToolAnnotations
 
 SessionStatus = Literal["idle", "running", "waiting_approval", "completed", "stopped", "error"]
@@ -243,6 +244,8 @@ class ToolCallRecord(BaseModel):
     is_error: bool = False
     media: list[MediaFile] = Field(default_factory=list)
     """The images and audio of the result, as its tool message keeps them."""
+    untrusted: str | None = None
+    """Where the result's outside text came from, when it is outside text (issue 34, item 5)."""
     started_at: datetime | None = None
     finished_at: datetime | None = None
     created_at: datetime = Field(default_factory=utcnow)
@@ -353,6 +356,13 @@ class Approval(BaseModel):
     (an admin's goes to the global policy unless the decision says otherwise)."""
     tool_change: ToolChange | None = None
     """The tool's definition differs from the one pinned (issue 34): the change, for the card's diff."""
+    stakes: list[Stake] = Field(default_factory=list)
+    """What the call puts at stake by its tool's annotations, most dangerous first (issue 34)."""
+    carried_results: list[CarriedResult] = Field(default_factory=list)
+    """Arguments that carry text from an earlier tool result of the session (issue 34)."""
+    argument_rules: list[str] = Field(default_factory=list)
+    """Standing rules narrowed by one argument (`tool(to:ops@example.com)`), offered besides
+    `suggested_rules` for an MCP tool (issue 34)."""
     status: ApprovalStatus = "pending"
     decision: Decision | None = None
     decided_by: DecidedBy | None = None

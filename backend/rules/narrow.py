@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 from backend.rules.param_match import PARAM_NAME
 from backend.rules.path_match import path_candidates
@@ -126,6 +126,35 @@ def _param_rule(call: ToolCallView) -> str | None:
     if not PARAM_NAME.match(str(name)) or "*" in text:
         return None  # a star is always a wildcard in a parameter glob
     return f"{call.name}({name}:{text})"
+
+
+MAX_ARGUMENT_RULE_VALUE = 120
+"""Longer values (a message body, a document) make no standing rule a person would read."""
+
+
+def argument_rules_for(call: ToolCallView, *, leave_out: Collection[str] = ()) -> list[str]:
+    """Standing rules for an MCP tool narrowed by one of its arguments (issue 34, item 4).
+
+    `mcp__mail__send(to:ops@example.com)` lets later calls to that address run, whatever their
+    other arguments: wider than this call, far narrower than the tool. One rule per short scalar
+    argument, in the call's order; none for the file tools and the shell (their narrow rules name
+    a path or a command), none for arguments named in `leave_out` (those carrying an earlier
+    result's text), none already given by `narrow_rules_for`, and only rules that match this call.
+    """
+    if call.name in FILE_TOOLS or call.name == SHELL_TOOL or not call.name.startswith("mcp__"):
+        return []
+    if not isinstance(call.arguments, dict) or len(call.arguments) < 2:
+        return []  # one argument: narrow_rules_for's rule is this one already
+    found: list[str] = []
+    for name, value in call.arguments.items():
+        if name in leave_out:
+            continue
+        single = ToolCallView(name=call.name, arguments={name: value}, workspace=call.workspace)
+        rule = _param_rule(single)
+        if rule is None or len(rule) - len(call.name) - len(name) - 3 > MAX_ARGUMENT_RULE_VALUE or "\n" in rule:
+            continue
+        found.extend(_exact(call, rule))
+    return found
 
 
 def _exact(call: ToolCallView, rule: str | None) -> list[str]:

@@ -11,6 +11,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from backend.domain.stakes import Stake, StakeKind
+from backend.domain.tools import ToolAnnotations
+from backend.rules.grammar import SHELL_TOOL
+
 HIGH_RISK_COMMAND = re.compile(
     r"(\brm\s+-[a-zA-Z]*[rf]|\bsudo\b|\bchmod\s+-R\b|\bchown\b|\bmkfs|\bdd\s+if=|\b(curl|wget)\b[^|;&]*\|\s*(ba|z)?sh\b|\bgit\s+push\b[^;&|]*(--force|-f\b)|>\s*\/dev\/sd)"
 )
@@ -27,3 +31,40 @@ def high_risk(arguments: dict[str, Any], reason: str) -> str | None:
     if re.search("sensitive", reason, re.IGNORECASE):
         return f"High risk: {reason}"
     return None
+
+
+# What a tool's annotations put at stake (issue 34, item 4), most dangerous first. Must say the
+# same as STAKE_TEXT in web/src/risk.ts.
+STAKE_TEXT: dict[StakeKind, str] = {
+    "destructive": "Deletes or overwrites data",
+    "open_world": "Reaches outside systems",
+    "read_only": "Only reads, changes nothing",
+}
+STAKES_JOINER = " · At stake: "
+"""Between an ask's reason and its stakes (the card splits there: web/src/risk.ts)."""
+
+
+def stakes_of(name: str, annotations: ToolAnnotations | None) -> list[Stake]:
+    """The call's stakes by its tool's annotations (hints from its server), most dangerous first.
+
+    The shell is left out: every command carries destructiveHint, so the hint says nothing of a
+    command (its High-risk pattern above does). A read-only tool that also says destructive is
+    ranked destructive only.
+    """
+    if annotations is None or name == SHELL_TOOL:
+        return []
+    kinds: list[StakeKind] = []
+    if annotations.destructiveHint is True:
+        kinds.append("destructive")
+    if annotations.openWorldHint is True:
+        kinds.append("open_world")
+    if annotations.readOnlyHint is True and annotations.destructiveHint is not True:
+        kinds.append("read_only")
+    return [Stake(kind=kind, text=STAKE_TEXT[kind]) for kind in kinds]
+
+
+def with_stakes(reason: str, stakes: list[Stake]) -> str:
+    """An ask's reason with what is at stake after it, so two asks differ by what they risk."""
+    if not stakes:
+        return reason
+    return reason + STAKES_JOINER + "; ".join(s.text for s in stakes)
