@@ -33,6 +33,7 @@ from backend.engine.models.anthropic_direct import AnthropicRequest, ChunkTransl
 from backend.engine.models.openai_direct import ChatRequest, TurnBuilder, open_stream, uses_direct_path
 from backend.engine.models.model_map import litellm, token_cost
 from backend.engine.models.thinking import for_model, request_params
+from backend.engine.models.tool_names import ToolNames
 from backend.engine.models.model_types import (
     ModelError,
     ModelHttpError,
@@ -164,10 +165,13 @@ class LiteLLMClient:
     ) -> ModelTurn:
         failures: list[str] = []
         refusal: str | None = None
+        # Names an API refuses (over 64 characters, a dot) go as aliases, and come back real.
+        names = ToolNames.for_request(tools, messages)
+        tools, messages = names.outgoing(tools, messages)
         for model in [self.model, *self.fallback_models]:
             for attempt in range(self.retries + 1):
                 try:
-                    return await self._stream_once(model, messages, tools, on_delta, on_thinking)
+                    return names.incoming(await self._stream_once(model, messages, tools, on_delta, on_thinking))
                 except asyncio.CancelledError:
                     raise
                 except Exception as exc:
