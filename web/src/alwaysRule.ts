@@ -37,3 +37,18 @@ export function callsOf(toolName: string): string {
 export function alwaysSummary(toolName: string, rules: string[], scopeLabel: string): string {
   return `Always allow ${callsOf(toolName)}: ${rules.join(", ")} in ${scopeLabel}`;
 }
+
+/** The choices of rule an MCP tool's card offers (issue 34, item 4): the exact call's rule(s)
+ * first, then one rule per short argument (`mcp__mail__send(to:ops@example.com)`), each with
+ * words saying which later calls it lets through. */
+export function ruleChoices(approval: Approval): { rules: string[]; label: string }[] {
+  const choices: { rules: string[]; label: string }[] = [];
+  if (approval.suggested_rules.length > 0) choices.push({ rules: approval.suggested_rules, label: "Exactly this call" });
+  for (const rule of approval.argument_rules ?? []) {
+    const inner = rule.slice(approval.tool_name.length + 1, -1);
+    const at = inner.indexOf(":");
+    const label = at < 0 ? rule : `Any call with ${inner.slice(0, at)} = ${inner.slice(at + 1)}`;
+    choices.push({ rules: [rule], label });
+  }
+  return choices;
+}

@@ -1413,6 +1413,12 @@ export interface components {
             suggested_rules?: string[];
             always_scope?: components["schemas"]["StandingScope"] | null;
             tool_change?: components["schemas"]["ToolChange"] | null;
+            /** Stakes */
+            stakes?: components["schemas"]["Stake"][];
+            /** Carried Results */
+            carried_results?: components["schemas"]["CarriedResult"][];
+            /** Argument Rules */
+            argument_rules?: string[];
             /**
              * Status
              * @default pending
@@ -1509,6 +1515,35 @@ export interface components {
             per_session_usd?: number | null;
             /** Daily Usd */
             daily_usd?: number | null;
+        };
+        /**
+         * CarriedResult
+         * @description An argument carries text that came from an earlier tool result of the same session.
+         */
+        CarriedResult: {
+            /** Argument */
+            argument: string;
+            /** Tool Name */
+            tool_name: string;
+            /** Step */
+            step: number;
+            /** Tool Call Id */
+            tool_call_id: string;
+            /**
+             * Encoding
+             * @enum {string}
+             */
+            encoding: "plain" | "base64" | "hex";
+            /**
+             * Looks Secret
+             * @default false
+             */
+            looks_secret?: boolean;
+            /**
+             * Text
+             * @default
+             */
+            text?: string;
         };
         /**
          * ChatResult
@@ -2732,6 +2767,19 @@ export interface components {
             config_file?: string | null;
         };
         /**
+         * Stake
+         * @description One thing a call puts at stake, ranked by its tool's annotations, in the card's words.
+         */
+        Stake: {
+            /**
+             * Kind
+             * @enum {string}
+             */
+            kind: "destructive" | "open_world" | "read_only";
+            /** Text */
+            text: string;
+        };
+        /**
          * StandingRule
          * @description An allow rule in force, and where it comes from (config, user, project, session, ...).
          */
@@ -2932,6 +2980,8 @@ export interface components {
             is_error?: boolean;
             /** Media */
             media?: components["schemas"]["MediaFile"][];
+            /** Untrusted */
+            untrusted?: string | null;
             /** Started At */
             started_at?: string | null;
             /** Finished At */

@@ -33,3 +33,20 @@ export function batchAllowable(approval: Approval): boolean {
   if (FILE_TOOLS.has(approval.tool_name)) return false;
   return argumentSummary(approval.arguments ?? {}).length <= ROW_SUMMARY_LIMIT;
 }
+
+/** What a tool's annotations put at stake, in the card's words (issue 34, item 4). Must say the
+ * same as STAKE_TEXT in backend/rules/risk.py (tests/rules/test_risk.py checks). */
+export const STAKE_TEXT = {
+  destructive: "Deletes or overwrites data",
+  open_world: "Reaches outside systems",
+  read_only: "Only reads, changes nothing",
+} as const;
+
+/** Between an ask's reason and its stakes (backend/rules/risk.py, STAKES_JOINER). */
+export const STAKES_JOINER = " · At stake: ";
+
+/** The reason without the stakes the server wrote after it (the card shows them on their own). */
+export function reasonWithoutStakes(reason: string): string {
+  const at = reason.indexOf(STAKES_JOINER);
+  return at < 0 ? reason : reason.slice(0, at);
+}

@@ -17,7 +17,9 @@ import { useHunkChoice } from "../hunkChoice";
 import { reveal } from "../reveal";
 import { alwaysSummary, localScope, scopeChoices, type AlwaysScope } from "../alwaysRule";
 import { alwaysAllowOff, useManagedPolicy } from "../managed";
-import { FILE_TOOLS, riskOf } from "../risk";
+import { FILE_TOOLS, reasonWithoutStakes, riskOf } from "../risk";
+import { Stakes } from "./Stakes";
+import { RuleChoices } from "./RuleChoices";
 import "../person.css";
 
 type Mode = "buttons" | "always" | "reason" | "edit";
@@ -139,7 +141,9 @@ export function ApprovalCard({ approval, position, total, shortcuts }: CardProps
     : "Changes to the agent's own instructions are allowed once at a time.";
   // The managed policy may turn "always allow" off: then the card does not offer it (the host refuses it too).
   const alwaysOff = alwaysAllowOff(useManagedPolicy());
-  const canAlways = approval.suggested_rules.length > 0 && !onceOnly && !alwaysOff;
+  // The exact call's rule, else one narrowed by an argument (issue 34): what the panel opens with.
+  const firstRules = approval.suggested_rules.length > 0 ? approval.suggested_rules : (approval.argument_rules ?? []).slice(0, 1);
+  const canAlways = firstRules.length > 0 && !onceOnly && !alwaysOff;
   const noNarrowRule =
     me?.role === "admin"
       ? "No narrow rule can cover this call; allow it once or for the session."
@@ -152,7 +156,7 @@ export function ApprovalCard({ approval, position, total, shortcuts }: CardProps
   const deny = () => void decide(approval, { decision: "deny" });
   const openAlways = () => {
     if (!canAlways) return;
-    setRules(approval.suggested_rules);
+    setRules(firstRules);
     setScope(scopes[0].kind);
     setMode("always");
   };
@@ -249,9 +253,10 @@ export function ApprovalCard({ approval, position, total, shortcuts }: CardProps
       <p className="why" data-testid="approval-reason">
         <span className="why-label">Why it asks:</span>{" "}
         <span title={approval.reason || undefined} data-testid="approval-reason-text">
-          {reasonInWords(approval.reason, approval.tool_name, approval.annotations?.title)}
+          {reasonInWords(reasonWithoutStakes(approval.reason), approval.tool_name, approval.annotations?.title)}
         </span>
       </p>
+      <Stakes approval={approval} />
       {chips.length > 0 && (
         <ul className="chips" aria-label="What the server says about this tool">
           {chips.map((chip) => (
@@ -300,6 +305,7 @@ export function ApprovalCard({ approval, position, total, shortcuts }: CardProps
               onKeyDown={(e) => fieldKeys(e, confirmAlways)}
             />
           ))}
+          <RuleChoices approval={approval} chosen={rules} onChoose={setRules} fieldKeys={fieldKeys} onEnter={confirmAlways} />
           {scopes.length > 1 ? (
             <fieldset className="scope" data-testid="always-scope">
               <legend>Scope</legend>
