@@ -37,7 +37,7 @@ function AgentForm({ editing, onDone }: { editing: Agent | null; onDone: () => v
   const [model, setModel] = useState(editing?.model ?? "");
   const [mode, setMode] = useState(editing?.mode ?? "");
   const [servers, setServers] = useState(editing?.servers?.join(", ") ?? "");
-  const [rules, setRules] = useState<Record<keyof AgentRules, string>>({
+  const [rules, setRules] = useState<Record<"allow" | "ask" | "deny", string>>({
     allow: editing?.permissions.allow.join("\n") ?? "",
     ask: editing?.permissions.ask.join("\n") ?? "",
     deny: editing?.permissions.deny.join("\n") ?? "",

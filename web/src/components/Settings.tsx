@@ -19,7 +19,7 @@ function fullName(server: string, tool: string): string {
 
 const POLICIES: Policy[] = ["always_allow", "ask", "deny"];
 const POLICY_TEXT: Record<Policy, string> = { always_allow: "Allow", ask: "Ask", deny: "Deny" };
-type Effect = keyof Permissions;
+type Effect = "allow" | "ask" | "deny"; // the rule lists; the block also holds defaultMode and more
 const EFFECTS: Effect[] = ["allow", "ask", "deny"];
 
 function ServersSection() {
