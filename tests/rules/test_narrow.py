@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from backend.rules.narrow import narrow_rules_for
+from backend.rules.narrow import argument_rules_for, narrow_rules_for
 from backend.rules.policy_engine import PolicyEngine
 from backend.rules.grammar import RuleSet
 
@@ -150,3 +150,24 @@ def test_file_tool_rule_round_trips_for_its_path_only():
     assert engine.evaluate(call(WRITE, path="a", content="x"), session_rules=written).verdict == "allow"
     assert engine.evaluate(call(WRITE, path="b", content=""), session_rules=written).verdict == "ask"
     assert engine.evaluate(call(READ, path="b"), session_rules=written).verdict == "allow"  # reads: their policy
+
+
+def test_an_mcp_call_with_several_arguments_gets_one_rule_per_short_argument():
+    send = call("mcp__mail__send", to="ops@example.com", body="hello", attempt=2, tags=["x"])
+    assert argument_rules_for(send) == [
+        "mcp__mail__send(to:ops@example.com)",
+        "mcp__mail__send(body:hello)",
+        "mcp__mail__send(attempt:2)",
+    ]
+    engine = PolicyEngine(rules(allow=["mcp__mail__send(to:ops@example.com)"]))
+    assert engine.evaluate(call("mcp__mail__send", to="ops@example.com", body="other")).verdict == "allow"
+    assert engine.evaluate(call("mcp__mail__send", to="drop@evil.example", body="hello")).verdict == "ask"
+
+
+def test_argument_rules_leave_out_long_values_result_text_and_the_builtin_tools():
+    send = call("mcp__mail__send", to="ops@example.com", body="x" * 500, note="a *glob*")
+    assert argument_rules_for(send) == ["mcp__mail__send(to:ops@example.com)"]
+    assert argument_rules_for(send, leave_out={"to"}) == []
+    assert argument_rules_for(call("mcp__mail__send", to="ops@example.com")) == []  # narrow_rules_for's already
+    assert argument_rules_for(call(WRITE, path="a.txt", content="x")) == []
+    assert argument_rules_for(shell("echo hi")) == []

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import os
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
 from backend.domain.tools import ToolAnnotations
-from backend.rules.policy_engine import DEFAULT_POLICIES, PolicyEngine, is_read_only
+from backend.domain.tool_pins import ToolChange
+from backend.rules.policy_engine import DEFAULT_POLICIES, PolicyEngine, ToolCallView, is_read_only
 
 from .support import EDIT, GLOB, LIST, NAVIGATE, READ, REPO, SHELL, WRITE, call, decide, rules, shell
 
@@ -780,3 +782,53 @@ def test_an_unknown_word_where_the_rule_names_a_subcommand_is_denied(command):
 def test_unknown_words_the_rule_cannot_name_leave_a_command_allowed(command):
     result = decide(shell(command), allow=["Bash"], deny=["Bash(rm *)", "Bash(git push *)"])
     assert result.verdict == "allow", result.reason
+
+
+# --- third-party read-only tools (issue 34, item 4) ----------------------------------------------
+
+
+def read_only_tools(**kwargs) -> PolicyEngine:
+    return PolicyEngine(rules(**kwargs), allow_read_only_tools=True)
+
+
+def test_a_third_party_read_only_tool_runs_unasked_only_when_a_person_says_so():
+    lookup = call("mcp__crm__lookup", annotations=READ_ONLY, id="42")
+    assert PolicyEngine(rules()).evaluate(lookup).verdict == "ask"  # off by default
+    allowed = read_only_tools().evaluate(lookup)
+    assert (allowed.verdict, allowed.source) == ("allow", "allow_read_only_tools")
+    assert allowed.reason == "read-only tool of crm, as pinned: allowed (allow_read_only_tools)"
+    assert read_only_tools().effective_policy("mcp__crm__lookup", READ_ONLY) == "always_allow"
+
+
+@pytest.mark.parametrize(
+    "annotations",
+    [None, ToolAnnotations(), ToolAnnotations(readOnlyHint=True, destructiveHint=True), ToolAnnotations(openWorldHint=True)],
+)
+def test_allow_read_only_tools_needs_a_clean_read_only_hint(annotations):
+    assert read_only_tools().evaluate(call("mcp__crm__lookup", annotations=annotations)).verdict == "ask"
+
+
+def test_a_changed_read_only_tool_still_asks_and_rules_and_the_managed_layer_decide_first():
+    change = ToolChange(
+        server="crm",
+        tool="lookup",
+        fields=["description"],
+        before="a",
+        after="b",
+        fingerprint="b" * 64,
+        pinned_fingerprint="a" * 64,
+        pinned_at=datetime(2026, 1, 1, tzinfo=UTC),
+    )
+    changed = ToolCallView(name="mcp__crm__lookup", arguments={}, workspace=REPO, annotations=READ_ONLY, changed=change)
+    assert read_only_tools().evaluate(changed).verdict == "ask"
+    lookup = call("mcp__crm__lookup", annotations=READ_ONLY)
+    assert read_only_tools(deny=["mcp__crm__lookup"]).evaluate(lookup).verdict == "deny"
+    assert read_only_tools(ask=["mcp__crm"]).evaluate(lookup).verdict == "ask"
+    managed = PolicyEngine(rules(), allow_read_only_tools=True, managed=rules(ask=["mcp__crm__lookup"], source="managed"))
+    assert managed.evaluate(lookup).verdict == "ask"
+    assert PolicyEngine(rules(), {"mcp__crm": "ask"}, allow_read_only_tools=True).evaluate(lookup).verdict == "ask"
+
+
+def test_allow_read_only_tools_leaves_the_trusted_servers_to_read_only_auto_allow():
+    assert read_only_tools().evaluate(call("mcp__memory__search", annotations=READ_ONLY)).verdict == "ask"
+    assert read_only_tools().with_rules(rules()).allow_read_only_tools

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from backend.rules.risk import HIGH_RISK_COMMAND, high_risk
+from backend.domain.tools import ToolAnnotations
+from backend.rules.risk import HIGH_RISK_COMMAND, STAKE_TEXT, STAKES_JOINER, high_risk, stakes_of, with_stakes
 
 RISK_TS = Path(__file__).resolve().parents[2] / "web" / "src" / "risk.ts"
 
@@ -49,3 +50,30 @@ def test_a_command_is_high_risk_exactly_when_the_card_would_warn(command, risky)
 def test_a_reason_naming_something_sensitive_is_high_risk_whatever_the_arguments():
     assert high_risk({"path": "a.txt"}, "Touches a Sensitive file") == "High risk: Touches a Sensitive file"
     assert high_risk({"path": "a.txt"}, "Writing files asks") is None
+
+
+def test_stakes_rank_a_call_by_its_annotations_most_dangerous_first():
+    both = ToolAnnotations(destructiveHint=True, openWorldHint=True, readOnlyHint=True)
+    assert [s.kind for s in stakes_of("mcp__crm__purge", both)] == ["destructive", "open_world"]
+    assert [s.text for s in stakes_of("mcp__crm__lookup", ToolAnnotations(readOnlyHint=True))] == [
+        "Only reads, changes nothing"
+    ]
+    assert stakes_of("mcp__crm__x", ToolAnnotations()) == [] and stakes_of("mcp__crm__x", None) == []
+    # every command is annotated destructive: the hint says nothing of one, its pattern does
+    assert stakes_of("mcp__shell__exec", ToolAnnotations(destructiveHint=True)) == []
+
+
+def test_asks_with_different_stakes_read_differently_and_without_stakes_as_before():
+    reason = "no rule or policy matched: ask"
+    delete = with_stakes(reason, stakes_of("mcp__crm__delete", ToolAnnotations(destructiveHint=True)))
+    send = with_stakes(reason, stakes_of("mcp__mail__send", ToolAnnotations(openWorldHint=True)))
+    assert delete == f"{reason}{STAKES_JOINER}Deletes or overwrites data"
+    assert send == f"{reason}{STAKES_JOINER}Reaches outside systems"
+    assert with_stakes(reason, []) == reason
+
+
+def test_the_dashboard_words_the_stakes_as_the_server_does():
+    source = RISK_TS.read_text()
+    for kind, text in STAKE_TEXT.items():
+        assert re.search(rf'\b{kind}: "{re.escape(text)}"', source), f"risk.ts words {kind} differently"
+    assert f'STAKES_JOINER = "{STAKES_JOINER}"' in source
