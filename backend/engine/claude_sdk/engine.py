@@ -32,6 +32,7 @@ from claude_agent_sdk import (
     ToolUseBlock,
     UserMessage,
 )
+from claude_agent_sdk.types import PermissionResult, ToolPermissionContext
 
 from backend.domain.models import Session, ToolCallRequest, Usage
 from backend.domain.tools import ToolResult
@@ -49,6 +50,7 @@ from backend.engine.claude_sdk.transcript import (
 )
 from backend.engine.events import EventBus
 from backend.engine.loop import LoopLimits, LoopResult
+from backend.engine.models.tool_names import ToolNames
 from backend.engine.turns.turn import Turn
 from backend.approvals.gate import ToolGate
 from backend.store.base import NotFound, Store
@@ -123,6 +125,8 @@ class _Run:
         self.draft: AssistantDraft | None = None
         self.flush_lock = asyncio.Lock()
         self.calls = GatedCalls(gate=self.gate, gate_session=turn.gate_session, flush=self._flush)
+        # Names the model's API would refuse go to the CLI as aliases; everything here keeps the real one.
+        self.names = ToolNames.for_names(t.name for t in turn.tools)
         self.last_text = ""
         self.cost_so_far = 0.0
         self.stderr: deque[str] = deque(maxlen=20)
@@ -180,17 +184,23 @@ class _Run:
             target=engine.target(self.session),
             system_prompt=self.turn.system_prompt,
             workspace=Path(self.session.workspace),
-            mcp_servers=proxy_servers(tools, self.calls.execute),
-            disallowed=disallowed_tools(self.gate.policy, tools),
+            mcp_servers=proxy_servers(tools, self.calls.execute, names=self.names),
+            disallowed=[self.names.sent_name(n) for n in disallowed_tools(self.gate.policy, tools)],
             max_turns=limits.max_iterations,
             data_dir=engine.data_dir,
             setting_sources=engine.setting_sources,
             resume=resume,
             fork=fork,
-            can_use_tool=self.calls.can_use_tool,
+            can_use_tool=self._can_use_tool,
             hooks={"PreToolUse": [HookMatcher(hooks=[self.calls.pre_tool_use])]},
             stderr=self.stderr.append,
         )
+
+    async def _can_use_tool(
+        self, name: str, arguments: dict[str, Any], context: ToolPermissionContext
+    ) -> PermissionResult:
+        """The CLI's permission callback, asked by the name the CLI knows: the gate gets the real one."""
+        return await self.calls.can_use_tool(self.names.real_name(name), arguments, context)
 
     async def _resume_point(self) -> tuple[str | None, bool]:
         """The SDK session to resume, and whether to fork it (a child's copy of its parent's)."""
@@ -272,7 +282,7 @@ class _Run:
                 elif isinstance(block, ThinkingBlock) and block.thinking:
                     self.draft.thinking.append(block.thinking)
                 elif isinstance(block, ToolUseBlock):
-                    call = ToolCallRequest(id=block.id, name=block.name, arguments=dict(block.input))
+                    call = ToolCallRequest(id=block.id, name=self.names.real_name(block.name), arguments=dict(block.input))
                     self.draft.tool_calls.append(call)
                     self.calls.seen(call)
 

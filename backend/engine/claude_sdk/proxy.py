@@ -16,7 +16,8 @@ from claude_agent_sdk.types import McpSdkServerConfig
 from mcp.server import Server
 from mcp_types import CallToolResult, ListToolsResult, Tool
 
-from backend.domain.tools import ToolInfo, ToolResult
+from backend.domain.tools import ToolInfo, ToolResult, full_tool_name
+from backend.engine.models.tool_names import ToolNames
 
 TOOL_USE_ID_META = "claudecode/toolUseId"
 
@@ -24,18 +25,31 @@ CallHandler = Callable[[str, str | None, dict[str, Any]], Awaitable[ToolResult]]
 """(full tool name, the CLI's tool-use id if it sent one, arguments) -> the result."""
 
 
-def proxy_servers(tools: Sequence[ToolInfo], on_call: CallHandler) -> dict[str, McpSdkServerConfig]:
-    """SDK MCP server configs for `ClaudeAgentOptions.mcp_servers`, one per pooled server."""
+def proxy_servers(
+    tools: Sequence[ToolInfo], on_call: CallHandler, *, names: ToolNames | None = None
+) -> dict[str, McpSdkServerConfig]:
+    """SDK MCP server configs for `ClaudeAgentOptions.mcp_servers`, one per pooled server.
+
+    A tool whose full name the model's API would refuse (`names`, see
+    `backend.engine.models.tool_names`) is listed under the rest of its alias, so the CLI's
+    `mcp__<server>__<tool>` is the alias itself."""
     ordered = sorted(tools, key=lambda t: t.server)
+    names = names or ToolNames()
     return {
-        server: McpSdkServerConfig(type="sdk", name=server, instance=_server(server, list(group), on_call))
+        server: McpSdkServerConfig(type="sdk", name=server, instance=_server(server, list(group), on_call, names))
         for server, group in groupby(ordered, key=lambda t: t.server)
     }
 
 
-def _server(name: str, tools: list[ToolInfo], on_call: CallHandler) -> Server:
-    listed = ListToolsResult(tools=[_wire_tool(t) for t in tools])
-    full_names = {t.tool: t.name for t in tools}
+def _listed_name(tool: ToolInfo, names: ToolNames) -> str:
+    sent = names.sent_name(tool.name)
+    prefix = full_tool_name(tool.server, "")
+    return sent[len(prefix) :] if sent != tool.name and sent.startswith(prefix) else tool.tool
+
+
+def _server(name: str, tools: list[ToolInfo], on_call: CallHandler, names: ToolNames) -> Server:
+    listed = ListToolsResult(tools=[_wire_tool(t, _listed_name(t, names)) for t in tools])
+    full_names = {_listed_name(t, names): t.name for t in tools}
 
     async def on_list_tools(ctx: Any, params: Any) -> ListToolsResult:
         return listed
@@ -51,11 +65,11 @@ def _server(name: str, tools: list[ToolInfo], on_call: CallHandler) -> Server:
     return Server(name, on_list_tools=on_list_tools, on_call_tool=on_call_tool)
 
 
-def _wire_tool(tool: ToolInfo) -> Tool:
+def _wire_tool(tool: ToolInfo, listed_name: str) -> Tool:
     annotations = tool.annotations.model_dump(exclude_none=True)
     return Tool.model_validate(
         {
-            "name": tool.tool,
+            "name": listed_name,
             "description": tool.description,
             "inputSchema": tool.input_schema,
             "annotations": annotations or None,

@@ -6,13 +6,16 @@ goes past that (a server named `modelcontextprotocol-everything-ref` gives 72; M
 names of 128 characters, with dots). Each request sends such a name as an alias, the start of
 the name and a hash of all of it, and maps the model's calls back, so the transcript, the gate,
 approvals and rules only ever see the real name. The alias depends on the name alone (the
-same in every request of a conversation), and is unique within the request.
+same in every request of a conversation), and is unique within the request. The claude-sdk
+engine, whose CLI names MCP tools itself, lists such a tool under its alias instead
+(`backend.engine.claude_sdk.proxy`).
 """
 
 from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -51,6 +54,12 @@ class ToolNames:
         and the earlier calls in the transcript (a tool may no longer be offered)."""
         names = [_tool_name(tool) for tool in tools]
         names += [_call_name(call) for message in messages for call in message.get("tool_calls") or []]
+        return cls.for_names(names)
+
+    @classmethod
+    def for_names(cls, names: Iterable[str]) -> ToolNames:
+        """Aliases for those of `names` an API refuses, unique among all of them."""
+        names = list(names)
         sent = {name for name in names if name and accepted(name)}
         names_to_alias = sorted({name for name in names if name and not accepted(name)})
         table = cls()
@@ -64,6 +73,14 @@ class ToolNames:
             table.real[alias] = name
             sent.add(alias)
         return table
+
+    def real_name(self, name: str) -> str:
+        """The real name of what the model called `name` (itself when it is not an alias)."""
+        return self.real.get(name, name)
+
+    def sent_name(self, name: str) -> str:
+        """The name the model is shown for the real name `name`."""
+        return self.aliases.get(name, name)
 
     def outgoing(
         self, tools: list[dict[str, Any]], messages: list[dict[str, Any]]

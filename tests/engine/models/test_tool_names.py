@@ -79,6 +79,8 @@ ENGINES = {
         "api_base": m.anthropic_base,
         "model_transport": "litellm",
     },
+    # Claude Code names a tool mcp__<server>__<tool> itself: the proxy lists it under its alias's tail.
+    "claude-sdk": lambda m: {"default_engine": "claude-sdk"},
 }
 
 
@@ -116,7 +118,7 @@ def answer(request: ModelRequest) -> Reply:
 
 @pytest.mark.asyncio(loop_scope="module")
 @pytest.mark.parametrize("engine", ENGINES)
-async def test_a_76_character_tool_name_round_trips_through_the_model_under_an_alias(
+async def test_a_76_character_tool_name_round_trips_through_the_model_under_an_alias_on_every_path(
     tmp_path: Path, everything_pool: McpPool, engine: str
 ) -> None:
     allow = {"permissions": {"allow": [f"mcp__{SERVER_NAME}"]}}
