@@ -14,7 +14,10 @@ import sys
 from pathlib import Path
 
 import anyio
+import pytest
 
+from backend.app.approvals import RuleNotPermitted
+from backend.auth import Principal
 from backend.domain.models import Approval, Decision
 from backend.mcp.config import McpServerConfig
 from backend.testing import Reply, ScriptedToolCall
@@ -28,6 +31,7 @@ READ = "mcp__vault__read_secret"
 SEND = "mcp__vault__send"
 DELETE = "mcp__vault__delete_record"
 LOOKUP = "mcp__vault__lookup"
+APPROVER = Principal(name="bob", role="approver", kind="user")
 
 
 def call(name: str, call_id: str, **arguments: str) -> Reply:
@@ -122,3 +126,29 @@ async def test_asks_differ_by_what_is_at_stake_and_read_only_tools_run_when_a_pe
             "allow",
             "read-only tool of vault, as pinned: allowed (allow_read_only_tools)",
         )
+
+
+async def test_an_approver_may_save_a_rule_narrowed_by_an_argument_but_not_the_whole_tool(tmp_path: Path):
+    script = [
+        call(SEND, "c1", to="team@example.com", body="first"),
+        call(SEND, "c2", to="team@example.com", body="second"),
+        call(SEND, "c3", to="someone@else.example", body="third"),
+        Reply(text="done"),
+    ]
+    async with scripted_host(tmp_path, script, in_process=False, **settings_for(tmp_path)) as h:
+        await ready(h)
+        session = await h.start("send them")
+        first = await h.next_approval(timeout=BOUND)
+        assert first.suggested_rules == []  # two arguments: no one rule names exactly this call
+        rule = f"{SEND}(to:team@example.com)"
+        assert rule in first.argument_rules
+        with pytest.raises(RuleNotPermitted):
+            await h.host.approvals.answer(first.id, Decision(kind="allow_always", rules=[SEND]), by=APPROVER, via="rest")
+        await h.host.approvals.answer(first.id, Decision(kind="allow_always", rules=[rule]), by=APPROVER, via="rest")
+
+        third = await h.next_approval(timeout=BOUND)  # c2 ran under the new rule; another address asks
+        assert third.tool_call_id == "c3"
+        await deny(h, third)
+        assert (await h.host.runner.wait(session.id, timeout=BOUND)).status == "completed"
+        audit = {a.tool_call_id: a for a in await h.host.store.list_audit(session_id=session.id)}
+        assert audit["c2"].decision == "allow" and audit["c2"].detail.startswith(f"allow rule {rule} (always (workspace ")
