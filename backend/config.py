@@ -92,6 +92,9 @@ class PermissionsConfig(BaseModel):
     allow: list[str] = Field(default_factory=list)
     ask: list[str] = Field(default_factory=list)
     deny: list[str] = Field(default_factory=list)
+    after_untrusted: Literal["ask", "off"] = "off"
+    """`ask`: once a result of outside text (a page, a fetched URL, an untrusted server) entered a
+    session, every call that could send data out asks for the rest of it (issue 34, item 5)."""
     defaultMode: PermissionMode | None = None
     """`acceptEdits`: file edits inside a session's workspace are allowed; `plan`: new sessions start
     in the plan mode; `default`: as without it. `auto`, `dontAsk` and `bypassPermissions` are refused."""

@@ -68,6 +68,7 @@ from backend.rules.managed import NO_MANAGED_POLICY, ManagedPolicy
 from backend.rules.permission_modes import session_mode
 from backend.approvals.confinement import Confinement
 from backend.approvals.network_desk import NetworkDesk
+from backend.approvals.untrusted import UntrustedContent
 from backend.sandbox.launcher import Sandbox, detect
 from backend.sandbox.proxy import EgressProxy
 from backend.approvals.elicitation_desk import ElicitationDesk
@@ -188,7 +189,11 @@ class Host:
         """Agents as admins create and edit them, written to the config file and in force at once."""
         self.sandbox = Sandbox(detect(settings.sandbox.backend))
         """What confines commands here (bubblewrap, Landlock), or why nothing does."""
-        self.network = NetworkDesk(self.broker, self, remembered=self.data_dir / "network_allow.json")
+        self.untrusted = UntrustedContent(self.store, setting=lambda: self.policies.permissions.after_untrusted)
+        """Outside text in results, and what may follow it (`permissions.after_untrusted`, issue 34)."""
+        self.network = NetworkDesk(
+            self.broker, self, remembered=self.data_dir / "network_allow.json", untrusted=self.untrusted
+        )
         """Asks a person about a command's connection to a host off the allowlist."""
         self.egress: EgressProxy | None = None
         if self.sandbox.status.supports_proxy:
@@ -231,6 +236,7 @@ class Host:
             ),
             checkpoints=self.checkpointer if settings.checkpoints.enabled else None,
             hook_config=merge_hooks(self.managed.hooks, settings.hooks),  # the managed policy's first: they always run
+            untrusted=self.untrusted,
         )
         self.claude_sdk = ClaudeSdkEngine(
             store=self.store,

@@ -52,6 +52,7 @@ from backend.approvals.gate_types import (
     ToolRunner,
 )
 from backend.approvals.tool_hooks import ToolHooks
+from backend.approvals.untrusted import UntrustedContent, marked
 from backend.approvals.result_taint import ResultTaint, carried_review, escalates
 from backend.approvals.stakes_card import card_details
 from backend.approvals.configured_hooks import ConfiguredHooks, HookAllow
@@ -101,6 +102,7 @@ class ToolGate:
         confinement: Confinement | None = None,
         checkpoints: StepCheckpoints | None = None,
         hook_config: HooksConfig | None = None,
+        untrusted: UntrustedContent | None = None,
     ) -> None:
         """`policy`: the host's PolicyService, or an engine the gate then keeps in memory.
         `media`: where results' images and audio are kept; without it only their text is.
@@ -109,7 +111,8 @@ class ToolGate:
         refuses to run commands (it never runs one unconfined unless told so).
         `checkpoints`: takes the workspace's checkpoint before each step that may change it
         (issue 32); without it no step gets one.
-        `hook_config`: Claude Code-style hooks (backend/approvals/configured_hooks.py)."""
+        `hook_config`: Claude Code-style hooks (backend/approvals/configured_hooks.py).
+        `untrusted`: outside text in results, and `permissions.after_untrusted` (issue 34)."""
         self.policies: PolicySource = FixedPolicy(policy) if isinstance(policy, PolicyEngine) else policy
         self.broker = broker
         self.store = store
@@ -121,6 +124,7 @@ class ToolGate:
         self.bootstrap = bootstrap if bootstrap is not None else BootstrapGuard()
         self.confinement = confinement
         self.checkpoints = checkpoints
+        self.untrusted = untrusted if untrusted is not None else UntrustedContent(store)
         self.configured_hooks = ConfiguredHooks(
             hook_config,
             sandbox=sandbox_prefix(confinement, lambda: self.policy) if confinement is not None else None,
@@ -157,7 +161,8 @@ class ToolGate:
             evaluation = session.fence.review(view, evaluation)
         if self.confinement is not None:  # a command outside the sandbox asks, once, whatever allows it
             evaluation = self.confinement.review_outside(view.name, view.arguments, evaluation)
-        return evaluation
+        # after_untrusted: ask (issue 34): a call that could send data out asks once outside text came in
+        return self.untrusted.review(session.session_id, view, evaluation)
 
     async def run(self, session: GateSession, call: GateCall) -> ToolResult:
         """Decide, ask if needed, record, run; always returns a result and finishes the record."""
@@ -192,6 +197,7 @@ class ToolGate:
                 annotations=info.annotations,
                 changed=info.changed,  # issue 34: a tool changed since it was pinned asks
             )
+            await self.untrusted.load(session.session_id)  # the session's outside text so far, for evaluate
             blocked = await self.hooks.before_tool(session_id=session.session_id, call=view)
             if blocked is not None:
                 await self._audit(record, "deny", "hook", blocked.message)
@@ -468,6 +474,9 @@ class ToolGate:
         await self.bus.publish_delta(session_id, "tool.progress", data)
 
     async def _finish(self, record: ToolCallRecord, result: ToolResult, status: str) -> ToolResult:
+        if result.outside_text is not None:  # issue 34: the model reads it as data, the transcript is tagged
+            result = marked(result)
+            record.untrusted = result.outside_text
         if result.is_error and not result.text.endswith(ERROR_HINT):
             result = result.model_copy(update={"text": result.text + ERROR_HINT})
         media: list[MediaFile] = []
@@ -505,10 +514,13 @@ class ToolGate:
                 "spilled_to": result.spilled_to,
                 "media": [m.model_dump() for m in media],
                 "structured": result.structured,
+                **({"untrusted": True, "source": record.untrusted} if record.untrusted else {}),
             },
             persist=lambda event: then(self.store.finish_tool_call(record, message, event=event), _event_of),
             whole=True,
         )
+        if record.untrusted:
+            await self.untrusted.noted(record, record.untrusted)
         return result
 
     async def record_interrupted(self, record: ToolCallRecord) -> None:

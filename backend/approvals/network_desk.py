@@ -16,6 +16,7 @@ from pathlib import Path
 from backend.paths import private_opener
 from backend.approvals.broker import ApprovalBroker
 from backend.approvals.asking import WaitingSink, ask_and_wait
+from backend.approvals.untrusted import UntrustedContent
 from backend.sandbox.proxy import NetworkRequest
 
 NETWORK_TOOL = "network"
@@ -25,8 +26,18 @@ NETWORK_TOOL = "network"
 class NetworkDesk:
     """Decides the egress proxy's questions (its `decide`) by asking a person."""
 
-    def __init__(self, broker: ApprovalBroker, sessions: WaitingSink, *, remembered: Path) -> None:
-        """`remembered`: the JSON file of hosts a person allowed always."""
+    def __init__(
+        self,
+        broker: ApprovalBroker,
+        sessions: WaitingSink,
+        *,
+        remembered: Path,
+        untrusted: UntrustedContent | None = None,
+    ) -> None:
+        """`remembered`: the JSON file of hosts a person allowed always. `untrusted`: with
+        `permissions.after_untrusted: ask`, a session that took in outside text is asked about
+        every connection, remembered hosts too (issue 34)."""
+        self._untrusted = untrusted
         self._broker = broker
         self._sessions = sessions
         self._file = remembered
@@ -39,8 +50,22 @@ class NetworkDesk:
 
     async def decide(self, request: NetworkRequest) -> bool:
         key = f"{request.host}:{request.port}"
-        if key in self._always or key in self._session_allows.get(request.session_id, ()):
+        after = None
+        if self._untrusted is not None:
+            await self._untrusted.load(request.session_id)
+            after = self._untrusted.before(request.session_id)
+        remembered = key in self._always or key in self._session_allows.get(request.session_id, ())
+        if remembered and after is None:
             return True
+        reason = (
+            f"A command wants to connect to {key}, which is not on the sandbox's network allowlist "
+            "(sandbox.network.allow)"
+        )
+        if after is not None:
+            reason = (
+                f"A command wants to connect to {key} {after.label} (outside text from {after.source}): "
+                "every connection asks for the rest of the session"
+            )
         approval = await ask_and_wait(
             self._broker,
             self._sessions,
@@ -49,10 +74,7 @@ class NetworkDesk:
             tool_call_id=f"network:{uuid.uuid4().hex[:12]}",
             tool_name=NETWORK_TOOL,
             arguments={"host": request.host, "port": request.port, "scheme": request.scheme},
-            reason=(
-                f"A command wants to connect to {key}, which is not on the sandbox's network allowlist "
-                "(sandbox.network.allow)"
-            ),
+            reason=reason,
         )
         if approval.status != "allowed" or approval.decision is None:
             return False

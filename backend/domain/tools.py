@@ -72,6 +72,9 @@ class ToolResult(BaseModel):
     JSON when the tool sent no text)."""
     spilled_to: str | None = None
     """Where the full text was written when the result was cut."""
+    outside_text: str | None = Field(default=None, exclude=True)
+    """Set when the result is text from outside (issue 34: a page, a fetched URL, a server not
+    trusted): where it came from. The gate tags the transcript and marks it as data for the model."""
     user_text: str = ""
     """Content the tool marked for the person alone (`audience: ["user"]`): on the tool card,
     never sent to the model."""

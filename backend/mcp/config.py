@@ -88,6 +88,9 @@ class McpServerConfig(BaseModel):
     """Run this stdio server confined (backend/sandbox/servers.py): the folders it may write and read."""
     managed: bool = False
     """True for Overseer's built-in servers: they get OVERSEER_MANAGED=1 and read `_meta`."""
+    trust: Literal["trusted", "untrusted"] | None = None
+    """Whether this server's results are text from outside (issue 34): `untrusted` results are tagged
+    in the transcript and marked as data for the model. Unset: see `brings_outside_text`."""
 
     @model_validator(mode="before")
     @classmethod
@@ -150,6 +153,26 @@ class McpServerConfig(BaseModel):
         if self.managed:
             return {**self.env, MANAGED_ENV_VAR: "1"}
         return dict(self.env)
+
+
+OUTSIDE_TEXT_BUILTINS: frozenset[str] = frozenset({"browser"})
+"""Built-in servers whose results are outside text: the browser's pages."""
+_FETCH_TOOL = re.compile(r"fetch|brows|web_?(search|page)|scrape|crawl|download|(read|get|open)_?url|http_?get", re.I)
+"""A tool of a server not marked either way whose name says it brings in a page or a URL's text."""
+
+
+def brings_outside_text(name: str, config: McpServerConfig, tool: str) -> bool:
+    """Whether a result of `tool` on server `name` is outside text, not Overseer's or the user's.
+
+    An explicit `trust:` decides. Unset: the browser built-in's results are (web pages), and so
+    are those of any server's fetch-like tool (`fetch_url`, `web_search`, ...); other tools of a
+    server a person configured are not, as its other rules and policies trust it. Mark a
+    third-party server whose results carry text from elsewhere (issues, mail, documents)
+    `trust: untrusted`; `trust: trusted` vouches for a fetch-like tool too.
+    """
+    if config.trust is not None:
+        return config.trust == "untrusted"
+    return (config.managed and name in OUTSIDE_TEXT_BUILTINS) or bool(_FETCH_TOOL.search(tool))
 
 
 def _expand(value: str, *, where: str) -> str:

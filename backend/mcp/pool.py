@@ -24,7 +24,7 @@ import anyio.to_thread
 from mcp_types import RequestParamsMeta
 
 from backend.domain.tools import ToolInfo, ToolResult, split_tool_name
-from backend.mcp.config import McpServerConfig, check_server_name
+from backend.mcp.config import McpServerConfig, brings_outside_text, check_server_name
 from backend.mcp.connection import TransportFactory
 from backend.mcp.elicitation import CallInFlight, ElicitationRouter
 from backend.mcp.errors import McpPoolError, ToolNotFound
@@ -267,6 +267,9 @@ class McpPool:
                     limit=self._spill_limit,
                 )
             )
+        if brings_outside_text(server, runner.config, tool):  # issue 34: tagged, and marked as data for the model
+            url = arguments.get("url")
+            result = result.model_copy(update={"outside_text": url if isinstance(url, str) and url else name})
         return result
 
     # Changing the servers while the pool runs (the dashboard's Servers page), and watching them.

@@ -51,7 +51,7 @@ UNMAPPED_CLAUDE_TOOLS = frozenset(
     Skill ExitPlanMode ListMcpResourcesTool ReadMcpResourceTool""".split()
 )
 # Keys of Claude Code's `permissions` block that are not rule lists.
-_SETTINGS_KEYS = frozenset({"defaultMode", "additionalDirectories", "disableBypassPermissionsMode"})
+_SETTINGS_KEYS = frozenset({"defaultMode", "additionalDirectories", "disableBypassPermissionsMode", "after_untrusted"})
 
 _RULE = re.compile(r"^([^\s()]+)(?:\((.*)\))?$", re.DOTALL)
 _NAME_SEGMENT = re.compile(r"^[A-Za-z0-9_.*-]+$")
