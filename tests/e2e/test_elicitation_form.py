@@ -15,9 +15,10 @@ from playwright.sync_api import expect
 
 from backend.mcp.config import McpServerConfig
 from backend.testing import Reply, ScriptedToolCall
-from tests.e2e.dashboard import calls, start_session, wait_session
+from tests.e2e.dashboard import ARTIFACTS, calls, start_session, wait_session
 
 ELICITATION_SERVER = Path(__file__).resolve().parents[1] / "mcp" / "fixtures" / "elicitation_server.py"
+MULTISELECT_SERVER = Path(__file__).resolve().parents[1] / "mcp" / "fixtures" / "multiselect_server.py"
 
 
 def test_a_servers_question_is_a_form_whose_answer_reaches_the_tool(serve, new_page):
@@ -54,4 +55,47 @@ def test_a_servers_question_is_a_form_whose_answer_reaches_the_tool(serve, new_p
     assert json.loads(tool.content) == {
         "action": "accept",
         "content": {"name": "Ada", "seats": 2, "vip": True, "meal": "fish"},
+    }
+
+
+def test_a_multi_select_is_a_group_of_checkboxes_with_the_servers_defaults_ticked(serve, new_page):
+    """Issue 35, item 4: `type: array` choices (plain `items.enum` and titled `items.anyOf`) are
+    checkboxes, ticked as the schema's default says; a titled `oneOf` is a select of its titles;
+    the answer reaches the real SDK server as lists, in the schema's order."""
+    h = serve(
+        [calls(ScriptedToolCall(name="mcp__pizza__order", arguments={})), Reply(text="Ordered.")],
+        servers=(),
+        mcp_servers={"pizza": McpServerConfig(command=sys.executable, args=[str(MULTISELECT_SERVER), "--legacy"])},
+        permissions={"allow": ["mcp__pizza"]},
+    )
+    page = new_page(h, viewport={"width": 1440, "height": 900})
+    session = start_session(h, "Order a pizza")
+    page.goto(f"{h.url}/#/s/{session.id}")
+
+    card = page.get_by_test_id("approval-card")
+    expect(card).to_have_attribute("data-kind", "elicitation")
+    toppings = card.get_by_role("group", name="Toppings")
+    expect(toppings.get_by_role("checkbox")).to_have_count(4)
+    expect(toppings.get_by_role("checkbox", name="cheese")).to_be_checked()  # the server's default
+    expect(toppings).to_contain_text("choose 1 to 3")
+    sides = card.get_by_role("group", name="Sides")
+    expect(sides.get_by_role("checkbox", name="Green salad")).not_to_be_checked()  # titles, not values
+    expect(card.get_by_label("Size")).to_have_value("m")
+    expect(card.get_by_label("Size").locator("option", has_text="Large")).to_have_count(1)
+
+    toppings.get_by_role("checkbox", name="basil").check()
+    toppings.get_by_role("checkbox", name="ham").check()
+    sides.get_by_role("checkbox", name="Green salad").check()
+    card.get_by_label("Size").select_option("l")
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "issue35-item4-1440-multi-select-form.png"))
+
+    card.get_by_test_id("elicit-accept").click()
+    expect(page.get_by_test_id("approval-decided")).to_contain_text("question from pizza — answered")
+    done = wait_session(h, session.id)
+    assert done.status == "completed", done.error
+    [tool] = [m for m in h.call(h.host.store.list_messages(session.id)) if m.role == "tool"]
+    assert json.loads(tool.content.splitlines()[-1]) == {
+        "action": "accept",
+        "content": {"toppings": ["cheese", "ham", "basil"], "sides": ["salad"], "size": "l"},
     }

@@ -1,6 +1,6 @@
 // The card for a server's question (MCP `elicitation/create`): the server asks the person to fill
-// in a form built from its requested schema (a flat object of strings, numbers, integers and
-// booleans). Accept sends the content (the host checks it against the schema; a bad value comes
+// in a form built from its requested schema (a flat object of strings, numbers, integers,
+// booleans, and multi-selects shown as checkboxes). Accept sends the content (the host checks it against the schema; a bad value comes
 // back as an error naming the field), Decline refuses, Cancel dismisses without a decision.
 
 import { useState, type FormEvent } from "react";
@@ -11,7 +11,7 @@ import { CardMeta } from "./ApprovalCard";
 
 /** One field of a requested schema, as the spec allows it. */
 interface FieldSchema {
-  type?: "string" | "number" | "integer" | "boolean";
+  type?: "string" | "number" | "integer" | "boolean" | "array";
   title?: string;
   description?: string;
   format?: string;
@@ -21,6 +21,10 @@ interface FieldSchema {
   default?: unknown;
   minimum?: number;
   maximum?: number;
+  /** A multi-select's options (2025-11-25): plain values, or values with titles. */
+  items?: { enum?: string[]; anyOf?: { const: string; title?: string }[] };
+  minItems?: number;
+  maxItems?: number;
 }
 
 interface FormSchema {
@@ -34,7 +38,7 @@ interface CardProps {
   total: number;
 }
 
-type Values = Record<string, string | boolean>;
+type Values = Record<string, string | boolean | string[]>;
 
 const INPUT_TYPES: Record<string, string> = { email: "email", uri: "url", date: "date" };
 
@@ -44,10 +48,25 @@ function choicesOf(field: FieldSchema): { value: string; label: string }[] | nul
   return null;
 }
 
+function multiChoicesOf(field: FieldSchema): { value: string; label: string }[] {
+  if (field.items?.enum) return field.items.enum.map((value) => ({ value, label: value }));
+  return (field.items?.anyOf ?? []).map((o) => ({ value: o.const, label: o.title ?? o.const }));
+}
+
+/** What a multi-select asks of the person, in words: "choose 1 to 3". */
+function countHint(field: FieldSchema): string | null {
+  const { minItems: min, maxItems: max } = field;
+  if (min !== undefined && max !== undefined) return min === max ? `choose ${min}` : `choose ${min} to ${max}`;
+  if (min !== undefined) return `choose at least ${min}`;
+  if (max !== undefined) return `choose at most ${max}`;
+  return null;
+}
+
 function initialValues(schema: FormSchema): Values {
   const values: Values = {};
   for (const [name, field] of Object.entries(schema.properties ?? {})) {
     if (field.type === "boolean") values[name] = field.default === true;
+    else if (field.type === "array") values[name] = Array.isArray(field.default) ? field.default.map(String) : [];
     else values[name] = field.default === undefined || field.default === null ? "" : String(field.default);
   }
   return values;
@@ -59,6 +78,7 @@ function contentOf(schema: FormSchema, values: Values): Record<string, unknown> 
   for (const [name, field] of Object.entries(schema.properties ?? {})) {
     const value = values[name];
     if (field.type === "boolean") content[name] = Boolean(value);
+    else if (field.type === "array") content[name] = Array.isArray(value) ? value : [];
     else if (value === "" || value === undefined) continue;
     else if (field.type === "number" || field.type === "integer") content[name] = Number(value);
     else content[name] = value;
@@ -77,7 +97,14 @@ export function ElicitationCard({ approval, position, total }: CardProps) {
   const now = useNow(true, 15_000);
   const { ref: cardRef } = useCardFocus(approval.id);
 
-  const set = (name: string, value: string | boolean) => setValues((v) => ({ ...v, [name]: value }));
+  const set = (name: string, value: string | boolean | string[]) => setValues((v) => ({ ...v, [name]: value }));
+  // A multi-select's answer lists its choices in the schema's order, whatever order they were ticked in.
+  const toggle = (name: string, field: FieldSchema, choice: string, on: boolean) =>
+    setValues((v) => {
+      const chosen = Array.isArray(v[name]) ? (v[name] as string[]) : [];
+      const options = multiChoicesOf(field).map((c) => c.value);
+      return { ...v, [name]: options.filter((c) => (c === choice ? on : chosen.includes(c))) };
+    });
   const accept = (event: FormEvent) => {
     event.preventDefault();
     void decide(approval, { decision: "allow_once", updated_arguments: contentOf(schema, values) });
@@ -117,6 +144,31 @@ export function ElicitationCard({ approval, position, total }: CardProps) {
           const choices = choicesOf(field);
           const isRequired = required.has(name);
           const hint = field.description && field.description !== label ? field.description : null;
+          if (field.type === "array") {
+            const chosen = Array.isArray(values[name]) ? (values[name] as string[]) : [];
+            const count = countHint(field);
+            return (
+              <fieldset className="elicitation-field multi-select" key={name} data-testid={`elicit-field-${name}`}>
+                <legend>
+                  {label}
+                  {isRequired && <span aria-hidden="true"> *</span>}
+                  {count && <small className="hint"> ({count})</small>}
+                </legend>
+                {multiChoicesOf(field).map((choice) => (
+                  <label key={choice.value} className="checkbox">
+                    <input
+                      type="checkbox"
+                      value={choice.value}
+                      checked={chosen.includes(choice.value)}
+                      onChange={(e) => toggle(name, field, choice.value, e.target.checked)}
+                    />{" "}
+                    {choice.label}
+                  </label>
+                ))}
+                {hint && <small className="hint">{hint}</small>}
+              </fieldset>
+            );
+          }
           if (field.type === "boolean") {
             return (
               <div className="elicitation-field checkbox" key={name}>
