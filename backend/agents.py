@@ -176,6 +176,14 @@ def resolve(
         rules = RuleSet.from_config(config.permissions.model_dump(), source=f"agent:{config.id}", strict=True)
     except RuleError as exc:
         raise ConfigError(f"{where}.permissions: {exc}") from exc
+    # Claude Code's block settings (issue 35, item 11): `plan` is the agent's mode; the others hold
+    # for the whole host (the managed policy checks them there), never silently for one agent.
+    if config.permissions.defaultMode not in (None, "default", "plan") or config.permissions.additionalDirectories:
+        raise ConfigError(
+            f"{where}.permissions: defaultMode {config.permissions.defaultMode or 'default'!r} and additionalDirectories "
+            "hold for the whole host: set them in the top-level permissions block (an agent may say defaultMode: plan)"
+        )
+    mode = config.mode or ("plan" if config.permissions.defaultMode == "plan" else None)
     if config.workspace:
         try:
             workspace = Path(config.workspace).expanduser().resolve()
@@ -195,7 +203,7 @@ def resolve(
         name=config.name or config.id,
         workspace=workspace,
         model=config.model,
-        mode=config.mode,
+        mode=mode,
         servers=frozenset(config.servers) if config.servers is not None else None,
         rules=rules if has_rules else None,
         config=config,

@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from backend.agents import Agents
 from backend.app.policy import build_policy
-from backend.config import ConfigError, PermissionsConfig, load_settings
+from backend.config import ConfigError, PermissionsConfig, Settings, load_settings
 from backend.rules.managed import ManagedPolicy
 from backend.rules.permission_modes import ACCEPT_EDITS_SOURCE, session_mode
 from tests.rules.support import EDIT, READ, SHELL, WRITE, call
@@ -95,3 +96,15 @@ def test_the_config_file_keeps_only_the_settings_that_are_set():
     assert PermissionsConfig(allow=["Bash(ls)"]).as_written() == {"allow": ["Bash(ls)"], "ask": [], "deny": []}
     written = PermissionsConfig(defaultMode="plan", additionalDirectories=["../x"]).as_written()
     assert written["defaultMode"] == "plan" and written["additionalDirectories"] == ["../x"]
+
+
+def test_an_agent_may_say_plan_and_the_host_wide_settings_are_refused_for_one_agent(tmp_path):
+    def agents_with(permissions: dict) -> Agents:
+        settings = Settings(data_dir=tmp_path / "data", workspace=tmp_path, agents=[{"id": "notes", "permissions": permissions}])
+        return Agents.from_settings(settings, servers=["file"], modes=["agent", "plan"])
+
+    assert agents_with({"defaultMode": "plan"}).get("notes").mode == "plan"
+    assert agents_with({"defaultMode": "plan"}).get("notes").config.mode is None  # nothing written back
+    for refused in ({"defaultMode": "acceptEdits"}, {"additionalDirectories": ["/srv"]}):
+        with pytest.raises(ConfigError, match="top-level permissions block"):
+            agents_with(refused)
