@@ -177,6 +177,16 @@ class InvokeResponse(BaseModel):
     tokens: dict[str, int]
 
 
+class DescriptionFlagView(BaseModel):
+    """One reason a tool's text looks like instructions to the model (backend/domain/description_scan.py)."""
+
+    kind: str
+    reason: str
+    where: str
+    """`description`, or `parameter <name>`."""
+    excerpt: str = ""
+
+
 class ToolView(BaseModel):
     name: str
     description: str
@@ -190,6 +200,9 @@ class ToolView(BaseModel):
     changed: ToolChange | None = None
     """The tool's definition differs from the one pinned (issue 34): every call asks until an
     admin accepts it (`POST /api/servers/{name}/tools/{tool}/accept`)."""
+    flags: list[DescriptionFlagView] = Field(default_factory=list)
+    """Why the tool's description or a parameter's reads like instructions to the model (issue 34):
+    the gateway does not re-export a flagged tool."""
 
 
 class ServerView(BaseModel):

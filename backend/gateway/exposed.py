@@ -3,6 +3,12 @@
 The calls themselves are the app's DirectTools (backend/app/direct_tools.py): gated, audited and
 recorded in one session per caller and client. Here is only what MCP adds: the tools as the
 client lists them, the result as it reads it, and progress notifications that only grow.
+
+A tool whose description or parameter descriptions read like instructions to a model
+(`backend/domain/description_scan.py`, issue 34) is withheld: not listed, and a call to it by
+name is refused. Re-exporting it, even with a neutral description, would put a server's orders
+in front of the client's model under Overseer's banner, or offer a tool the client cannot know;
+the Servers page shows the flag and its reason, and the host's own sessions still gate it.
 """
 
 from __future__ import annotations
@@ -14,6 +20,7 @@ import mcp_types as wire
 
 from backend.app.direct_tools import DirectTools
 from backend.auth import Principal
+from backend.domain.description_scan import scan_tool
 from backend.domain.tools import ToolInfo, ToolResult
 
 
@@ -52,6 +59,11 @@ def call_result(result: ToolResult) -> wire.CallToolResult:
     return wire.CallToolResult(content=content, is_error=result.is_error)
 
 
+def withheld(info: ToolInfo) -> list[str]:
+    """Why a tool is not re-exported (its flags, in words), or nothing when it is."""
+    return [f"{flag.where} {flag.reason}" for flag in scan_tool(info.description, info.input_schema)]
+
+
 class ExposedTools:
     """The app's direct tool calls as MCP tools: listed, called, and reported on."""
 
@@ -59,7 +71,8 @@ class ExposedTools:
         self.direct = direct
 
     async def listing(self) -> list[wire.Tool]:
-        return [tool_listing(t) for t in await self.direct.tools()]
+        """The pool's tools but the flagged ones (see the module's docstring)."""
+        return [tool_listing(t) for t in await self.direct.tools() if not withheld(t)]
 
     async def knows(self, name: str) -> bool:
         """Whether `name` is a pool tool; a call may come before the pool's servers are up."""
@@ -70,6 +83,11 @@ class ExposedTools:
     ) -> wire.CallToolResult:
         """Run the call through the gate; `report` hears where it stands (which approval it waits
         for, then the tool's own progress)."""
+        info = next((t for t in await self.direct.tools() if t.name == name), None)
+        reasons = withheld(info) if info is not None else []
+        if reasons:
+            text = f"Overseer does not offer {name} here: its description is flagged ({'; '.join(reasons)})."
+            return wire.CallToolResult(content=[wire.TextContent(type="text", text=text)], is_error=True)
         last = -1.0
 
         async def tell(progress: float, message: str, total: float | None = None) -> None:

@@ -127,14 +127,20 @@ class _Uvicorn(OverseerServer):
 
 @asynccontextmanager
 async def served_app(
-    root: Path, script: Script | None = None, *, expose_tools: bool = False, pool: McpPool | None = None
+    root: Path,
+    script: Script | None = None,
+    *,
+    expose_tools: bool = False,
+    pool: McpPool | None = None,
+    **overrides: Any,
 ) -> AsyncIterator[ServedApp]:
     """`overseer serve`, in this loop: the app (with `/mcp`) and its host, against a scripted model.
 
     `pool`: MCP servers already started (shared by a test module); by default the host starts its own.
+    `overrides`: settings of the host (`mcp_servers`, ...).
     """
     with ScriptedModelServer(script) as model:
-        settings = scripted_settings(root, model)
+        settings = scripted_settings(root, model, **overrides)
         sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         sock.bind(("127.0.0.1", 0))
         url = f"http://127.0.0.1:{sock.getsockname()[1]}"

@@ -1702,6 +1702,23 @@ export interface components {
             scope?: ("workspace" | "agent" | "global") | null;
         };
         /**
+         * DescriptionFlagView
+         * @description One reason a tool's text looks like instructions to the model (backend/domain/description_scan.py).
+         */
+        DescriptionFlagView: {
+            /** Kind */
+            kind: string;
+            /** Reason */
+            reason: string;
+            /** Where */
+            where: string;
+            /**
+             * Excerpt
+             * @default
+             */
+            excerpt?: string;
+        };
+        /**
          * EditSession
          * @description PATCH /api/sessions/{id}: what to change (at least one); the rest stays as it is.
          */
@@ -2144,6 +2161,12 @@ export interface components {
             ask?: string[];
             /** Deny */
             deny?: string[];
+            /**
+             * After Untrusted
+             * @default off
+             * @enum {string}
+             */
+            after_untrusted?: "ask" | "off";
             /** Defaultmode */
             defaultMode?: ("default" | "acceptEdits" | "plan" | "auto" | "dontAsk" | "bypassPermissions") | null;
             /** Additionaldirectories */
@@ -3065,6 +3088,8 @@ export interface components {
              */
             effective_policy?: "always_allow" | "ask" | "deny";
             changed?: components["schemas"]["ToolChange"] | null;
+            /** Flags */
+            flags?: components["schemas"]["DescriptionFlagView"][];
         };
         /**
          * TrustItem

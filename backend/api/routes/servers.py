@@ -8,6 +8,7 @@ from fastapi import APIRouter, Path, Query, status
 from backend.api.deps import Admin, Services, Viewer
 from backend.app.services import AppServices
 from backend.api.schemas import (
+    DescriptionFlagView,
     NewServerBody,
     ServerEntryBody,
     ServerEntryView,
@@ -17,6 +18,7 @@ from backend.api.schemas import (
 )
 from backend.app.policy import PolicyService
 from backend.app.servers_admin import ManagedServer
+from backend.domain.description_scan import scan_tool
 from backend.domain.tools import ToolInfo
 
 router = APIRouter(prefix="/api/servers", tags=["servers"])
@@ -59,6 +61,10 @@ def _tool_view(tool: ToolInfo, policies: PolicyService) -> ToolView:
         policy=policies.policy_for(tool.name),
         effective_policy=policies.effective_policy(tool),
         changed=tool.changed,
+        flags=[
+            DescriptionFlagView(kind=f.kind, reason=f.reason, where=f.where, excerpt=f.excerpt)
+            for f in scan_tool(tool.description, tool.input_schema)
+        ],
     )
 
 
