@@ -30,7 +30,7 @@ pytestmark = pytest.mark.asyncio(loop_scope="module")
 SERVER = Path(__file__).parent / "fixtures" / "peer_media_server.py"
 ALLOW = {"permissions": {"allow": ["mcp__peer"]}}
 
-# Our loop's four wire paths: OpenAI-style and Anthropic, each direct and through LiteLLM.
+# Our loop's four wire paths (OpenAI-style and Anthropic, each direct and through LiteLLM), and Claude Code's.
 ENGINES: dict[str, Callable[[ScriptedModelServer], dict[str, Any]]] = {
     "openai-direct": lambda m: {},
     "openai-via-litellm": lambda m: {"model_transport": "litellm"},
@@ -40,6 +40,8 @@ ENGINES: dict[str, Callable[[ScriptedModelServer], dict[str, Any]]] = {
         "api_base": m.anthropic_base,
         "model_transport": "litellm",
     },
+    # Claude Code reads a result through Overseer's proxy of the server (backend/engine/claude_sdk/proxy.py).
+    "claude-sdk": lambda m: {"default_engine": "claude-sdk"},
 }
 
 

@@ -39,19 +39,32 @@ const STATUS_TEXT: Record<ToolCall["status"], string> = {
   stopped: "stopped",
 };
 
+/** Said of an image or clip the tool marked `audience: ["user"]`: the person's, kept from the model. */
+const FOR_YOU_ALONE = "For you alone: not sent to the model";
+
 /** What a tool returned beyond text: images (each opens full size) and audio, always in view. */
 function ToolMedia({ sessionId, media }: { sessionId: string; media: MediaFile[] }) {
   if (media.length === 0) return null;
   const url = (m: MediaFile) => `/api/sessions/${encodeURIComponent(sessionId)}/media/${encodeURIComponent(m.name)}`;
+  const shown = (m: MediaFile) =>
+    m.kind === "image" ? (
+      <a key={m.name} href={url(m)} target="_blank" rel="noreferrer" title={`${m.mime_type}, ${formatBytes(m.size)}: open full size`}>
+        <img src={url(m)} alt={`Image returned by the tool (${m.mime_type})`} loading="lazy" data-testid="tool-media-image" />
+      </a>
+    ) : (
+      <audio key={m.name} controls preload="none" src={url(m)} data-testid="tool-media-audio" title={`${m.mime_type}, ${formatBytes(m.size)}`} />
+    );
   return (
     <div className="tool-media" data-testid="tool-media">
       {media.map((m) =>
-        m.kind === "image" ? (
-          <a key={m.name} href={url(m)} target="_blank" rel="noreferrer" title={`${m.mime_type}, ${formatBytes(m.size)}: open full size`}>
-            <img src={url(m)} alt={`Image returned by the tool (${m.mime_type})`} loading="lazy" data-testid="tool-media-image" />
-          </a>
+        m.for_user_only ? (
+          // The tool marked it for the person (audience: user): say so, so no one takes it for what the model saw.
+          <figure key={m.name} style={{ margin: 0 }} data-testid="tool-media-for-you">
+            {shown(m)}
+            <figcaption className="muted">{FOR_YOU_ALONE}</figcaption>
+          </figure>
         ) : (
-          <audio key={m.name} controls preload="none" src={url(m)} data-testid="tool-media-audio" title={`${m.mime_type}, ${formatBytes(m.size)}`} />
+          shown(m)
         ),
       )}
     </div>
