@@ -132,7 +132,7 @@ def to_tool_result(result: mcp_types.CallToolResult, *, max_media_bytes: int = M
         images=images,
         audio=audio,
         structured=_as_structured(structured),
-        user_text="\n".join(user_texts),
+        user_text=_cut_for_the_card("\n".join(user_texts)),
         user_media=user_media,
         model_only=model_only,
     )
@@ -150,6 +150,16 @@ def _audience(block: object) -> Audience | None:
     if audience == {"assistant"}:
         return "assistant"
     return None
+
+
+def _cut_for_the_card(text: str, limit: int = DEFAULT_SPILL_LIMIT) -> str:
+    """The person's text within the limit the model's has: it is stored with the call and sent
+    in its events, and no model reads on in a spill file for it."""
+    data = text.encode()
+    if len(data) <= limit:
+        return text
+    head = data[:limit].decode(errors="ignore")
+    return f"{head}\n\n[Cut: showing the first {limit:,} of {len(data):,} bytes the tool meant for you.]"
 
 
 def _repeats_media(structured: Any, media: list[dict[str, str]]) -> bool:

@@ -9,7 +9,7 @@ from pathlib import Path
 import mcp_types
 
 from backend.domain.tools import ToolResult
-from backend.mcp.results import SPILL_DIR, cap_result, spill_file_name, to_tool_result
+from backend.mcp.results import DEFAULT_SPILL_LIMIT, SPILL_DIR, cap_result, spill_file_name, to_tool_result
 
 
 def test_text_blocks_are_joined_and_images_collected():
@@ -282,3 +282,10 @@ def test_blocks_for_the_model_alone_reach_it_and_are_marked_on_the_card():
     assert converted.model_only == ["internal id 7"]
     assert converted.card_text() == "saved\n\n[For the model alone: the tool did not mean this for you]\ninternal id 7"
     assert ToolResult(text="plain").card_text() == "plain"
+
+
+def test_text_for_the_person_alone_is_cut_at_the_limit_the_models_text_has():
+    big = "x" * (DEFAULT_SPILL_LIMIT + 10)
+    converted = to_tool_result(mcp_types.CallToolResult(content=[user(mcp_types.TextContent(text=big))]))
+    assert converted.user_text.startswith("x" * 100) and len(converted.user_text) < DEFAULT_SPILL_LIMIT + 200
+    assert converted.user_text.endswith(f"[Cut: showing the first {DEFAULT_SPILL_LIMIT:,} of {len(big):,} bytes the tool meant for you.]")
