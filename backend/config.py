@@ -352,6 +352,10 @@ class Settings(BaseSettings):
     mcp_servers: dict[str, McpServerConfig] = Field(default_factory=dict, alias="mcpServers")
     permissions: PermissionsConfig = Field(default_factory=PermissionsConfig)
     policies: dict[str, PolicyValue] = Field(default_factory=dict)
+    deny_unmatched_ok: list[str] = Field(default_factory=list)
+    """Deny rules (word for word) that may cover no tool here, e.g. kept for a server added later;
+    any other deny rule naming a server or tool that does not exist stops the start
+    (backend/rules/rule_references.py)."""
     hooks: HooksConfig = Field(default_factory=lambda: HooksConfig({}))
     """Claude Code's `hooks` block, as it is in `.claude/settings.json` (issue 34; docs/hooks.md):
     commands and URLs run before and after tool calls, at a prompt, at a session's start and stop."""

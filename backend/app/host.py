@@ -41,7 +41,7 @@ from backend.app.spend import SpendReport
 from backend.app.standing import Standing
 from backend.app.tool_pins import ToolPinService
 from backend.checkpoints.steps import Checkpointer
-from backend.config import Settings
+from backend.config import ConfigError, Settings
 from backend.host_identity import remember_host_id
 from backend.domain.tools import ToolInfo
 from backend.engine.budget import BudgetGuard, BudgetLimits
@@ -66,6 +66,7 @@ from backend.approvals.broker import ApprovalBroker
 from backend.rules.bootstrap_guard import BootstrapGuard
 from backend.rules.managed import NO_MANAGED_POLICY, ManagedPolicy
 from backend.rules.permission_modes import session_mode
+from backend.app.rule_references import RuleReferences
 from backend.approvals.confinement import Confinement
 from backend.approvals.network_desk import NetworkDesk
 from backend.approvals.untrusted import UntrustedContent
@@ -187,6 +188,14 @@ class Host:
             modes=lambda: [m.name for m in self.modes.list()],
         )
         """Agents as admins create and edit them, written to the config file and in force at once."""
+        self.rule_references = RuleReferences(
+            policies=self.policies,
+            agents=self.agents,
+            configured=lambda: {*server_configs(settings, host_api, NO_MANAGED_POLICY), *(s.name for s in self.pool.statuses())},
+            statuses=self.pool.statuses,
+            intended=settings.deny_unmatched_ok,
+        )
+        self.rule_references.check_at_start()  # issue 35, item 12: a deny rule that covers nothing stops the start
         self.sandbox = Sandbox(detect(settings.sandbox.backend))
         """What confines commands here (bubblewrap, Landlock), or why nothing does."""
         self.untrusted = UntrustedContent(self.store, setting=lambda: self.policies.permissions.after_untrusted)
@@ -375,6 +384,7 @@ class Host:
             ),
             checkpoints_usage=self.checkpointer.usage,
             tool_pins=ToolPinService(pool=self.pool, store=self.store),
+            rule_references=self.rule_references,
             direct_tools=DirectTools(
                 settings=settings,
                 pool=self.pool,
@@ -402,6 +412,7 @@ class Host:
             await self.links.start()
         if self._owns_pool:
             await self.pool.start()
+        await self._check_rules_once_listed()
         # Start failures reach stderr even while no session runs (`serve`, `mcp`).
         self._watching_servers = asyncio.create_task(self._report_start_failures(), name="mcp-start-failures")
         if self.is_demo:
@@ -420,6 +431,19 @@ class Host:
                 await self.scheduler.start()
         for service in self.attached:  # after recovery, so they see the approvals still waiting
             await service.start()
+
+    async def _check_rules_once_listed(self) -> None:
+        """Issue 35, item 12: a deny rule naming a built-in server's tool is checked once the server
+        has listed its tools (bounded); one that covers nothing stops the start."""
+        if not self.rule_references.awaited_servers():
+            return
+        with contextlib.suppress(TimeoutError, McpPoolError):
+            await self.pool.wait_ready()
+        try:
+            self.rule_references.check_at_start(warn=False)
+        except ConfigError:
+            await self.aclose()
+            raise
 
     async def _withdraw_server_requests(self) -> None:
         """Close the questions and sampling requests servers asked before the last shutdown.

@@ -24,6 +24,7 @@ from backend.app.checkpoints import CheckpointService
 from backend.app.direct_tools import DirectTools
 from backend.app.model_settings import ModelSettings
 from backend.app.policy import PolicyService
+from backend.app.rule_references import RuleReferences
 from backend.app.server_sign_ins import ServerSignIns
 from backend.app.servers_admin import ServerAdmin
 from backend.app.tool_pins import ToolPinService
@@ -104,3 +105,5 @@ class AppServices:
     """The disk checkpoints take, in all and per workspace, with their retention (for Settings)."""
     tool_pins: ToolPinService
     """Accepting a changed tool's new definition (issue 34): admins only, audited."""
+    rule_references: RuleReferences
+    """Rules that name a server or tool that does not exist here, for Settings (issue 35, item 12)."""

@@ -130,6 +130,7 @@ ROUTES: dict[tuple[str, str], Need] = {
     ("PUT", "/api/settings/model"): "admin",
     ("POST", "/api/settings/model/test"): "admin",
     ("GET", "/api/settings/checkpoints"): "admin",  # it names the host's folders
+    ("GET", "/api/settings/rule-warnings"): "viewer",
     # The live feed and Overseer as an MCP server.
     ("WS", "/ws"): "viewer",
     # Each MCP tool checks its own role (the gateway's tests); the endpoint takes any credential.

@@ -302,6 +302,27 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/settings/rule-warnings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Rule Warnings
+         * @description The rules that cover no tool here, checked now against the configured servers and the tools
+         *     each has listed (a server not listed yet is checked by its name alone); errors first.
+         */
+        get: operations["rule_warnings_api_settings_rule_warnings_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/settings/checkpoints": {
         parameters: {
             query?: never;
@@ -2222,6 +2243,28 @@ export interface components {
             forked_session_id?: string | null;
         };
         /**
+         * RuleWarning
+         * @description A rule that names a server or tool that does not exist here (issue 35, item 12).
+         */
+        RuleWarning: {
+            /**
+             * Level
+             * @enum {string}
+             */
+            level: "warning" | "error";
+            /** Rule */
+            rule: string;
+            /**
+             * Effect
+             * @enum {string}
+             */
+            effect: "allow" | "ask" | "deny";
+            /** Source */
+            source: string;
+            /** Message */
+            message: string;
+        };
+        /**
          * RunNowResult
          * @description What `POST /api/schedules/{id}/run` did, and the job afterwards.
          */
@@ -4099,6 +4142,35 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            /** @description Refused; `detail` says why */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    rule_warnings_api_settings_rule_warnings_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RuleWarning"][];
                 };
             };
             /** @description Refused; `detail` says why */

@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 
 from fastapi import APIRouter, Query
 from fastapi.responses import StreamingResponse
-from pydantic import BeforeValidator
+from pydantic import BaseModel, BeforeValidator
 
 from backend.api.deps import MAX_STORED_INT, Admin, Services, Viewer
 from backend.app.audit import ExportFormat
@@ -42,6 +42,26 @@ async def get_permissions(services: Services, _: Viewer) -> PermissionsConfig:
 async def put_permissions(body: PermissionsConfig, services: Services, _: Admin) -> PermissionsConfig:
     """Replace the rule lists; a rule that does not parse is a 422 naming it, and nothing changes."""
     return services.policies.set_permissions(body)
+
+
+class RuleWarning(BaseModel):
+    """A rule that names a server or tool that does not exist here (issue 35, item 12)."""
+
+    level: Literal["warning", "error"]
+    """`error`: a deny rule that covers nothing (the host refused to start with it, unless listed in
+    `deny_unmatched_ok`; it may show here once a server renamed since has listed its tools)."""
+    rule: str
+    effect: Literal["allow", "ask", "deny"]
+    source: str
+    """`user` (overseer.yaml) or `agent:<id>`."""
+    message: str
+
+
+@router.get("/settings/rule-warnings")
+async def rule_warnings(services: Services, _: Viewer) -> list[RuleWarning]:
+    """The rules that cover no tool here, checked now against the configured servers and the tools
+    each has listed (a server not listed yet is checked by its name alone); errors first."""
+    return [RuleWarning.model_validate(f, from_attributes=True) for f in services.rule_references.findings()]
 
 
 @router.get("/settings/checkpoints")

@@ -11,6 +11,7 @@ import { AuditLog } from "./AuditLog";
 import { CheckpointsSection } from "./CheckpointsSection";
 import { ModelSection } from "./ModelSection";
 import { ManagedRuleRows, ManagedSwitches, useManagedPolicy } from "./ManagedRules";
+import { RuleWarnings } from "./RuleWarnings";
 
 /** The servers list may name tools in full (`mcp__file__read_file`) or by their short name. */
 function fullName(server: string, tool: string): string {
@@ -211,6 +212,7 @@ function RulesSection() {
         <p className="muted">Loading…</p>
       ) : (
         <>
+          <RuleWarnings version={rules} />
           <table className="rules-table">
             <thead>
               <tr>
