@@ -200,6 +200,7 @@ function apply(state: DetailState, event: LiveEvent): DetailState {
         created_at: previous?.created_at ?? event.created_at,
         started_at: event.created_at,
         finished_at: null,
+        untrusted: previous?.untrusted ?? null,
       };
       return { ...state, toolCalls: { ...state.toolCalls, [id]: call } };
     }
@@ -227,6 +228,7 @@ function apply(state: DetailState, event: LiveEvent): DetailState {
         result: typeof data.text === "string" ? data.text : (previous?.result ?? null),
         is_error: Boolean(data.is_error),
         media: Array.isArray(data.media) ? (data.media as MediaFile[]) : (previous?.media ?? []),
+        untrusted: data.untrusted && typeof data.source === "string" ? data.source : (previous?.untrusted ?? null),
         session_id: event.session_id,
         created_at: previous?.created_at ?? event.created_at,
         started_at: previous?.started_at ?? null,
@@ -248,6 +250,7 @@ function apply(state: DetailState, event: LiveEvent): DetailState {
         result: null,
         is_error: false,
         media: previous?.media ?? [],
+        untrusted: previous?.untrusted ?? null,
         session_id: event.session_id,
         created_at: previous?.created_at ?? event.created_at,
         started_at: null,

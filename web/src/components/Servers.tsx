@@ -13,6 +13,7 @@ import type { Policy, ServerInfo } from "../types";
 import { ServerForm } from "./ServerForm";
 import { ServerSignIn } from "./ServerSignIn";
 import { ToolChangeView } from "./ToolChange";
+import { ToolFlagBadge, ToolFlags } from "./UntrustedContent";
 import "../servers.css";
 
 const POLICY_TEXT: Record<Policy, string> = { always_allow: "allow", ask: "ask", deny: "deny" };
@@ -199,8 +200,10 @@ function ServerCard({
                         changed
                       </span>
                     )}
+                    <ToolFlagBadge tool={tool} />
                     <div className="muted small">{truncate(tool.description || "", 160)}</div>
                     {tool.changed && <ToolChangeView change={tool.changed} admin={admin} />}
+                    <ToolFlags tool={tool} />
                   </td>
                   <td className="policy-cell">
                     <span className={`badge ${POLICY_BADGE[effective]}`} data-testid="tool-policy" title={tool.policy ? "set by a policy" : "the default"}>

@@ -25,6 +25,7 @@ import { AutoApproveSwitch } from "./AutoApproveSwitch";
 import { ArgumentsView } from "./Arguments";
 import { Attachments } from "./Attachments";
 import { Composer } from "./Composer";
+import { OutsideTextTag } from "./UntrustedContent";
 import { MessageText, StreamingReply } from "./Reply";
 import { StatusBadge } from "./Sidebar";
 
@@ -163,6 +164,7 @@ function ToolCallCard({ call, sessionId, refused, steps }: { call: ToolCall; ses
           {title ?? tool}
         </span>
         {server && <span className="chip server-chip">{server}</span>}
+        <OutsideTextTag source={call.untrusted} />
         <span className="tool-card-args">{truncate(argumentSummary(call.arguments), 80)}</span>
         <span className={`tool-card-status status-text-${call.status}`} data-testid="tool-call-status">
           {STATUS_TEXT[call.status] ?? call.status}
