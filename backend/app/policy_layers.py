@@ -20,6 +20,7 @@ from backend.config import Settings
 from backend.modes.registry import ModeRegistry
 from backend.paths import BUILTIN_MODES_DIR
 from backend.rules.managed import ManagedPolicy
+from backend.rules.permission_modes import mode_rules
 from backend.rules.policy_engine import DEFAULT_POLICIES
 
 LayerKind = Literal["managed", "config", "always-rules", "agent", "mode", "default"]
@@ -84,6 +85,8 @@ def effective_policy(settings: Settings, managed: ManagedPolicy) -> EffectivePol
     for effect in _EFFECTS:
         for rule in permissions.get(effect) or []:
             found.entries.append(LayeredRule(layer="config", where=config, kind="rule", effect=effect, text=rule))
+    for rule in mode_rules(settings.permissions.defaultMode, managed).allow:  # issue 35, item 11: acceptEdits
+        found.entries.append(LayeredRule(layer="config", where=f"{config} ({rule.source})", kind="rule", effect="allow", text=rule.raw))
     scoped = load_scoped(settings.data_dir.expanduser() / SCOPED_RULES_FILE)
     for label, rules in _scoped_rules(scoped):
         for rule in rules:

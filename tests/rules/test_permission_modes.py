@@ -9,6 +9,7 @@ import pytest
 
 from backend.agents import Agents
 from backend.app.policy import build_policy
+from backend.app.policy_layers import effective_policy
 from backend.config import ConfigError, PermissionsConfig, Settings, load_settings
 from backend.rules.managed import ManagedPolicy
 from backend.rules.permission_modes import ACCEPT_EDITS_SOURCE, session_mode
@@ -108,3 +109,11 @@ def test_an_agent_may_say_plan_and_the_host_wide_settings_are_refused_for_one_ag
     for refused in ({"defaultMode": "acceptEdits"}, {"additionalDirectories": ["/srv"]}):
         with pytest.raises(ConfigError, match="top-level permissions block"):
             agents_with(refused)
+
+
+def test_policy_show_lists_the_rule_accept_edits_stands_for_unless_the_managed_policy_turns_it_off(tmp_path):
+    settings = Settings(data_dir=tmp_path / "data", workspace=tmp_path, permissions={"defaultMode": "acceptEdits"})
+    shown = [(e.layer, e.effect, e.text, e.where) for e in effective_policy(settings, ManagedPolicy()).entries]
+    assert ("config", "allow", "Edit(./**)", f"environment ({ACCEPT_EDITS_SOURCE})") in shown
+    locked = effective_policy(settings, ManagedPolicy(disable_auto_approve=True, source="/etc/m.yaml")).entries
+    assert "Edit(./**)" not in [e.text for e in locked]
