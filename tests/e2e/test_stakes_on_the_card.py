@@ -18,7 +18,7 @@ from playwright.sync_api import Page, expect
 from backend.mcp.config import McpServerConfig
 from backend.testing import Reply, ScriptedToolCall
 
-from .dashboard import approvals, calls, card, screenshot, start_session, wait_session
+from .dashboard import approval, approvals, calls, card, screenshot, start_session, wait_session
 
 WIDE = {"width": 1440, "height": 900}
 PHONE = {"width": 390, "height": 844}
@@ -34,12 +34,14 @@ def step(name: str, call_id: str, **arguments: str) -> Reply:
     return calls(ScriptedToolCall(name=name, arguments=arguments, id=call_id))
 
 
-def shown_for(page: Page, call_id: str, h) -> None:
-    """The card on screen is the one for `call_id`."""
-    expect(card(page)).to_be_visible()
-    [pending] = approvals(h, status="pending")
-    assert pending.tool_call_id == call_id
-    expect(card(page)).to_have_attribute("data-approval-id", pending.id)
+def shown_for(page: Page, h, call_id: str, previous: str | None = None) -> str:
+    """The card on screen, once `previous` is decided, is the one for `call_id`; its approval's id."""
+    expect(card(page)).to_have_count(1)
+    if previous:
+        expect(card(page)).not_to_have_attribute("data-approval-id", previous)
+    shown = card(page).get_attribute("data-approval-id")
+    assert shown and approval(h, shown).tool_call_id == call_id
+    return shown
 
 
 def test_the_card_flags_a_secret_going_out_and_ranks_a_destructive_call(serve, new_page, tmp_path):
@@ -63,7 +65,7 @@ def test_the_card_flags_a_secret_going_out_and_ranks_a_destructive_call(serve, n
     page = new_page(h, viewport=WIDE)
     session = start_session(h)
 
-    shown_for(page, "c2", h)
+    c2 = shown_for(page, h, "c2")
     shown = card(page)
     flag = shown.get_by_test_id("carried-flag")
     expect(flag).to_have_count(1)
@@ -80,14 +82,14 @@ def test_the_card_flags_a_secret_going_out_and_ranks_a_destructive_call(serve, n
     shown.get_by_test_id("always-cancel").click()
     shown.get_by_test_id("deny").click()
 
-    shown_for(page, "c3", h)
+    c3 = shown_for(page, h, "c3", c2)
     expect(card(page).get_by_test_id("carried-flag")).to_contain_text(
         f"This argument contains text from the result of {READ} (step 1, base64-encoded)"
     )
     screenshot(page, "issue34-item4-secret-base64-1440")
     card(page).get_by_test_id("deny").click()
 
-    shown_for(page, "c4", h)
+    shown_for(page, h, "c4", c3)
     phone = new_page(h, viewport=PHONE)
     on_phone = card(phone)
     expect(on_phone.get_by_test_id("stake")).to_have_text(["Deletes or overwrites data"])
