@@ -531,3 +531,8 @@ class Host:
             await self.server_failures.report()
         except Exception:  # a report that cannot be written must not go unseen either
             log.exception("reporting failed MCP servers failed")
+        # Issue 35, item 12: once every server has listed, a deny rule that turns out to cover no tool
+        # (a remote server's, checked by name alone at the start) is said loudly; Settings shows it too.
+        for finding in self.rule_references.findings():
+            if finding.level == "error":
+                log.error("%s", finding.message)

@@ -3,7 +3,10 @@ deny rule that covers nothing stops the host unless listed in `deny_unmatched_ok
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -16,6 +19,7 @@ from backend.testing.in_process import in_process_transport
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 # The reference memory server, pasted from Claude Code and renamed: `memory` is a built-in's name.
+ECHO_SERVER = Path(__file__).parents[1] / "mcp" / "fixtures" / "echo_server.py"
 RENAMED = {"memory-server": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-memory"]}}
 STALE_DENY = "mcp__memory__delete_entities"
 
@@ -75,3 +79,22 @@ async def test_a_deny_rule_for_a_built_in_servers_missing_tool_stops_the_start_o
     assert "server 'memory' has no tool 'delete_entities'" in str(info.value)
     assert "'memory-server' (mcp__memory-server__delete_entities)" in str(info.value)
     assert host.closing  # closed again: nothing left running
+
+
+async def test_a_deny_rule_for_a_tool_a_started_server_lacks_is_logged_as_an_error_once_it_has_listed(tmp_path, caplog):
+    # A server not listed at the start is checked by name alone; its tool list settles it later.
+    echo = {"echoes": {"command": sys.executable, "args": [str(ECHO_SERVER)]}}
+    with ScriptedModelServer() as model:
+        settings = scripted_settings(
+            tmp_path, model, mcp_servers=echo, builtin_servers=False, permissions=PermissionsConfig(deny=["mcp__echoes__delete_all"])
+        )
+    host = Host(settings)
+    try:
+        with caplog.at_level(logging.ERROR, logger="backend.app.host"):
+            await host.start(recover=False)
+            await asyncio.wait_for(host._watching_servers, timeout=60)  # the start's own report, after listing
+        [finding] = host.rule_references.findings()
+        assert finding.level == "error" and "server 'echoes' has no tool 'delete_all'" in finding.message
+        assert "deny rule 'mcp__echoes__delete_all' (user) covers nothing" in caplog.text
+    finally:
+        await host.aclose()
