@@ -187,6 +187,8 @@ class TerminalUI:
         self.line("  " + json.dumps(approval.arguments, indent=2).replace("\n", "\n  "))
         if approval.reason:
             self.line(f"  why it asks: {approval.reason}")
+        for flag in approval.carried_results:  # issue 34: a result's text going out
+            self.line(f"  ! {flag.argument}: {flag.text}")
         if approval.tool_change is not None:  # issue 34: what the tool says now, against what was trusted
             change = approval.tool_change
             for row in difflib.unified_diff(

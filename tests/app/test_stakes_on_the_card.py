@@ -10,6 +10,7 @@ with `allow_read_only_tools` a read-only tool runs unasked while `send` still as
 from __future__ import annotations
 
 import base64
+import io
 import sys
 from pathlib import Path
 
@@ -20,6 +21,7 @@ from backend.app.approvals import RuleNotPermitted
 from backend.auth import Principal
 from backend.domain.models import Approval, Decision
 from backend.mcp.config import McpServerConfig
+from backend.terminal import TerminalUI
 from backend.testing import Reply, ScriptedToolCall
 from backend.testing.harness import Harness, only_servers, scripted_host
 
@@ -78,7 +80,10 @@ async def test_a_send_carrying_a_secret_read_a_moment_ago_asks_and_names_the_res
         assert [s.kind for s in plain.stakes] == ["open_world"]
         assert "body:" not in " ".join(plain.argument_rules)  # the secret is never offered as a rule
         assert plain.argument_rules == [f"{SEND}(to:drop@evil.example)"]
-        await deny(h, plain)
+        out = io.StringIO()  # `overseer run` shows the flag too
+        answers = iter(["n", ""])
+        await TerminalUI(h.host, out=out, read_line=lambda _: next(answers)).answer(plain)
+        assert f"  ! body: {flag.text}\n" in out.getvalue()
 
         encoded_ask = await h.next_approval(timeout=BOUND)
         assert encoded_ask.tool_call_id == "c3"
