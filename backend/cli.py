@@ -443,6 +443,7 @@ def _api_key(args: argparse.Namespace) -> int:
 def _rules_check(args: argparse.Namespace) -> int:
     from backend.rules.policy_engine import DEFAULT_POLICIES, PolicyEngine, ToolCallView
     from backend.rules.grammar import RuleSet
+    from backend.rules.permission_modes import mode_rules
     from backend.approvals.hook_tools import hook_names
     from backend.domain.hook_config import HooksConfig
 
@@ -459,12 +460,15 @@ def _rules_check(args: argparse.Namespace) -> int:
     if args.config:
         path = Path(args.config)
         data = json.loads(path.read_text()) if path.suffix == ".json" else read_yaml(path)
-        rules = RuleSet.from_config(data.get("permissions") or {}, source=str(path))
+        pasted = data.get("permissions") or {}
+        rules = RuleSet.from_config(pasted, source=str(path))
+        rules += mode_rules(pasted.get("defaultMode") if isinstance(pasted, dict) else None)  # as the host maps it
         policies = {**DEFAULT_POLICIES, **(data.get("policies") or {})}
         hooks = HooksConfig.model_validate(data.get("hooks") or {})
     else:
         settings = _settings(args)
         rules = RuleSet.from_config(settings.permissions.model_dump(), source="user")
+        rules += mode_rules(settings.permissions.defaultMode)
         policies = {**DEFAULT_POLICIES, **settings.policies}
         hooks = settings.hooks
     engine = PolicyEngine(rules, policies)

@@ -3,11 +3,13 @@ from overseer.yaml, and each mode means what backend/rules/permission_modes.py s
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
 from backend.agents import Agents
+from backend.cli import main
 from backend.app.policy import build_policy
 from backend.app.policy_layers import effective_policy
 from backend.config import ConfigError, PermissionsConfig, Settings, load_settings
@@ -117,3 +119,13 @@ def test_policy_show_lists_the_rule_accept_edits_stands_for_unless_the_managed_p
     assert ("config", "allow", "Edit(./**)", f"environment ({ACCEPT_EDITS_SOURCE})") in shown
     locked = effective_policy(settings, ManagedPolicy(disable_auto_approve=True, source="/etc/m.yaml")).entries
     assert "Edit(./**)" not in [e.text for e in locked]
+
+
+def test_rules_check_answers_as_the_host_would_for_a_pasted_accept_edits_block(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("OVERSEER_WORKSPACE", raising=False)
+    config = tmp_path / "settings.json"
+    config.write_text(json.dumps({"permissions": {"defaultMode": "acceptEdits", "additionalDirectories": ["../x"]}}))
+    assert main(["rules", "check", WRITE, json.dumps({"path": "src/app.py", "content": "x"}), "--config", str(config)]) == 0
+    verdict, reason = capsys.readouterr().out.strip().split("\t")
+    assert verdict == "allow" and ACCEPT_EDITS_SOURCE in reason
