@@ -7,6 +7,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import pytest
+
 from backend.approvals.untrusted import MARKER, UntrustedContent, sends_out
 from backend.domain.models import Decision
 from backend.domain.tools import ToolAnnotations
@@ -30,10 +32,14 @@ def send(id: str = "s1") -> ScriptedToolCall:
     return ScriptedToolCall(name="mcp__intel__send", arguments={"to": "ops@example.com", "body": "hi"}, id=id)
 
 
-async def test_an_untrusted_result_is_tagged_in_the_transcript_and_marked_for_the_model(tmp_path):
+@pytest.mark.parametrize("engine", ["litellm", "claude-sdk"])
+async def test_an_untrusted_result_is_tagged_in_the_transcript_and_marked_for_the_model(tmp_path, engine):
     script = [Reply(tool_calls=[lookup()]), Reply(text="read it")]
-    async with scripted_host(tmp_path, script, in_process=False, mcp_servers=SERVERS, policies=TRUSTED) as h:
-        session = await h.run("look up record 7")
+    settings = {"default_engine": engine} if engine == "claude-sdk" else {}
+    async with scripted_host(
+        tmp_path, script, in_process=False, mcp_servers=SERVERS, policies=TRUSTED, **settings
+    ) as h:
+        session = await h.run("look up record 7", timeout=90)
         [record] = await h.host.store.list_tool_calls(session.id)
         [result] = [e.data for e in await h.host.store.list_events(session.id) if e.type == "tool.result"]
         [seen] = h.model.requests[-1].tool_results()
