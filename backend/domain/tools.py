@@ -86,6 +86,8 @@ class ToolResult(BaseModel):
     def card_text(self) -> str:
         """What the tool card shows: the model's text, what was for the model alone moved under a
         mark of its own, and what was for the person alone after it (see `backend.mcp.results`)."""
+        if not self.model_only and not self.user_text:
+            return self.text  # as it is, to the last newline
         body = self.text
         for part in self.model_only:  # each is one or more whole lines of `text`
             body = body.replace(part + "\n", "", 1) if part + "\n" in body else body.replace(part, "", 1)

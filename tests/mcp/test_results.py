@@ -281,7 +281,7 @@ def test_blocks_for_the_model_alone_reach_it_and_are_marked_on_the_card():
     assert converted.text == "internal id 7\nsaved"
     assert converted.model_only == ["internal id 7"]
     assert converted.card_text() == "saved\n\n[For the model alone: the tool did not mean this for you]\ninternal id 7"
-    assert ToolResult(text="plain").card_text() == "plain"
+    assert ToolResult(text="plain\n").card_text() == "plain\n"  # a result without audiences: as it is
 
 
 def test_text_for_the_person_alone_is_cut_at_the_limit_the_models_text_has():
