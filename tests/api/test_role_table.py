@@ -56,6 +56,7 @@ ROUTES: dict[tuple[str, str], Need] = {
     ("GET", "/api/sessions/{session_id}/refused-calls"): "viewer",
     ("GET", "/api/sessions/{session_id}/checkpoints"): "viewer",
     ("GET", "/api/sessions/{session_id}/checkpoints/{step}/diff"): "viewer",
+    ("GET", "/api/sessions/{session_id}/checkpoints/status"): "viewer",  # whether this host takes checkpoints
     ("GET", "/api/sessions/{session_id}/standing-rules"): "viewer",
     ("POST", "/api/sessions"): "approver",
     ("PATCH", "/api/sessions/{session_id}"): "viewer",  # then its owner or an admin (test_session_edits_api)
@@ -91,6 +92,7 @@ ROUTES: dict[tuple[str, str], Need] = {
     ("POST", "/api/servers/{name}/disable"): "admin",
     ("POST", "/api/servers/{name}/enable"): "admin",
     ("POST", "/api/servers/{name}/restart"): "admin",
+    ("POST", "/api/servers/{name}/tools/{tool}/accept"): "admin",  # a changed tool's new definition
     ("POST", "/api/servers/{name}/login"): "admin",
     ("GET", "/api/servers/{name}/sign-in"): "viewer",  # where a sign-in stands, never its tokens
     # Agents, modes, skills, schedules and workflows: configuration is an admin's, running an approver's.
