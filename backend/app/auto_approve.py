@@ -85,7 +85,7 @@ def outside_scope(switch: AutoApprove, approval: Approval, workspace: str) -> st
         approval.tool_name in FILE_EDITS and inside(workspace, approval.arguments.get("path"))
     ):
         return "its scope is file edits in the workspace"
-    if not switch.high_risk and (warning := high_risk(approval.arguments, approval.reason)) is not None:
+    if not switch.high_risk and (warning := high_risk(approval.arguments, approval.reason, approval.carried_results)) is not None:
         return f"High-risk calls still ask ({warning})"
     return None
 

@@ -9,9 +9,10 @@ unless the person who turned it on chose to include them. Pure: no I/O.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import Any
 
-from backend.domain.stakes import Stake, StakeKind
+from backend.domain.stakes import CarriedResult, Stake, StakeKind
 from backend.domain.tools import ToolAnnotations
 from backend.rules.grammar import SHELL_TOOL
 
@@ -23,11 +24,21 @@ HIGH_RISK_COMMAND = re.compile(
 COMMAND_WARNING = "High risk: this command can delete data, change permissions or run code fetched from the network."
 
 
-def high_risk(arguments: dict[str, Any], reason: str) -> str | None:
-    """The card's High-risk warning for a call with these arguments and approval reason, or None."""
+CARRIED_WARNING = "High risk: an argument carries text from an earlier tool result that looks like a credential."
+"""Must stay the same words as in web/src/risk.ts."""
+
+
+def high_risk(arguments: dict[str, Any], reason: str, carried: Sequence[CarriedResult] = ()) -> str | None:
+    """The card's High-risk warning for a call with these arguments and approval reason, or None.
+
+    `carried`: the approval's arguments that hold an earlier result's text (issue 34): a
+    credential-like one going out is High risk, so auto-approve leaves it to a person.
+    """
     command = arguments.get("command")
     if isinstance(command, str) and HIGH_RISK_COMMAND.search(command):
         return COMMAND_WARNING
+    if any(c.looks_secret for c in carried):
+        return CARRIED_WARNING
     if re.search("sensitive", reason, re.IGNORECASE):
         return f"High risk: {reason}"
     return None

@@ -18,8 +18,10 @@ import anyio
 import pytest
 
 from backend.app.approvals import RuleNotPermitted
+from backend.app.auto_approve import outside_scope
 from backend.auth import Principal
-from backend.domain.models import Approval, Decision
+from backend.domain.models import OVERSEER, Approval, AutoApprove, Decision
+from backend.rules.risk import CARRIED_WARNING
 from backend.mcp.config import McpServerConfig
 from backend.terminal import TerminalUI
 from backend.testing import Reply, ScriptedToolCall
@@ -80,6 +82,8 @@ async def test_a_send_carrying_a_secret_read_a_moment_ago_asks_and_names_the_res
         assert [s.kind for s in plain.stakes] == ["open_world"]
         assert "body:" not in " ".join(plain.argument_rules)  # the secret is never offered as a rule
         assert plain.argument_rules == [f"{SEND}(to:drop@evil.example)"]
+        switch = AutoApprove(by=OVERSEER, scope="edits_and_commands")
+        assert outside_scope(switch, plain, str(h.workspace)) == f"High-risk calls still ask ({CARRIED_WARNING})"
         out = io.StringIO()  # `overseer run` shows the flag too
         answers = iter(["n", ""])
         await TerminalUI(h.host, out=out, read_line=lambda _: next(answers)).answer(plain)

@@ -72,6 +72,9 @@ def test_the_card_flags_a_secret_going_out_and_ranks_a_destructive_call(serve, n
     expect(flag).to_contain_text(f"body: This argument contains text from the result of {READ} (step 1).")
     expect(flag).to_contain_text("It looks like a credential")
     expect(shown.get_by_test_id("stake")).to_have_text(["Reaches outside systems"])
+    expect(shown.get_by_test_id("risk-banner")).to_have_text(
+        "High risk: an argument carries text from an earlier tool result that looks like a credential."
+    )
     expect(shown.get_by_test_id("approval-reason-text")).to_contain_text("allow rule mcp__vault (user)")
     expect(shown.get_by_test_id("approval-reason-text")).not_to_contain_text("At stake")
     screenshot(page, "issue34-item4-secret-going-out-1440")
@@ -95,6 +98,7 @@ def test_the_card_flags_a_secret_going_out_and_ranks_a_destructive_call(serve, n
     expect(on_phone.get_by_test_id("stake")).to_have_text(["Deletes or overwrites data"])
     expect(on_phone.get_by_test_id("stake")).to_have_attribute("data-kind", "destructive")
     expect(on_phone.get_by_test_id("carried-flag")).to_have_count(0)
+    expect(on_phone.get_by_test_id("risk-banner")).to_have_count(0)
     box = on_phone.get_by_test_id("stake").bounding_box()
     assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= PHONE["width"]
     screenshot(phone, "issue34-item4-destructive-390")

@@ -8,8 +8,17 @@ from pathlib import Path
 
 import pytest
 
+from backend.domain.stakes import CarriedResult
 from backend.domain.tools import ToolAnnotations
-from backend.rules.risk import HIGH_RISK_COMMAND, STAKE_TEXT, STAKES_JOINER, high_risk, stakes_of, with_stakes
+from backend.rules.risk import (
+    CARRIED_WARNING,
+    HIGH_RISK_COMMAND,
+    STAKE_TEXT,
+    STAKES_JOINER,
+    high_risk,
+    stakes_of,
+    with_stakes,
+)
 
 RISK_TS = Path(__file__).resolve().parents[2] / "web" / "src" / "risk.ts"
 
@@ -77,3 +86,11 @@ def test_the_dashboard_words_the_stakes_as_the_server_does():
     for kind, text in STAKE_TEXT.items():
         assert re.search(rf'\b{kind}: "{re.escape(text)}"', source), f"risk.ts words {kind} differently"
     assert f'STAKES_JOINER = "{STAKES_JOINER}"' in source
+
+
+def test_a_credential_going_out_is_high_risk_and_the_dashboard_says_so_in_the_same_words():
+    secret = CarriedResult(argument="body", tool_name="mcp__v__read", step=1, tool_call_id="c1", encoding="plain", looks_secret=True)
+    an_id = secret.model_copy(update={"looks_secret": False})
+    assert high_risk({"body": "x"}, "no rule or policy matched: ask", [secret]) == CARRIED_WARNING
+    assert high_risk({"body": "x"}, "no rule or policy matched: ask", [an_id]) is None
+    assert f'"{CARRIED_WARNING}"' in RISK_TS.read_text()

@@ -19,6 +19,10 @@ export function riskOf(approval: Approval): string | null {
   if (typeof command === "string" && HIGH_RISK_COMMAND.test(command)) {
     return "High risk: this command can delete data, change permissions or run code fetched from the network.";
   }
+  // An argument carrying credential-like text from an earlier result (issue 34): never batch-allowed.
+  if ((approval.carried_results ?? []).some((c) => c.looks_secret)) {
+    return "High risk: an argument carries text from an earlier tool result that looks like a credential.";
+  }
   if (/sensitive/i.test(approval.reason)) return `High risk: ${approval.reason}`;
   return null;
 }
