@@ -15,6 +15,7 @@ state survives a restart of the host.
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -38,6 +39,8 @@ MARKER = (
 _SENDING_BUILTINS = frozenset({"browser"})
 """Built-in servers whose actions (not annotated read-only) can carry data out: the browser's."""
 _PATH_KEYS = ("path", "paths", "destination", "target", "file", "filename")
+_REMEMBERED_SESSIONS = 10_000
+"""Sessions whose state is kept in memory; an older one is read back from its rows when it runs again."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -69,13 +72,17 @@ class UntrustedContent:
         """`setting`: `permissions.after_untrusted` as in force now (read at every call)."""
         self._store = store
         self._setting = setting
-        self._first: dict[str, UntrustedResult | None] = {}
+        self._first: OrderedDict[str, UntrustedResult | None] = OrderedDict()
         """Per session: its first untrusted result, or None when it has had none (loaded once)."""
 
     async def load(self, session_id: str) -> UntrustedResult | None:
         """The session's first untrusted result, read from its tool call rows the first time."""
-        if session_id not in self._first:
+        if session_id in self._first:
+            self._first.move_to_end(session_id)
+        else:
             calls = await self._store.list_tool_calls(session_id)
+            if len(self._first) >= _REMEMBERED_SESSIONS:
+                self._first.popitem(last=False)
             self._first[session_id] = next(
                 (
                     UntrustedResult(tool=call.name, step=step, source=call.untrusted)
