@@ -248,7 +248,7 @@ class ToolGate:
                 auto = decider.via == "auto"  # the session's auto-approve switch, in this person's name
                 record.decision = f"auto-approved by {decider.name}" if auto else f"{decision.kind} ({decision_by})"
                 # The row keeps the arguments that ran; the detail says a person changed them.
-                detail = decision.kind + (" with edited arguments" if decision.updated_arguments is not None else "")
+                detail = decision.kind + (", allowed with edits" if decision.updated_arguments is not None else "")
                 allow = AuditEntry.of(record, "allow", decision_by, detail, latency.total_seconds() * 1000, decider)
             else:
                 record.decision = evaluation.reason

@@ -303,7 +303,7 @@ def test_edit_arguments_validates_the_json_and_allows_the_edited_call(serve, new
     editor.press("Control+Enter")
 
     (only,) = approvals(h)
-    expect(decided(page, only.id)).to_contain_text("allowed once with edited arguments")
+    expect(decided(page, only.id)).to_contain_text("allowed with edits")
     only = approval(h, only.id)  # read again: the decision has landed now
     assert only.decision.updated_arguments == {"command": "echo final"}
     assert wait_session(h, session.id).status == "completed"

@@ -4,7 +4,7 @@ At 1440×900, 1024×768 and 390×844: a long write to a .py file shows every cha
 scrolls inside its own region, none cut or hidden behind "Show all"), its tokens coloured by the
 highlighter, with the hunk count and +/- totals above it. A person ticks 1 of 3 hunks and allows:
 the tool writes exactly the file with that hunk alone, and the audit and the transcript say the
-call was allowed with edited arguments. An edit_file accepted in part stays an edit_file.
+call was allowed with edits. An edit_file accepted in part stays an edit_file.
 """
 
 from __future__ import annotations
@@ -106,11 +106,11 @@ def test_one_hunk_of_three_allowed_writes_exactly_that_hunk(serve, new_page, siz
     allow.click()
 
     (only,) = approvals(h)
-    expect(decided(page, only.id)).to_contain_text("allowed once with edited arguments")
+    expect(decided(page, only.id)).to_contain_text("allowed with edits")
     assert wait_session(h, session.id).status == "completed"
     assert (h.workspace / "notes.txt").read_bytes() == ONLY_SECOND.encode()
     (entry,) = [e for e in audit(h) if e.tool_name == WRITE]
-    assert entry.detail == "allow_once with edited arguments"
+    assert entry.detail == "allow_once, allowed with edits"
     assert entry.arguments == {"path": "notes.txt", "content": ONLY_SECOND}
     shot(page, f"one-of-three-{size}-allowed")
 
@@ -137,9 +137,9 @@ def test_an_edit_accepted_in_part_by_keyboard_stays_an_edit_of_the_chosen_hunk(s
     assert waiting.status == "pending"
     shown.get_by_test_id("allow-hunks").click()
 
-    expect(decided(page, waiting.id)).to_contain_text("allowed once with edited arguments")
+    expect(decided(page, waiting.id)).to_contain_text("allowed with edits")
     assert wait_session(h, session.id).status == "completed"
     assert (h.workspace / "notes.txt").read_bytes() == LINES.replace("line 27\n", "").encode()
     (entry,) = [e for e in audit(h) if e.tool_name == EDIT]  # the same tool, never a write instead
-    assert entry.detail == "allow_once with edited arguments"
+    assert entry.detail == "allow_once, allowed with edits"
     assert entry.arguments == {"path": "notes.txt", "old_text": "line 27\n", "new_text": ""}

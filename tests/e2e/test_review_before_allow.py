@@ -82,11 +82,11 @@ def test_file_content_is_edited_as_text_previewed_and_the_audit_log_marks_the_ed
     page.get_by_test_id("edit-allow").click()
 
     (only,) = approvals(h)
-    expect(decided(page, only.id)).to_contain_text("edited arguments")
+    expect(decided(page, only.id)).to_contain_text("allowed with edits")
     assert wait_session(h, session.id).status == "completed"
     assert (h.workspace / "notes.txt").read_text() == "first\nsecond, edited\n"
     (entry,) = [e for e in audit(h) if e.tool_name == WRITE]
-    assert entry.detail == "allow_once with edited arguments"
+    assert entry.detail == "allow_once, allowed with edits"
     assert entry.arguments["content"] == "first\nsecond, edited\n"
 
     page.get_by_test_id("nav-settings").click()
@@ -111,7 +111,7 @@ def test_a_json_argument_with_an_error_shows_it_beside_its_field(serve, new_page
     expect(page.get_by_test_id("edit-error")).to_have_count(0)
     page.get_by_test_id("edit-allow").click()
     (only,) = approvals(h)
-    expect(decided(page, only.id)).to_contain_text("edited arguments")
+    expect(decided(page, only.id)).to_contain_text("allowed with edits")
     assert approval(h, only.id).decision.updated_arguments == {"command": "ls", "timeout": 5}
 
 

@@ -92,7 +92,7 @@ export function outcomeLabel(
   if (decider?.via === "auto" && kind === "allow_once") return "auto-approved";
   switch (kind) {
     case "allow_once":
-      return edited ? "allowed once with edited arguments" : "allowed once";
+      return edited ? "allowed with edits" : "allowed once";
     case "allow_session":
       return "allowed for this session";
     case "allow_always":
@@ -166,7 +166,7 @@ export function approvalSubject(approval: Approval): string {
 
 /** A gate's outcome in its own words: "approved", "approved with edits", not "allowed once". */
 export function gateOutcome(outcome: string): string {
-  if (outcome === "allowed once with edited arguments") return "approved with edits";
+  if (outcome === "allowed with edits") return "approved with edits";
   if (outcome === "allowed once" || outcome === "allowed") return "approved";
   return outcome;
 }

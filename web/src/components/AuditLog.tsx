@@ -179,7 +179,7 @@ export function AuditLog() {
                     </td>
                     <td>
                       <code className="small">{truncate(JSON.stringify(item.arguments), 80)}</code>
-                      {item.detail.includes("edited arguments") && (
+                      {(item.detail.includes("with edits") || item.detail.includes("edited arguments")) && (
                         <div>
                           <span className="chip" data-testid="audit-edited" title="A person changed the arguments before allowing; these are the ones that ran">
                             edited by a person
