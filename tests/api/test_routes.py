@@ -185,7 +185,8 @@ async def test_a_bad_rule_is_422_and_changes_nothing(api):
 
 async def test_rules_and_policies_are_saved_to_the_config_file_and_applied_at_once(api):
     rules = {"allow": ["Bash(git status)"], "ask": [], "deny": ["Bash(rm *)"]}
-    assert (await api.client.put("/api/permissions", json=rules)).json() == rules
+    saved_rules = (await api.client.put("/api/permissions", json=rules)).json()
+    assert {k: saved_rules[k] for k in rules} == rules and saved_rules["defaultMode"] is None  # the block's settings too
     response = await api.client.put("/api/policies", json={"policies": {"mcp__file__read_file": "ask"}})
     assert response.json()["policies"]["mcp__file__read_file"] == "ask"
     saved = yaml.safe_load(api.host.settings.writable_config_file.read_text())
