@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from backend.approvals.untrusted import MARKER, UntrustedContent, sends_out
-from backend.domain.models import Decision
+from backend.approvals.untrusted import MARKER, AfterUntrusted, UntrustedContent, sends_out
+from backend.domain.models import Decision, ToolCallRecord
 from backend.domain.tools import ToolAnnotations
 from backend.mcp.config import McpServerConfig, brings_outside_text
-from backend.rules.policy_engine import ToolCallView
+from backend.rules.policy_engine import Evaluation, ToolCallView
 from backend.testing import Reply, ScriptedToolCall
 from backend.testing.harness import only_servers, scripted_host
 from tests.approvals.fixtures.hostile_server import INJECTION
@@ -119,3 +119,26 @@ def test_which_calls_could_send_data_out(tmp_path) -> None:
     assert sends_out(view("mcp__file__write_file", read_only=False, path="../out.txt"))
     assert not sends_out(view("mcp__file__write_file", read_only=False, path="notes/out.txt"))
     assert not sends_out(view("mcp__shell__exec", read_only=False, command="ls"))  # its network asks at the proxy
+
+
+async def test_after_untrusted_turns_an_allow_into_an_ask_keeps_a_deny_and_adds_to_an_ask(tmp_path) -> None:
+    class Rows:
+        async def list_tool_calls(self, session_id: str) -> list[ToolCallRecord]:
+            return [ToolCallRecord(id="c1", session_id=session_id, name="mcp__browser__snapshot", untrusted="page")]
+
+    setting: list[AfterUntrusted] = ["ask"]
+    content = UntrustedContent(Rows(), setting=lambda: setting[0])  # type: ignore[arg-type]
+    await content.load("s")
+    out = ToolCallView(name="mcp__intel__send", arguments={}, workspace=tmp_path, annotations=ToolAnnotations())
+    allowed = Evaluation(verdict="allow", reason="rule", rule="mcp__intel")
+    asked = content.review("s", out, allowed)
+    assert (asked.verdict, asked.source) == ("ask", "after_untrusted")
+    assert "after the result of mcp__browser__snapshot at step 1 (from page)" in asked.reason
+    denied = Evaluation(verdict="deny", reason="deny rule")
+    assert content.review("s", out, denied) is denied
+    already = content.review("s", out, Evaluation(verdict="ask", reason="Ask rule"))
+    assert already.verdict == "ask" and already.reason.startswith("Ask rule; outside text came in after the result")
+    reading = ToolCallView(name="mcp__intel__lookup", arguments={}, workspace=tmp_path, annotations=ToolAnnotations(readOnlyHint=True))
+    assert content.review("s", reading, allowed) is allowed
+    setting[0] = "off"
+    assert content.review("s", out, allowed) is allowed
