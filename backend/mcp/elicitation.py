@@ -9,7 +9,8 @@ server must first be placed: which session's tool call is it part of? Two ways t
   belongs to one session. Otherwise nobody can be asked honestly, and it is declined.
 
 The question itself is answered by a handler the host attaches (the approval desk); a pool
-without one declines, saying why. A request to sample the model is placed the same way and
+without one declines, saying why. While it is open the call's clock stops, and a call that ends
+first withdraws it (call_clock.py). A request to sample the model is placed the same way and
 answered by the host's sampler; one that cannot be placed is refused with an error.
 """
 
@@ -19,11 +20,13 @@ import contextvars
 import logging
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import mcp_types
 from mcp.client.session import ClientRequestContext, ElicitationFnT, SamplingFnT
+
+from backend.mcp.call_clock import CallClock, running
 
 logger = logging.getLogger(__name__)
 
@@ -39,6 +42,8 @@ class CallInFlight:
     tool: str
     session_id: str
     call_id: str | None = None
+    clock: CallClock = field(default_factory=CallClock, compare=False, repr=False)
+    """Stopped while a question of the call is open; ends with the call, withdrawing what is still asked."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -95,7 +100,8 @@ class ElicitationRouter:
         calls.append(call)
         token = _current_call.set(call)
         try:
-            yield
+            with running(call.clock):
+                yield
         finally:
             _current_call.reset(token)
             calls.remove(call)
@@ -132,7 +138,9 @@ class ElicitationRouter:
             )
         if self.sampler is None:
             return refused("this Overseer pool has no model to sample")
-        return await self.sampler(SamplingRequest(call=call, params=params))
+        with call.clock.asking():
+            return await self.sampler(SamplingRequest(call=call, params=params))
+        return refused(f"the call of {call.tool} ended before the request was answered")
 
     def place(self, server: str) -> CallInFlight | None:
         """The call a question from `server` belongs to, or None when it cannot be told."""
@@ -162,4 +170,6 @@ class ElicitationRouter:
         question = Elicitation(
             call=call, message=params.message, requested_schema=dict(params.requested_schema)
         )
-        return await self.handler(question)
+        with call.clock.asking():
+            return await self.handler(question)
+        return mcp_types.ElicitResult(action="cancel")  # the call ended while the person was asked

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable
-from contextlib import suppress
+from contextlib import AbstractContextManager, nullcontext, suppress
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -20,6 +20,7 @@ from mcp.shared.exceptions import MCPError
 from pydantic import ValidationError
 
 from backend.domain.tools import ToolResult
+from backend.mcp import call_clock
 from backend.mcp.call_failures import failed_call, hung_notice, not_taken
 from backend.mcp.connection import Connection
 from backend.mcp.errors import McpPoolError, ToolNotFound
@@ -33,6 +34,12 @@ logger = logging.getLogger("backend.mcp.server")  # one logger for the server's 
 
 ProgressCallback = Callable[[float, float | None, str | None], Awaitable[None]]
 """Told each `notifications/progress` of a call: progress, total (if known), message."""
+
+
+def clock_bound_to(deadline: asyncio.Timeout) -> AbstractContextManager[None]:
+    """The running call's clock moving `deadline`; nothing outside a pool call (a direct test call)."""
+    clock = call_clock.current()
+    return clock.bound(deadline) if clock is not None else nullcontext()
 
 
 class _Retry:
@@ -134,14 +141,16 @@ class ServerCalls:
         try:
             # asyncio's timeout, not anyio's cancel scope: the same cancellation of the request
             # (the SDK tells the server to stop), at a fifth of the cost on every call.
+            # The call's clock stops while a person is asked on its behalf (call_clock.py).
             async with asyncio.timeout(limit) as deadline:
-                try:
-                    await self._announce_roots(conn)
-                    result = await conn.client.call_tool(tool, arguments, meta=meta, progress_callback=progress)
-                    conn.timeouts = 0
-                    return result
-                except (MCPError, ValidationError, anyio.BrokenResourceError, anyio.ClosedResourceError) as exc:
-                    return self._failure(conn, tool, exc, attempt, retry=retry)
+                with clock_bound_to(deadline):
+                    try:
+                        await self._announce_roots(conn)
+                        result = await conn.client.call_tool(tool, arguments, meta=meta, progress_callback=progress)
+                        conn.timeouts = 0
+                        return result
+                    except (MCPError, ValidationError, anyio.BrokenResourceError, anyio.ClosedResourceError) as exc:
+                        return self._failure(conn, tool, exc, attempt, retry=retry)
         except TimeoutError:
             if not deadline.expired():
                 raise
