@@ -5,7 +5,9 @@ The workspace: `--files` files (default 10,000) in 100 folders, `--mb` megabytes
 200). After one full snapshot (setup, not measured), each round appends a line to one random
 file in each tree, then times `ShadowRepo.snapshot` and `git add -A && git commit` (taking
 turns, so both see the same machine). Prints JSON: p50 and p99 in ms per side, the p50 of each
-git command inside a snapshot, the shadow repository's size, the machine's load. It also gives the
+part of a snapshot (it runs in process, through libgit2: `stage` is the status and the hashing of
+what changed and the tree, `commit` the commit and its line in the snapshot log), the shadow
+repository's size, the machine's load. It also gives the
 CPU time of each side (this process and its git children), which a busy machine inflates less.
 
     .venv/bin/python bench/checkpoints.py                    # the size (setup takes a while)
@@ -33,7 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from _common import percentiles  # noqa: E402
 
-from backend.checkpoints import _git  # noqa: E402
+from backend.checkpoints import _stage  # noqa: E402
 from backend.checkpoints.shadow import ShadowRepo  # noqa: E402
 
 
@@ -87,16 +89,20 @@ def measure(root: Path, files: int, megabytes: float, rounds: int, warmup: int) 
     setup_s = time.perf_counter() - started
 
     stages: dict[str, list[float]] = defaultdict(list)
-    run = _git.Git.run
+    parts = {name: getattr(_stage.Stager, name) for name in ("stage", "commit")}
 
-    def timed_run(self: _git.Git, *args: str, **kwargs: object) -> bytes:
-        begun = time.perf_counter()
-        try:
-            return run(self, *args, **kwargs)  # type: ignore[arg-type]
-        finally:
-            stages[args[0]].append((time.perf_counter() - begun) * 1000)
+    def timing(name: str) -> object:
+        def timed_part(self: _stage.Stager, *args: object) -> object:
+            begun = time.perf_counter()
+            try:
+                return parts[name](self, *args)  # type: ignore[operator]
+            finally:
+                stages[name].append((time.perf_counter() - begun) * 1000)
 
-    _git.Git.run = timed_run  # type: ignore[method-assign]
+        return timed_part
+
+    for name in parts:
+        setattr(_stage.Stager, name, timing(name))
     shadow_ms: list[float] = []
     plain_ms: list[float] = []
     shadow_cpu: list[float] = []
@@ -132,7 +138,8 @@ def measure(root: Path, files: int, megabytes: float, rounds: int, warmup: int) 
         plain_ms.append(results[add_and_commit][0])
         shadow_cpu.append(results[snapshot][1])
         plain_cpu.append(results[add_and_commit][1])
-    _git.Git.run = run  # type: ignore[method-assign]
+    for name, part in parts.items():
+        setattr(_stage.Stager, name, part)
 
     return {
         "files": files,
@@ -143,7 +150,7 @@ def measure(root: Path, files: int, megabytes: float, rounds: int, warmup: int) 
         "git_add_and_commit": percentiles(plain_ms),
         "shadow_snapshot_cpu": percentiles(shadow_cpu),
         "git_add_and_commit_cpu": percentiles(plain_cpu),
-        "snapshot_git_commands_p50_ms": {name: percentiles(samples)["p50_ms"] for name, samples in stages.items()},
+        "snapshot_parts_p50_ms": {name: percentiles(samples)["p50_ms"] for name, samples in stages.items()},
         "shadow_disk_mb": round(shadow.disk_bytes() / 1024 / 1024, 1),
         "cpus": os.cpu_count(),
         "load_average_1m": round(os.getloadavg()[0], 2),

@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 
 import pygit2
-from pygit2.enums import ConfigLevel, FileStatus, RepositoryOpenFlag
+from pygit2.enums import ConfigLevel, DeltaStatus, DiffOption, RepositoryOpenFlag
 
 from backend.checkpoints._git import AUTHOR, BUILT_IN_IGNORED, CONFIG
 from backend.checkpoints.values import Skipped
@@ -48,7 +48,12 @@ pygit2.settings.owner_validation = False
 pygit2.settings.enable_strict_object_creation(False)
 
 _COMMIT = re.compile(r"[0-9a-f]{40}")
-_CHANGED = FileStatus.WT_NEW | FileStatus.WT_MODIFIED | FileStatus.WT_TYPECHANGE
+_DIFF_FLAGS = (
+    DiffOption.INCLUDE_UNTRACKED
+    | DiffOption.RECURSE_UNTRACKED_DIRS
+    | DiffOption.INCLUDE_IGNORED
+    | DiffOption.INCLUDE_TYPECHANGE
+)
 
 
 class Stager:
@@ -74,15 +79,18 @@ class Stager:
         skipped: list[Skipped] = []
         removals: list[str] = []
         additions: list[str] = []
-        for path, flags in self._repo.status(untracked_files="all", ignored=True).items():
-            if flags & FileStatus.IGNORED:
+        # The index against the workspace only: `status` would also compare it with HEAD, which
+        # names no snapshot here, and report every file.
+        for delta in index.diff_to_workdir(_DIFF_FLAGS).deltas:
+            path, status = delta.new_file.path, delta.status
+            if status == DeltaStatus.IGNORED:
                 skipped.append(Skipped(path=path.rstrip("/"), reason=_ignored_reason(path)))
-            elif flags & FileStatus.WT_NEW and path.endswith("/"):
+            elif status == DeltaStatus.UNTRACKED and path.endswith("/"):
                 skipped.append(Skipped(path=path.rstrip("/"), reason="nested git repository"))
-            elif flags & FileStatus.WT_DELETED:
+            elif status == DeltaStatus.DELETED:
                 removals.append(path)
-            elif flags & _CHANGED:
-                tracked = not flags & FileStatus.WT_NEW
+            elif status in (DeltaStatus.UNTRACKED, DeltaStatus.MODIFIED, DeltaStatus.TYPECHANGE):
+                tracked = status != DeltaStatus.UNTRACKED
                 reason = self._left_out(path)
                 if reason == "gone":
                     if tracked:

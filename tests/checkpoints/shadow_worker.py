@@ -6,7 +6,7 @@
 POINT is where it stops and waits (its stdin never closes) after printing "at POINT":
 - `git:<command>`: just before running that git command (`diff-tree`, `cat-file`, ...);
 - `stage:<step>`: in a snapshot (done in process by libgit2, backend/checkpoints/_stage.py), just
-  before `status`, the n-th file's hashing (`add:<n>`) or `create_commit`, or with the commit
+  before the diff of the index with the workspace (`diff`), the n-th file's hashing (`add:<n>`) or `create_commit`, or with the commit
   written and not yet in the snapshot log (`unlogged`);
 - `index-locked`: as libgit2 would leave it if killed while writing the index: `index.lock`
   made and held open, the index not yet replaced;
@@ -61,7 +61,7 @@ def main() -> None:
 
         setattr(method_owner, name, stop_first)
 
-    stopping(pygit2.Repository, "status", "status")
+    stopping(pygit2.Index, "diff_to_workdir", "diff")
     stopping(pygit2.Index, "add", "add")
     real_create_commit = pygit2.Repository.create_commit
 

@@ -369,7 +369,7 @@ def shadow_git(shadow: ShadowRepo, *args: str) -> subprocess.CompletedProcess[st
 
 
 @pytest.mark.parametrize(
-    "point", ["stage:status", "stage:add:150", "index-locked", "stage:create_commit", "stage:unlogged"]
+    "point", ["stage:diff", "stage:add:150", "index-locked", "stage:create_commit", "stage:unlogged"]
 )
 def test_a_snapshot_killed_mid_way_leaves_the_workspace_and_the_shadow_repository_consistent(tmp_path, point):
     workspace, root = tmp_path / "workspace", tmp_path / "checkpoints"
