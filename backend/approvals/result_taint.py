@@ -35,8 +35,9 @@ MIN_ENTROPY = 3.0
 """Bits per character a token needs to look random (English words stay under it; keys do not)."""
 PIECES_PER_SESSION = 512
 SESSIONS_KEPT = 128
-SCANNED_CHARS = 200_000
-"""Only this much of a result is read: a secret sits near the top of what a tool printed."""
+SCANNED_CHARS = 64_000
+"""Only this much of a result is read (about 15 ms on the event loop): a secret sits near the top
+of what a tool printed, and a long result is mostly text no one would send out."""
 MAX_ARGUMENT_STRINGS = 256
 
 _TOKEN = re.compile(r"[A-Za-z0-9_\-+/=.~:@]{%d,}" % MIN_TOKEN)
