@@ -13,6 +13,7 @@ from pathlib import Path
 import anyio
 import httpx
 import mcp_types as wire
+from mcp.shared.exceptions import MCPError
 import pytest
 from gateway_testkit import (
     BOUND,
@@ -240,7 +241,8 @@ async def test_a_denied_exposed_call_never_runs_and_the_client_gets_an_error_res
 async def test_without_expose_tools_the_hosts_tools_are_not_offered(tmp_path, pool):
     async with served_app(tmp_path, pool=pool) as served, served.client(mode="legacy") as client:
         names = {t.name for t in (await client.list_tools()).tools}
-        called = await client.call_tool("mcp__shell__exec", {"command": "touch nope.txt"})
+        with pytest.raises(MCPError) as refused:  # not offered: an unknown tool (issue 35, item 10)
+            await client.call_tool("mcp__shell__exec", {"command": "touch nope.txt"})
     assert names == {
         "invoke_agent",
         "list_sessions",
@@ -248,7 +250,7 @@ async def test_without_expose_tools_the_hosts_tools_are_not_offered(tmp_path, po
         "list_pending_approvals",
         "answer_approval",
     }
-    assert called.is_error is True
+    assert refused.value.error.code == wire.INVALID_PARAMS
     assert not (served.workspace / "nope.txt").exists()
 
 
