@@ -10,7 +10,6 @@ InputRequiredResult (2026-07-28). No sleeps: every wait is bounded.
 from __future__ import annotations
 
 import json
-import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -19,38 +18,26 @@ import pytest_asyncio
 
 from backend.domain.errors import Invalid
 from backend.domain.models import Decision
-from backend.mcp.config import McpServerConfig
 from backend.mcp.pool import McpPool
 from backend.approvals.elicitation_desk import ElicitationContentInvalid, checked_content
 from backend.testing import Reply, ScriptedToolCall
 from backend.testing.harness import scripted_host
+
+from tests.mcp.era_pools import ERAS, era_pools
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 BOUND = 60  # seconds; a bound on waits, never a timing assertion
 SERVER = Path(__file__).parents[1] / "mcp" / "fixtures" / "elicitation_server.py"
 ALLOW = {"permissions": {"allow": ["mcp__ask"]}}
-ERAS = ("legacy", "modern")
 BOOKING = {"name": "Ada", "seats": 2, "vip": True, "meal": "fish"}
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def pools(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[dict[str, McpPool]]:
     """One pool per protocol era, each running the elicitation server as a real process."""
-    root = tmp_path_factory.mktemp("elicitation")
-    made: dict[str, McpPool] = {}
-    try:
-        for era in ERAS:
-            args = [str(SERVER), *(["--legacy"] if era == "legacy" else [])]
-            config = McpServerConfig(command=sys.executable, args=args, start_timeout=BOUND)
-            pool = made[era] = McpPool({"ask": config}, log_dir=root / era)
-            await pool.start()
-        for pool in made.values():
-            await pool.wait_ready(timeout=BOUND)
+    async with era_pools(SERVER, "ask", tmp_path_factory.mktemp("elicitation"), bound=BOUND) as made:
         yield made
-    finally:
-        for pool in made.values():
-            await pool.aclose()
 
 
 def book() -> list[Reply]:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import io
 import json
-import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -21,18 +20,18 @@ import pytest_asyncio
 from backend.approvals.elicitation_desk import ElicitationContentInvalid, checked_content
 from backend.domain.errors import Invalid
 from backend.domain.models import Decision
-from backend.mcp.config import McpServerConfig
 from backend.mcp.pool import McpPool
 from backend.terminal import TerminalUI
 from backend.testing import Reply, ScriptedToolCall
 from backend.testing.harness import scripted_host
+
+from tests.mcp.era_pools import ERAS, era_pools
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 BOUND = 60  # seconds; a bound on waits, never a timing assertion
 SERVER = Path(__file__).parents[1] / "mcp" / "fixtures" / "multiselect_server.py"
 ALLOW = {"permissions": {"allow": ["mcp__pizza"]}}
-ERAS = ("legacy", "modern")
 DEFAULTS = {"toppings": ["cheese"], "sides": [], "size": "m"}  # what the server's model has for `{}`
 
 SCHEMA = {
@@ -56,20 +55,8 @@ SCHEMA = {
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def pools(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[dict[str, McpPool]]:
     """One pool per protocol era, each running the multi-select server as a real process."""
-    root = tmp_path_factory.mktemp("multiselect")
-    made: dict[str, McpPool] = {}
-    try:
-        for era in ERAS:
-            args = [str(SERVER), *(["--legacy"] if era == "legacy" else [])]
-            config = McpServerConfig(command=sys.executable, args=args, start_timeout=BOUND)
-            pool = made[era] = McpPool({"pizza": config}, log_dir=root / era)
-            await pool.start()
-        for pool in made.values():
-            await pool.wait_ready(timeout=BOUND)
+    async with era_pools(SERVER, "pizza", tmp_path_factory.mktemp("multiselect"), bound=BOUND) as made:
         yield made
-    finally:
-        for pool in made.values():
-            await pool.aclose()
 
 
 def reported(text: str) -> dict:

@@ -11,7 +11,6 @@ No sleeps: every wait is bounded.
 from __future__ import annotations
 
 import json
-import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -22,37 +21,25 @@ import pytest_asyncio
 from backend.domain.session_options import SessionOptions
 from backend.domain.errors import Invalid
 from backend.domain.models import Decision
-from backend.mcp.config import McpServerConfig
 from backend.mcp.pool import McpPool
 from backend.testing import Reply, ScriptedToolCall
 from backend.testing.harness import Harness, scripted_host
+
+from tests.mcp.era_pools import ERAS, era_pools
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 BOUND = 60  # seconds; a bound on waits, never a timing assertion
 SERVER = Path(__file__).parents[1] / "mcp" / "fixtures" / "sampling_server.py"
 ALLOW = {"permissions": {"allow": ["mcp__sample"]}}
-ERAS = ("legacy", "modern")
 HAIKU = "Old pond, frog jumps in"
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def pools(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[dict[str, McpPool]]:
     """One pool per protocol era, each running the sampling server as a real process."""
-    root = tmp_path_factory.mktemp("sampling")
-    made: dict[str, McpPool] = {}
-    try:
-        for era in ERAS:
-            args = [str(SERVER), *(["--legacy"] if era == "legacy" else [])]
-            config = McpServerConfig(command=sys.executable, args=args, start_timeout=BOUND)
-            pool = made[era] = McpPool({"sample": config}, log_dir=root / era)
-            await pool.start()
-        for pool in made.values():
-            await pool.wait_ready(timeout=BOUND)
+    async with era_pools(SERVER, "sample", tmp_path_factory.mktemp("sampling"), bound=BOUND) as made:
         yield made
-    finally:
-        for pool in made.values():
-            await pool.aclose()
 
 
 def script(*, samples: bool = True) -> list[Reply]:

@@ -25,33 +25,22 @@ from backend.mcp.pool import McpPool
 from backend.testing import Reply, ScriptedToolCall
 from backend.testing.harness import scripted_host
 
+from tests.mcp.era_pools import ERAS, era_pools
+
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 BOUND = 60  # seconds; a bound on waits, never a timing assertion
 CALL_TIMEOUT = 3  # seconds: the question must arrive within it (the server asks first thing)
 SERVER = Path(__file__).parent / "fixtures" / "elicitation_server.py"
 ALLOW = {"permissions": {"allow": ["mcp__ask"]}}
-ERAS = ("legacy", "modern")
 BOOKING = {"name": "Ada", "seats": 2, "vip": False, "meal": "veg"}
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def pools(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[dict[str, McpPool]]:
     """One pool per protocol era, the asking server's calls bounded by a short call_timeout."""
-    root = tmp_path_factory.mktemp("call-clock")
-    made: dict[str, McpPool] = {}
-    try:
-        for era in ERAS:
-            args = [str(SERVER), *(["--legacy"] if era == "legacy" else [])]
-            config = McpServerConfig(command=sys.executable, args=args, start_timeout=BOUND, call_timeout=CALL_TIMEOUT)
-            pool = made[era] = McpPool({"ask": config}, log_dir=root / era)
-            await pool.start()
-        for pool in made.values():
-            await pool.wait_ready(timeout=BOUND)
+    async with era_pools(SERVER, "ask", tmp_path_factory.mktemp("call-clock"), bound=BOUND, call_timeout=CALL_TIMEOUT) as made:
         yield made
-    finally:
-        for pool in made.values():
-            await pool.aclose()
 
 
 def book() -> list[Reply]:
