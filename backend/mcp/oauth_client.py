@@ -18,11 +18,11 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import AsyncGenerator, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable
 
 import httpx2
-from mcp.client.auth import OAuthClientProvider
-from mcp.shared.auth import OAuthClientInformationFull, OAuthClientMetadata, OAuthToken
+from mcp.client.auth import OAuthClientProvider, TokenStorage
+from mcp.shared.auth import AuthorizationCodeResult, OAuthClientInformationFull, OAuthClientMetadata, OAuthMetadata, OAuthToken
 
 from backend.mcp.config import McpServerConfig
 from backend.mcp.oauth_store import OAuthVault, ServerTokenStorage
@@ -71,6 +71,65 @@ def configured_client(config: McpServerConfig) -> OAuthClientInformationFull | N
     )
 
 
+def configured_client_auth(metadata: OAuthMetadata | None) -> str:
+    """How a configured client with a secret authenticates at the token endpoint (RFC 6749 2.3.1).
+
+    `client_secret_post` while the authorization server lists it (or nothing is known about it:
+    what Overseer always sent), else `client_secret_basic`, which RFC 8414 makes the default when
+    the metadata lists no methods.
+    """
+    if metadata is None:
+        return "client_secret_post"
+    methods = metadata.token_endpoint_auth_methods_supported
+    if methods is None or ("client_secret_basic" in methods and "client_secret_post" not in methods):
+        return "client_secret_basic"
+    return "client_secret_post"
+
+
+class OverseerOAuthProvider(OAuthClientProvider):
+    """The SDK's provider, with a configured client authenticating the way its server takes.
+
+    A registered client's method is the one its registration returned; a configured one names
+    none, so it is chosen from the authorization server's metadata just before each token
+    request (the SDK reads it from the client record there), once discovery has found it.
+    """
+
+    def __init__(
+        self,
+        *,
+        server_url: str,
+        client_metadata: OAuthClientMetadata,
+        storage: TokenStorage,
+        configured: OAuthClientInformationFull | None,
+        redirect_handler: Callable[[str], Awaitable[None]] | None = None,
+        callback_handler: Callable[[], Awaitable[AuthorizationCodeResult]] | None = None,
+    ) -> None:
+        super().__init__(
+            server_url=server_url,
+            client_metadata=client_metadata,
+            storage=storage,
+            redirect_handler=redirect_handler,
+            callback_handler=callback_handler,
+        )
+        self.configured = configured
+
+    def _choose_client_auth(self) -> None:
+        client, configured = self.context.client_info, self.configured
+        if client is None or configured is None or client.client_id != configured.client_id or not client.client_secret:
+            return
+        method = configured_client_auth(self.context.oauth_metadata)
+        if client.token_endpoint_auth_method != method:
+            self.context.client_info = client.model_copy(update={"token_endpoint_auth_method": method})
+
+    async def _exchange_token_authorization_code(self, auth_code: str, code_verifier: str) -> httpx2.Request:
+        self._choose_client_auth()
+        return await super()._exchange_token_authorization_code(auth_code, code_verifier)
+
+    async def _refresh_token(self) -> httpx2.Request:
+        self._choose_client_auth()
+        return await super()._refresh_token()
+
+
 class ServerOAuthStorage:
     """The vault's storage for one server, where a configured client takes the place of a registration."""
 
@@ -115,8 +174,11 @@ class PoolAuth(httpx2.Auth):
         self.name = name
         self.on_sign_in_needed = on_sign_in_needed
         storage = ServerOAuthStorage(vault, name, config)
-        self.provider = OAuthClientProvider(
-            server_url=config.url, client_metadata=client_metadata(config, None), storage=storage
+        self.provider = OverseerOAuthProvider(
+            server_url=config.url,
+            client_metadata=client_metadata(config, None),
+            storage=storage,
+            configured=storage.configured,
         )
         _restore(self.provider, vault, name, storage)
 

@@ -27,7 +27,7 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from pydantic import BaseModel
 
 from backend.mcp.config import McpServerConfig
-from backend.mcp.oauth_client import CLIENT_NAME, ServerOAuthStorage, client_metadata
+from backend.mcp.oauth_client import CLIENT_NAME, OverseerOAuthProvider, ServerOAuthStorage, client_metadata
 from backend.mcp.oauth_store import OAuthVault
 
 logger = logging.getLogger(__name__)
@@ -111,12 +111,13 @@ async def sign_in(
     """
     assert config.url is not None
     storage = _NewSignIn(vault, name, config, redirect_uri)
-    provider = OAuthClientProvider(
+    provider = OverseerOAuthProvider(
         server_url=config.url,
         client_metadata=client_metadata(config, redirect_uri),
         storage=storage,
         redirect_handler=show_url,
         callback_handler=answer,
+        configured=storage.configured,
     )
     try:
         headers = config.resolved_headers()

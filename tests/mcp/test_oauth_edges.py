@@ -1,0 +1,130 @@
+"""OAuth sign-in edges with remote MCP servers (backend/mcp/oauth_client.py, oauth_login.py, remote.py),
+against the loopback authorization and MCP servers of tests/mcp/fixtures/oauth_server.py, bent by the
+wrappers of tests/mcp/fixtures/oauth_gates.py: how a configured client authenticates at the token
+endpoint, a server that asks for a sign-in only after `initialize`, and a step-up to more scope
+(SEP-835). No network, no sleeps: every wait is on an event, bounded.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+import anyio
+import pytest
+from mcp.shared.auth import OAuthClientInformationFull
+
+from backend.mcp import McpPool
+from backend.mcp.config import McpServerConfig
+from backend.mcp.oauth_login import AuthorizationResponse, SignIns
+from backend.mcp.server import ServerRunner
+
+sys.path.insert(0, str(Path(__file__).parent / "fixtures"))
+from oauth_gates import (  # noqa: E402
+    WRITE_SCOPE,
+    MethodsAdvertised,
+    OpenHandshake,
+    ScopedTool,
+    wrap_authorization,
+    wrap_mcp,
+)
+from oauth_server import SCOPE, OAuthServers, give_consent  # noqa: E402
+
+BOUND = 20  # seconds; a bound on waits, never a timing assertion
+REDIRECT = "http://127.0.0.1:8000/oauth/callback"
+CLIENT = "pre-registered"
+SECRET = "cs-SECRET"
+
+
+def docs_config(servers: OAuthServers, **overrides: Any) -> McpServerConfig:
+    return McpServerConfig(**({"type": "http", "url": servers.url, "start_timeout": BOUND} | overrides))
+
+
+def configured(servers: OAuthServers, method: str, scope: str = SCOPE) -> McpServerConfig:
+    """A config naming a client the authorization server knows, registered there with `method`."""
+    servers.authority.clients[CLIENT] = OAuthClientInformationFull(
+        client_id=CLIENT, client_secret=SECRET, token_endpoint_auth_method=method, redirect_uris=[REDIRECT], scope=scope
+    )
+    return docs_config(servers, oauth={"client_id": CLIENT, "client_secret": SECRET})
+
+
+async def started_pool(tmp_path: Path, config: McpServerConfig) -> McpPool:
+    pool = McpPool({"docs": config}, log_dir=tmp_path / "logs")
+    await pool.start()
+    await pool.wait_ready(timeout=BOUND)
+    return pool
+
+
+async def until(pool: McpPool, condition: Callable[[ServerRunner], bool]) -> None:
+    """Wait (bounded) until the docs server's runner satisfies `condition`."""
+    with anyio.fail_after(BOUND):
+        while not condition(runner := pool._runners["docs"]):
+            assert runner._changed is not None
+            await runner._changed.wait()
+
+
+def ready(r: ServerRunner) -> bool:
+    return r.current_state()[0] == "ready"
+
+
+def needs_sign_in(r: ServerRunner) -> bool:
+    return r.status().needs_sign_in
+
+
+async def call(pool: McpPool, tool: str, arguments: dict[str, Any] | None = None):
+    with anyio.fail_after(BOUND):
+        return await pool.call(f"mcp__docs__{tool}", arguments or {}, workspace=Path("/tmp"), session_id="s1")
+
+
+def sign_ins_for(pool: McpPool) -> SignIns:
+    """Dashboard sign-ins wired as the API wires them: a completed one reconnects the server."""
+
+    async def reconnect(name: str) -> None:
+        await pool.restart_server(name, reason="signed in")
+
+    return SignIns(pool.oauth, on_signed_in=reconnect)
+
+
+async def sign_in(flows: SignIns, config: McpServerConfig) -> str:
+    """A whole dashboard sign-in, the person allowing it; the authorization URL it used."""
+    url = await flows.begin("docs", config, redirect_uri=REDIRECT)
+    location = await give_consent(url)
+    await flows.finish(AuthorizationResponse.model_validate({k: v[0] for k, v in parse_qs(urlsplit(location).query).items()}))
+    return url
+
+
+# Item 1: how a configured client authenticates at the token endpoint.
+
+
+@pytest.mark.parametrize(
+    ("advertised", "method"),
+    [
+        (["client_secret_basic"], "client_secret_basic"),
+        (None, "client_secret_basic"),  # RFC 8414: a list left out means client_secret_basic
+        (["client_secret_post"], "client_secret_post"),
+    ],
+)
+async def test_a_configured_client_authenticates_at_the_token_endpoint_the_way_its_server_advertises(
+    tmp_path: Path, advertised: list[str] | None, method: str
+):
+    servers = OAuthServers()
+    tap: list[MethodsAdvertised] = []
+    wrap_authorization(servers, lambda app: tap.append(MethodsAdvertised(app, advertised)) or tap[0])
+    async with servers:
+        config = configured(servers, method)
+        pool = await started_pool(tmp_path, config)
+        try:
+            await sign_in(sign_ins_for(pool), config)
+            await until(pool, ready)
+            servers.authority.expire_access_tokens()  # the next call's 401 makes the pool refresh
+            whoami = await call(pool, "whoami")
+        finally:
+            await pool.aclose()
+    requests = tap[0].token_requests
+    assert whoami.text == CLIENT and servers.authority.registrations == 0
+    assert [r.grant_type for r in requests] == ["authorization_code", "refresh_token"]
+    basic = method == "client_secret_basic"
+    assert all(r.basic == basic and r.secret_in_body == (not basic) for r in requests)
