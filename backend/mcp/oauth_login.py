@@ -1,20 +1,23 @@
 """Signing in to a remote MCP server: OAuth's authorization code flow, with a person in a browser.
 
-The `mcp` SDK's `OAuthClientProvider` runs the protocol on one probe request to the server: the
-401 and its `WWW-Authenticate`, protected-resource metadata (RFC 9728), the authorization
-server's metadata (RFC 8414), dynamic registration (RFC 7591) unless the config names a client,
-the authorization URL with PKCE and the resource indicator (RFC 8707), the state check and the
-code exchange. Overseer supplies where the URL goes and where the answer comes from: the
-dashboard (`SignIns`, answered by `GET /oauth/callback`) or the terminal (`login_in_terminal`,
-answered on a loopback port). Tokens land in the vault, where the pool's connection finds them.
+The `mcp` SDK's `OAuthClientProvider` runs the protocol on probe requests to the server (the
+handshake, then a listing: see `_probe`): the 401 and its `WWW-Authenticate`, protected-resource
+metadata (RFC 9728), the authorization server's metadata (RFC 8414), dynamic registration (RFC
+7591) unless the config names a client, the authorization URL with PKCE and the resource
+indicator (RFC 8707), the state check and the code exchange. Overseer supplies where the URL goes
+and where the answer comes from: the dashboard (`SignIns`, answered by `GET /oauth/callback`) or
+the terminal (`login_in_terminal`, answered on a loopback port). Tokens land in the vault, where
+the pool's connection finds them.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import anyio
@@ -139,28 +142,27 @@ async def sign_in(
 
 
 async def _probe(client: httpx2.AsyncClient, config: McpServerConfig, provider: OAuthClientProvider) -> int:
-    """One request that needs the sign-in; its status once signed in (the body does not matter)."""
+    """Requests that need the sign-in; the status of the last once signed in (the bodies do not matter).
+
+    Over Streamable HTTP that is `initialize` and then a listing: a server may let `initialize`
+    through without a token and ask only for what follows, and a probe that stopped at the
+    handshake would find nothing to sign in to while the pool is refused every listing.
+    """
     assert config.url is not None
     if config.type == "sse":
         async with client.stream("GET", config.url, headers={"Accept": "text/event-stream"}) as response:
             return response.status_code
-    hello = mcp_types.JSONRPCRequest(
-        jsonrpc="2.0",
-        id=1,
-        method="initialize",
-        params={
-            "protocolVersion": HANDSHAKE_PROTOCOL_VERSIONS[-1],
-            "capabilities": {},
-            "clientInfo": {"name": CLIENT_NAME.lower(), "version": "sign-in"},
-        },
-    )
-    async with client.stream(
-        "POST",
-        config.url,
-        json=hello.model_dump(mode="json", by_alias=True, exclude_none=True),
-        headers={"Accept": "application/json, text/event-stream"},
-    ) as response:
-        session = response.headers.get("mcp-session-id")
+    version = HANDSHAKE_PROTOCOL_VERSIONS[-1]
+    params = {"protocolVersion": version, "capabilities": {}, "clientInfo": {"name": CLIENT_NAME.lower(), "version": "sign-in"}}
+    response = await _post(client, config.url, _request(1, "initialize", params), {})
+    if response.status_code >= 400:
+        return response.status_code
+    session = response.headers.get("mcp-session-id")
+    answer = _first_message(response)
+    version = str(answer.get("result", {}).get("protocolVersion") or version)
+    headers = {"mcp-protocol-version": version} | ({"mcp-session-id": session} if session else {})
+    await _post(client, config.url, {"jsonrpc": "2.0", "method": "notifications/initialized"}, headers)
+    listed = await _post(client, config.url, _request(2, "tools/list", {}), headers)
     tokens = provider.context.current_tokens
     if session and tokens is not None:
         # End the MCP session the probe opened, with the token just issued and outside the auth
@@ -170,7 +172,32 @@ async def _probe(client: httpx2.AsyncClient, config: McpServerConfig, provider: 
             await client.delete(config.url, headers=bearer, auth=None)
         except httpx2.HTTPError:
             pass  # a server that will not end it lets it expire
-    return response.status_code
+    return listed.status_code
+
+
+def _request(request_id: int, method: str, params: dict[str, Any]) -> dict[str, Any]:
+    message = mcp_types.JSONRPCRequest(jsonrpc="2.0", id=request_id, method=method, params=params)
+    return message.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+
+async def _post(client: httpx2.AsyncClient, url: str, body: dict[str, Any], headers: dict[str, str]) -> httpx2.Response:
+    """One probe message, its answer read whole (the probe's answers are small: a handshake, a listing)."""
+    accept = {"Accept": "application/json, text/event-stream"}
+    async with client.stream("POST", url, json=body, headers=accept | headers) as response:
+        await response.aread()
+    return response
+
+
+def _first_message(response: httpx2.Response) -> dict[str, Any]:
+    """The JSON-RPC message in a JSON or event-stream answer ({} when there is none to read)."""
+    text = response.text
+    if "text/event-stream" in response.headers.get("content-type", ""):
+        text = next((line[5:] for line in text.splitlines() if line.startswith("data:")), "")
+    try:
+        found = json.loads(text)
+    except ValueError:
+        return {}
+    return found if isinstance(found, dict) else {}
 
 
 @dataclass(kw_only=True)

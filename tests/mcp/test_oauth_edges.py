@@ -128,3 +128,24 @@ async def test_a_configured_client_authenticates_at_the_token_endpoint_the_way_i
     assert [r.grant_type for r in requests] == ["authorization_code", "refresh_token"]
     basic = method == "client_secret_basic"
     assert all(r.basic == basic and r.secret_in_body == (not basic) for r in requests)
+
+
+# Item 2: `initialize` goes through without a token, the listing after it does not.
+
+
+async def test_signing_in_to_a_server_that_asks_only_after_the_handshake_probes_a_listing(tmp_path: Path):
+    servers = OAuthServers()
+    gate: list[OpenHandshake] = []
+    wrap_mcp(servers, lambda app: gate.append(OpenHandshake(app, servers)) or gate[0])
+    async with servers:
+        pool = await started_pool(tmp_path, docs_config(servers))
+        try:
+            await until(pool, needs_sign_in)  # the pool's own listing was refused
+            await sign_in(sign_ins_for(pool), docs_config(servers))
+            await until(pool, ready)
+            whoami = await call(pool, "whoami")
+        finally:
+            await pool.aclose()
+    assert gate[0].handshakes >= 2  # the pool's and the sign-in's probe were let through
+    [client_id] = servers.authority.clients
+    assert whoami.text == client_id and pool.oauth.has_tokens("docs")
