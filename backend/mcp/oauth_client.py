@@ -22,9 +22,11 @@ from collections.abc import AsyncGenerator, Awaitable, Callable
 
 import httpx2
 from mcp.client.auth import OAuthClientProvider, TokenStorage
+from mcp.client.auth.utils import union_scopes
 from mcp.shared.auth import AuthorizationCodeResult, OAuthClientInformationFull, OAuthClientMetadata, OAuthMetadata, OAuthToken
 
 from backend.mcp.config import McpServerConfig
+from backend.mcp.oauth_step_up import note_step_up
 from backend.mcp.oauth_store import OAuthVault, ServerTokenStorage
 
 logger = logging.getLogger(__name__)
@@ -112,6 +114,13 @@ class OverseerOAuthProvider(OAuthClientProvider):
             callback_handler=callback_handler,
         )
         self.configured = configured
+        self.extra_scope: str | None = None
+        """Scope asked for on top of what the flow chose (a step-up's, see backend/mcp/oauth_step_up.py)."""
+
+    async def _perform_authorization_code_grant(self) -> tuple[str, str]:
+        # The flow chooses the scope from the server's challenge just before this, every time.
+        self.context.client_metadata.scope = union_scopes(self.context.client_metadata.scope, self.extra_scope)
+        return await super()._perform_authorization_code_grant()
 
     def _choose_client_auth(self) -> None:
         client, configured = self.context.client_info, self.configured
@@ -172,6 +181,7 @@ class PoolAuth(httpx2.Auth):
     ) -> None:
         assert config.url is not None
         self.name = name
+        self.vault = vault
         self.on_sign_in_needed = on_sign_in_needed
         storage = ServerOAuthStorage(vault, name, config)
         self.provider = OverseerOAuthProvider(
@@ -184,6 +194,10 @@ class PoolAuth(httpx2.Auth):
 
     def __repr__(self) -> str:
         return f"PoolAuth({self.name!r})"
+
+    async def step_up(self, challenged: str) -> str:
+        """The server wants scope `challenged` for a request: keep it for the next sign-in; what to tell the caller."""
+        return await note_step_up(self.vault, self.name, challenged, hint=sign_in_hint(self.name))
 
     async def async_auth_flow(self, request: httpx2.Request) -> AsyncGenerator[httpx2.Request, httpx2.Response]:
         context = self.provider.context

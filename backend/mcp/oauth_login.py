@@ -122,6 +122,8 @@ async def sign_in(
         callback_handler=answer,
         configured=storage.configured,
     )
+    stored = vault.read(name)  # a small local file, as the pool's _restore reads it
+    provider.extra_scope = stored.step_up_scope
     try:
         headers = config.resolved_headers()
         async with httpx2.AsyncClient(headers=headers, auth=provider, timeout=_HTTP_TIMEOUT) as client:
@@ -138,7 +140,26 @@ async def sign_in(
         raise SignInFailed(f"the server still refuses the new sign-in (HTTP {status})")
     # Kept for the pool's refreshes after a restart (see backend/mcp/oauth_client.py).
     await storage.stored.set_discovery(provider.context.oauth_metadata, provider.context.protected_resource_metadata)
+    await _settle_step_up(vault, name, provider)
     logger.info("signed in to MCP server %r", name)
+
+
+async def _settle_step_up(vault: OAuthVault, name: str, provider: OverseerOAuthProvider) -> None:
+    """Note what this sign-in asked for; a step-up it was granted is done (backend/mcp/oauth_step_up.py)."""
+    requested = provider.context.client_metadata.scope
+    tokens = provider.context.current_tokens
+    granted = set(((tokens.scope if tokens is not None else None) or requested or "").split())
+    wanted = provider.extra_scope
+    done = wanted is None or set(wanted.split()) <= granted
+    changes: dict[str, str | None] = {"requested_scope": requested} | ({"step_up_scope": None} if done else {})
+
+    def update() -> None:
+        vault.write(name, vault.read(name).model_copy(update=changes))
+
+    await anyio.to_thread.run_sync(update)
+    if not done:
+        # The pool's next refusal says so to the caller (it finds `requested_scope` covers it).
+        logger.warning("signed in to MCP server %r without all the scope it asked for (%s)", name, wanted)
 
 
 async def _probe(client: httpx2.AsyncClient, config: McpServerConfig, provider: OAuthClientProvider) -> int:

@@ -41,6 +41,10 @@ class StoredSignIn(BaseModel):
     """The authorization server's metadata (RFC 8414) as found at sign-in: where to refresh after a restart."""
     resource_metadata: ProtectedResourceMetadata | None = None
     """The server's protected-resource metadata (RFC 9728): the resource indicator a refresh names."""
+    requested_scope: str | None = None
+    """The scope the last sign-in asked for: a step-up it already covered is not worth another."""
+    step_up_scope: str | None = None
+    """The scope the next sign-in asks for, once the server refused a request for want of scope (SEP-835)."""
 
 
 class OAuthVault:

@@ -43,6 +43,7 @@ from mcp.client.streamable_http import MCP_SESSION_ID, streamable_http_client
 from backend.mcp.config import McpServerConfig
 from backend.mcp.lines import MAX_LINE_CHARS
 from backend.mcp.oauth_client import PoolAuth, sign_in_hint
+from backend.mcp.oauth_step_up import challenged_scope, step_up_refusal
 from backend.mcp.oauth_store import OAuthVault
 from backend.mcp.transport import StdioProcessTransport
 from backend.sandbox.launcher import detect
@@ -289,6 +290,11 @@ class _WatchingTransport(httpx2.AsyncBaseTransport):
         remote.unreachable = None  # it answered
         if status >= 400:
             remote.note_http_error(f"HTTP {status} on {request.method}", status)
+            if isinstance(remote.auth, PoolAuth) and (challenged := challenged_scope(response)) is not None:
+                # A step-up challenge (SEP-835): the caller reads which scope is missing and how to get it.
+                message = await remote.auth.step_up(challenged)
+                await response.aclose()
+                return step_up_refusal(request, response, message)
             if status == 401 and attempt is not None:
                 attempt.refused = True
             if status == 404 and MCP_SESSION_ID in request.headers and request.method != "DELETE":

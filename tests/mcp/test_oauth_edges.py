@@ -149,3 +149,56 @@ async def test_signing_in_to_a_server_that_asks_only_after_the_handshake_probes_
     assert gate[0].handshakes >= 2  # the pool's and the sign-in's probe were let through
     [client_id] = servers.authority.clients
     assert whoami.text == client_id and pool.oauth.has_tokens("docs")
+
+
+# Item 3: a 403 insufficient_scope step-up (SEP-835).
+
+
+async def test_a_step_up_challenge_says_which_scope_is_missing_and_the_next_sign_in_asks_for_the_union(tmp_path: Path):
+    servers = OAuthServers()
+    gate: list[ScopedTool] = []
+    wrap_mcp(servers, lambda app: gate.append(ScopedTool(app, servers)) or gate[0])
+    async with servers:
+        config = configured(servers, "client_secret_post", scope=f"{SCOPE} {WRITE_SCOPE}")
+        pool = await started_pool(tmp_path, config)
+        flows = sign_ins_for(pool)
+        try:
+            first_url = await sign_in(flows, config)
+            await until(pool, ready)
+            refused = await call(pool, "whoami")
+            echo = await call(pool, "echo", {"text": "still"})  # the connection stays up for the rest
+            [status] = pool.statuses()
+            second_url = await sign_in(flows, config)
+            await until(pool, ready)
+            whoami = await call(pool, "whoami")
+            stored = pool.oauth.read("docs")
+        finally:
+            await pool.aclose()
+    asked = [parse_qs(urlsplit(url).query)["scope"][0].split() for url in (first_url, second_url)]
+    assert asked == [[SCOPE], [SCOPE, WRITE_SCOPE]]
+    assert refused.is_error and WRITE_SCOPE in refused.text and "overseer mcp login docs" in refused.text
+    assert (echo.text, status.state, status.needs_sign_in) == ("echo: still", "ready", False)
+    assert whoami.text == CLIENT and gate[0].challenges == 1
+    assert stored.step_up_scope is None  # granted: nothing more to ask for
+
+
+async def test_a_step_up_that_a_new_sign_in_did_not_satisfy_says_signing_in_again_will_not_help(tmp_path: Path):
+    servers = OAuthServers()
+    gate: list[ScopedTool] = []
+    wrap_mcp(servers, lambda app: gate.append(ScopedTool(app, servers, always=True)) or gate[0])
+    async with servers:
+        config = configured(servers, "client_secret_post", scope=f"{SCOPE} {WRITE_SCOPE}")
+        pool = await started_pool(tmp_path, config)
+        flows = sign_ins_for(pool)
+        try:
+            await sign_in(flows, config)
+            await until(pool, ready)
+            first = await call(pool, "whoami")
+            await sign_in(flows, config)
+            await until(pool, ready)
+            second = await call(pool, "whoami")
+        finally:
+            await pool.aclose()
+    assert "overseer mcp login docs" in first.text and "will not help" not in first.text
+    assert second.is_error and "will not help" in second.text and WRITE_SCOPE in second.text
+    assert gate[0].challenges == 2  # one request per call: the pool never retried on its own
