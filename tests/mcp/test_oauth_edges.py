@@ -25,13 +25,15 @@ from backend.mcp.server import ServerRunner
 sys.path.insert(0, str(Path(__file__).parent / "fixtures"))
 from oauth_gates import (  # noqa: E402
     WRITE_SCOPE,
+    HeaderLog,
     MethodsAdvertised,
     OpenHandshake,
     ScopedTool,
+    regional_app,
     wrap_authorization,
     wrap_mcp,
 )
-from oauth_server import SCOPE, OAuthServers, give_consent  # noqa: E402
+from oauth_server import SCOPE, OAuthServers, _App, free_port, give_consent  # noqa: E402
 
 BOUND = 20  # seconds; a bound on waits, never a timing assertion
 REDIRECT = "http://127.0.0.1:8000/oauth/callback"
@@ -202,3 +204,28 @@ async def test_a_step_up_that_a_new_sign_in_did_not_satisfy_says_signing_in_agai
     assert "overseer mcp login docs" in first.text and "will not help" not in first.text
     assert second.is_error and "will not help" in second.text and WRITE_SCOPE in second.text
     assert gate[0].challenges == 2  # one request per call: the pool never retried on its own
+
+
+# Item 4: SEP-2243's headers (2026-07-28) on the way to a remote server.
+
+
+async def test_a_remote_call_mirrors_its_method_name_and_annotated_arguments_into_headers(tmp_path: Path):
+    log = HeaderLog(regional_app())
+    app = _App(log, free_port())
+    await app.start()
+    try:
+        config = McpServerConfig(type="http", url=f"http://127.0.0.1:{app.port}/mcp", start_timeout=BOUND)
+        pool = await started_pool(tmp_path, config)
+        try:
+            ascii_call = await call(pool, "regional", {"region": "eu-west-1", "text": "a"})
+            other_call = await call(pool, "regional", {"region": "Zürich", "text": "b"})
+        finally:
+            await pool.aclose()
+    finally:
+        await app.stop()
+    calls = [p for p in log.posts if p.get("mcp-method") == "tools/call"]
+    assert (ascii_call.text, other_call.text) == ("eu-west-1: a", "Zürich: b")
+    assert [p.get("mcp-name") for p in calls] == ["regional", "regional"]
+    assert calls[0]["mcp-param-region"] == "eu-west-1"
+    assert calls[1]["mcp-param-region"].startswith("=?base64?")  # not a plain ASCII field value
+    assert all("mcp-method" in p for p in log.posts)  # every POST names its method
