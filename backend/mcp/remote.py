@@ -13,6 +13,9 @@ httpx transport of ours, for what the pool has to act on:
 - a server that wants an OAuth sign-in (backend/mcp/oauth_client.py): `sign_in_needed` says why,
   and a connected one is dropped, so that the runner reports "needs sign-in" instead of failing
   every call with a 401.
+- a request refused for want of scope (403 `insufficient_scope`, SEP-835): it fails with a
+  message that names the scope and how to sign in again (backend/mcp/oauth_step_up.py); the
+  connection stays up for the server's other tools.
 
 It also keeps one failed request from taking the whole SDK transport down: once connected, a
 connection error becomes a synthetic 503 for that one message, and a cut stream a `StreamError`,
