@@ -26,7 +26,7 @@ import mcp_types
 from mcp.client.auth import OAuthClientProvider
 from mcp.client.auth.exceptions import OAuthFlowError, OAuthRegistrationError, OAuthTokenError
 from mcp.shared.auth import AuthorizationCodeResult, OAuthClientInformationFull, OAuthToken
-from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
 from pydantic import BaseModel
 
 from backend.mcp.config import McpServerConfig
@@ -41,6 +41,7 @@ SIGN_IN_TIMEOUT = 600.0
 STEP_TIMEOUT = 60.0
 """Seconds for the machine's part: discovery and registration until the URL, the code exchange after."""
 _HTTP_TIMEOUT = httpx2.Timeout(10.0, read=30.0)
+_CLIENT_INFO = {"name": CLIENT_NAME.lower(), "version": "sign-in"}
 
 ShowUrl = Callable[[str], Awaitable[None]]
 AwaitAnswer = Callable[[], Awaitable[AuthorizationCodeResult]]
@@ -134,6 +135,8 @@ async def sign_in(
         raise SignInFailed(f"cannot reach {config.url} or its authorization server ({type(exc).__name__}: {exc})") from None
     except ValueError as exc:  # a header's ${VAR} is unset
         raise SignInFailed(str(exc)) from None
+    if not storage.signed_in and status == 403:
+        raise SignInFailed("the server refuses a listing (HTTP 403) without asking for an OAuth sign-in")
     if not storage.signed_in:
         raise SignInFailed(f"the server answered without asking for a sign-in (HTTP {status})")
     if status in (401, 403):
@@ -167,17 +170,21 @@ async def _probe(client: httpx2.AsyncClient, config: McpServerConfig, provider: 
 
     Over Streamable HTTP that is `initialize` and then a listing: a server may let `initialize`
     through without a token and ask only for what follows, and a probe that stopped at the
-    handshake would find nothing to sign in to while the pool is refused every listing.
+    handshake would find nothing to sign in to while the pool is refused every listing. A server
+    that refuses `initialize` (2026-07-28 only) is asked for a listing in that era's envelope.
     """
     assert config.url is not None
     if config.type == "sse":
         async with client.stream("GET", config.url, headers={"Accept": "text/event-stream"}) as response:
             return response.status_code
     version = HANDSHAKE_PROTOCOL_VERSIONS[-1]
-    params = {"protocolVersion": version, "capabilities": {}, "clientInfo": {"name": CLIENT_NAME.lower(), "version": "sign-in"}}
+    params = {"protocolVersion": version, "capabilities": {}, "clientInfo": _CLIENT_INFO}
     response = await _post(client, config.url, _request(1, "initialize", params), {})
-    if response.status_code >= 400:
+    if response.status_code in (401, 403):
         return response.status_code
+    if response.status_code >= 400:
+        # No handshake here: a server of the 2026-07-28 era takes each request on its own.
+        return (await _modern_listing(client, config.url)).status_code
     session = response.headers.get("mcp-session-id")
     answer = _first_message(response)
     version = str(answer.get("result", {}).get("protocolVersion") or version)
@@ -194,6 +201,18 @@ async def _probe(client: httpx2.AsyncClient, config: McpServerConfig, provider: 
         except httpx2.HTTPError:
             pass  # a server that will not end it lets it expire
     return listed.status_code
+
+
+async def _modern_listing(client: httpx2.AsyncClient, url: str) -> httpx2.Response:
+    """A listing in the 2026-07-28 envelope: who is asking rides in every request's `_meta`."""
+    version = MODERN_PROTOCOL_VERSIONS[-1]
+    meta = {
+        mcp_types.PROTOCOL_VERSION_META_KEY: version,
+        mcp_types.CLIENT_INFO_META_KEY: _CLIENT_INFO,
+        mcp_types.CLIENT_CAPABILITIES_META_KEY: {},
+    }
+    headers = {"mcp-protocol-version": version, "mcp-method": "tools/list"}
+    return await _post(client, url, _request(2, "tools/list", {"_meta": meta}), headers)
 
 
 def _request(request_id: int, method: str, params: dict[str, Any]) -> dict[str, Any]:

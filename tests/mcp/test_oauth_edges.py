@@ -27,6 +27,7 @@ from oauth_gates import (  # noqa: E402
     WRITE_SCOPE,
     HeaderLog,
     MethodsAdvertised,
+    NoHandshake,
     OpenHandshake,
     ScopedTool,
     regional_app,
@@ -152,6 +153,23 @@ async def test_signing_in_to_a_server_that_asks_only_after_the_handshake_probes_
     [client_id] = servers.authority.clients
     assert whoami.text == client_id and pool.oauth.has_tokens("docs")
 
+
+
+async def test_signing_in_to_a_server_without_the_handshake_probes_a_listing_of_the_2026_era(tmp_path: Path):
+    servers = OAuthServers()
+    gate: list[NoHandshake] = []
+    wrap_mcp(servers, lambda app: gate.append(NoHandshake(app)) or gate[0])
+    async with servers:
+        pool = await started_pool(tmp_path, docs_config(servers))
+        try:
+            await until(pool, needs_sign_in)
+            await sign_in(sign_ins_for(pool), docs_config(servers))
+            await until(pool, ready)
+            whoami = await call(pool, "whoami")
+        finally:
+            await pool.aclose()
+    [client_id] = servers.authority.clients
+    assert gate[0].refused >= 1 and whoami.text == client_id
 
 # Item 3: a 403 insufficient_scope step-up (SEP-835).
 
