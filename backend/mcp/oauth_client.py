@@ -23,7 +23,13 @@ from collections.abc import AsyncGenerator, Awaitable, Callable
 import httpx2
 from mcp.client.auth import OAuthClientProvider, TokenStorage
 from mcp.client.auth.utils import union_scopes
-from mcp.shared.auth import AuthorizationCodeResult, OAuthClientInformationFull, OAuthClientMetadata, OAuthMetadata, OAuthToken
+from mcp.shared.auth import (
+    AuthorizationCodeResult,
+    OAuthClientInformationFull,
+    OAuthClientMetadata,
+    OAuthMetadata,
+    OAuthToken,
+)
 
 from backend.mcp.config import McpServerConfig
 from backend.mcp.oauth_step_up import note_step_up
@@ -124,7 +130,9 @@ class OverseerOAuthProvider(OAuthClientProvider):
 
     def _choose_client_auth(self) -> None:
         client, configured = self.context.client_info, self.configured
-        if client is None or configured is None or client.client_id != configured.client_id or not client.client_secret:
+        if client is None or configured is None or not client.client_secret:
+            return
+        if client.client_id != configured.client_id:  # the SDK re-registered (another issuer): its own method
             return
         method = configured_client_auth(self.context.oauth_metadata)
         if client.token_endpoint_auth_method != method:

@@ -95,7 +95,8 @@ async def sign_in(flows: SignIns, config: McpServerConfig) -> str:
     """A whole dashboard sign-in, the person allowing it; the authorization URL it used."""
     url = await flows.begin("docs", config, redirect_uri=REDIRECT)
     location = await give_consent(url)
-    await flows.finish(AuthorizationResponse.model_validate({k: v[0] for k, v in parse_qs(urlsplit(location).query).items()}))
+    query = {k: v[0] for k, v in parse_qs(urlsplit(location).query).items()}
+    await flows.finish(AuthorizationResponse.model_validate(query))
     return url
 
 
