@@ -1,0 +1,211 @@
+"""The gate's second half: running a call it allowed, and recording how every call ended.
+
+`ToolGate` (backend/approvals/gate.py) decides; this base class holds what happens after: the
+allow written with the running state before the tool starts, the checkpoint, the sandbox plan,
+the hooks around the call, and one whole record of the end (tool message, `tool.result`, the
+call's row) whatever the end was: a result, a refusal, an interruption or a stop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from functools import partial
+from typing import Literal
+
+from backend.approvals.broker import ApprovalBroker
+from backend.approvals.confinement import CommandPlan, Confinement, ConfinementError
+from backend.approvals.configured_hooks import ConfiguredHooks
+from backend.approvals.gate_types import ERROR_HINT, INTERRUPTED, GateBus, GateDecision, GateSession, StepCheckpoints, ToolRunner
+from backend.approvals.hook_gate import place_of
+from backend.approvals.result_taint import ResultTaint
+from backend.approvals.tool_hooks import ToolHooks
+from backend.approvals.untrusted import UntrustedContent, marked
+from backend.domain.media import MediaFile
+from backend.domain.models import OVERSEER, Approval, AuditEntry, DecidedBy, Decider, Event, Message, ToolCallRecord, utcnow
+from backend.domain.tools import ToolResult
+from backend.rules.policy_engine import PolicyEngine, ToolCallView
+from backend.rules.search_results import search_redactor
+from backend.sandbox.launcher import SandboxUnavailable
+from backend.store.base import Store, Written
+from backend.store.media import MediaStore
+from backend.store.ready import then
+
+STOPPED = "The session was stopped."
+"""What a stop writes on the approvals it withdraws."""
+
+
+class GateRunning:
+    """Runs allowed calls and records every call's end; `ToolGate` sets these in its __init__."""
+
+    broker: ApprovalBroker
+    store: Store
+    bus: GateBus
+    tools: ToolRunner
+    hooks: ToolHooks
+    media: MediaStore | None
+    confinement: Confinement | None
+    checkpoints: StepCheckpoints | None
+    untrusted: UntrustedContent
+    configured_hooks: ConfiguredHooks
+    result_taint: ResultTaint
+    stoppers: dict[str, Decider]
+
+    policy: PolicyEngine  # a property of ToolGate: the rules in force at each call
+
+    async def _execute(
+        self,
+        session: GateSession,
+        record: ToolCallRecord,
+        view: ToolCallView,
+        allow: AuditEntry,
+        unprotect: tuple[str, ...] = (),
+        *,
+        outside: bool = False,
+    ) -> ToolResult:
+        record.status = "running"
+        record.started_at = utcnow()
+        # The allow decision, the running state and the announcement land together, before the
+        # tool starts: one transaction, not three.
+        await self.bus.publish(
+            session.session_id,
+            "tool.started",
+            {"id": record.id, "name": record.name, "arguments": record.arguments, "decision": record.decision},
+            persist=lambda event: then(self.store.record_decision(allow, record, event=event), event_of),
+        )
+        if self.checkpoints is not None:  # the workspace as it was before this step, stored before it runs
+            await self.checkpoints.before_step(
+                session_id=session.session_id,
+                workspace=session.workspace,
+                call_id=record.id,
+                tool_name=record.name,
+                annotations=view.annotations,
+            )
+        plan: CommandPlan | None = None
+        try:
+            if self.confinement is not None and self.confinement.applies(record.name):
+                plan = self.confinement.plan(
+                    workspace=session.workspace,
+                    policy=self.policy,
+                    fence=session.fence,
+                    unprotect=unprotect,
+                    proxy_socket=await self.confinement.network_for(session.session_id, session.sandbox),
+                    outside=outside,
+                )
+            hidden = partial(self.policy.hides, workspace=session.workspace)
+            result = await self.tools.call(
+                record.name,
+                view.arguments,
+                workspace=session.workspace,
+                session_id=session.session_id,
+                call_id=record.id,
+                redact=search_redactor(record.name, view.arguments, hidden),
+                on_progress=partial(self._progress, session.session_id, record.id),
+                **({"sandbox": plan.launch} if plan is not None else {}),
+            )
+            if plan is not None and self.confinement is not None:
+                result = self.confinement.after(plan, result, session_id=session.session_id)
+        except (ConfinementError, SandboxUnavailable) as exc:  # nothing ran: the model is told why
+            result = ToolResult.error(f"The command was not run: {exc}")
+        except Exception as exc:  # a fault in the pool itself: the model still gets a result
+            replaced = await self.hooks.on_tool_error(session_id=session.session_id, call=view, error=exc)
+            result = replaced or ToolResult.error(f"Tool {record.name} failed: {type(exc).__name__}: {exc}")
+        result = await self.hooks.after_tool(session_id=session.session_id, call=view, result=result)
+        result = await self.configured_hooks.post_tool_use(
+            place_of(session), call_id=record.id, name=record.name, arguments=view.arguments, result=result
+        )
+        self.result_taint.remember(session.session_id, tool_name=record.name, tool_call_id=record.id, text=result.text)
+        return await self._finish(record, result, "error" if result.is_error else "done")
+
+    async def _progress(
+        self, session_id: str, call_id: str, progress: float, total: float | None, message: str | None
+    ) -> None:
+        """A running tool's progress report, as an ephemeral `tool.progress` for its tool card."""
+        data = {"id": call_id, "progress": progress, "total": total, "message": message}
+        await self.bus.publish_delta(session_id, "tool.progress", data)
+
+    async def _finish(self, record: ToolCallRecord, result: ToolResult, status: str) -> ToolResult:
+        if result.outside_text is not None:  # issue 34: the model reads it as data, the transcript is tagged
+            result = marked(result)
+            record.untrusted = result.outside_text
+        if result.is_error and not result.text.endswith(ERROR_HINT):
+            result = result.model_copy(update={"text": result.text + ERROR_HINT})
+        media: list[MediaFile] = []
+        if self.media is not None and (result.images or result.audio or result.user_media):
+            media = await asyncio.to_thread(self.media.keep, record.session_id, result)
+        record.status = status  # type: ignore[assignment]
+        # The card's text: the message (the model's) holds none of what was for the person alone.
+        record.result = result.card_text()
+        record.is_error = result.is_error
+        record.media = media
+        record.finished_at = utcnow()
+        message = Message(
+            session_id=record.session_id,
+            role="tool",
+            content=result.text,
+            tool_call_id=record.id,
+            name=record.name,
+            is_error=result.is_error,
+            media=media,
+        )
+        # Whole: a stop arriving meanwhile must not leave the call half-recorded.
+        await self.bus.publish(
+            record.session_id,
+            "tool.result",
+            {
+                "id": record.id,
+                "name": record.name,
+                # A call refused before it started has had no `tool.started`: its card learns
+                # what was asked, and what refused it, from this event.
+                "arguments": record.arguments,
+                "decision": record.decision,
+                "status": status,
+                "is_error": result.is_error,
+                "text": record.result,
+                "spilled_to": result.spilled_to,
+                "media": [m.model_dump() for m in media],
+                "structured": result.structured,
+                **({"untrusted": True, "source": record.untrusted} if record.untrusted else {}),
+            },
+            persist=lambda event: then(self.store.finish_tool_call(record, message, event=event), event_of),
+            whole=True,
+        )
+        if record.untrusted:
+            await self.untrusted.noted(record, record.untrusted)
+        return result
+
+    async def _refuse(self, record: ToolCallRecord, result: ToolResult, status: str) -> GateDecision:
+        return GateDecision(record=record, result=await self._finish(record, result, status))
+
+    async def record_interrupted(self, record: ToolCallRecord) -> None:
+        """A call the previous process left running: reported to the model, never re-run."""
+        await self._finish(record, ToolResult.error(INTERRUPTED), "interrupted")
+
+    async def _stopped(self, record: ToolCallRecord, approval: Approval | None) -> None:
+        by = self.stoppers.get(record.session_id, OVERSEER)
+        if approval is None:
+            approval = await self.broker.latest_for_call(record.session_id, record.id)
+        if approval is not None and approval.status == "pending":
+            await self.broker.cancel(approval.id, STOPPED, decider=by)
+        if record.finished_at is None:
+            await self.record_stopped(record, by, ran=record.status == "running")
+
+    async def record_stopped(self, record: ToolCallRecord, by: Decider, *, ran: bool = False) -> None:
+        """A call a stop cut short, told to the model as such: it is never asked or run again."""
+        when = "before this tool call finished" if ran else "before it ran"
+        await self._finish(record, ToolResult.error(f"Stopped by {by.name} {when}."), "stopped")
+
+    async def _audit(
+        self,
+        record: ToolCallRecord,
+        decision: Literal["allow", "deny"],
+        by: DecidedBy,
+        detail: str,
+        latency_ms: float = 0.0,
+        decider: Decider = OVERSEER,
+    ) -> None:
+        await self.store.add_audit(AuditEntry.of(record, decision, by, detail, latency_ms, decider))
+
+
+def event_of(written: Written) -> Event:
+    assert written.event is not None
+    return written.event
