@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
@@ -15,6 +15,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from backend.domain.tools import ToolInfo
 from backend.mcp.remote import RemoteTransport
+from backend.mcp.tasks import TaskSupport
 from backend.mcp.transport import StdioProcessTransport
 
 
@@ -53,6 +54,8 @@ class Connection:
     tools_stale: anyio.Event
     """Set when the server said its tool list changed; replaced once re-listed."""
     roots_given: tuple[Path, ...] | None = None
+    task_modes: dict[str, TaskSupport] = field(default_factory=dict)
+    """How each tool that is not "forbidden" to run as a task may be (its `execution.taskSupport`)."""
     """The roots this process was last given (answered or announced); None until it asks."""
 
     @property

@@ -328,7 +328,8 @@ class ServerRunner(ServerCalls):
                         conn = Connection(client=client, transport=transport, tools={}, tools_stale=stale)
                         # Listening before listing: no change can fall between the two.
                         await listen_for_changes(conn, tg, server=self.name)
-                        tools = conn.tools = await self._vetted(await list_tools(client, self.name))
+                        listed = await list_tools(client, self.name, task_modes=conn.task_modes)
+                        tools = conn.tools = await self._vetted(listed)
                         start_scope.deadline = math.inf
                         if isinstance(transport, RemoteTransport):
                             transport.connected = True

@@ -25,6 +25,7 @@ from backend.mcp.call_failures import failed_call, hung_notice, not_taken
 from backend.mcp.connection import Connection
 from backend.mcp.errors import McpPoolError, ToolNotFound
 from backend.mcp.remote import CallAttempt, RemoteTransport, current_attempt
+from backend.mcp.tasks import call_as_task
 
 if TYPE_CHECKING:
     from backend.mcp.config import McpServerConfig
@@ -146,7 +147,19 @@ class ServerCalls:
                 with clock_bound_to(deadline):
                     try:
                         await self._announce_roots(conn)
-                        result = await conn.client.call_tool(tool, arguments, meta=meta, progress_callback=progress)
+                        if conn.task_modes.get(tool) == "required":
+                            # A plain call would be refused: run it as a task, its status shown as progress.
+                            result = await call_as_task(
+                                conn.client,
+                                tool,
+                                arguments,
+                                meta=meta,
+                                on_status=lambda polls, line: progress(polls, None, line),
+                            )
+                        else:
+                            result = await conn.client.call_tool(
+                                tool, arguments, meta=meta, progress_callback=progress
+                            )
                         conn.timeouts = 0
                         return result
                     except (MCPError, ValidationError, anyio.BrokenResourceError, anyio.ClosedResourceError) as exc:

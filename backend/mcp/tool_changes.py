@@ -85,7 +85,7 @@ async def follow_changes(
         conn.tools_stale = anyio.Event()
         try:
             with anyio.fail_after(timeout):
-                tools = await list_tools(conn.client, server)
+                tools = await list_tools(conn.client, server, task_modes=conn.task_modes)
         except (MCPError, ValidationError, TimeoutError, anyio.BrokenResourceError, anyio.ClosedResourceError):
             logger.warning("MCP server %r: re-listing its changed tools failed", server, exc_info=True)
             continue
