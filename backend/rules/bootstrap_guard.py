@@ -44,6 +44,9 @@ MCP_JSON = ".mcp.json"
 WORKSPACE_MODES_DIR = ".overseer/modes"
 """A workspace's own modes: nothing reads them yet (modes are the built-ins and the data dir's),
 guarded already so that a reader, when there is one, starts behind the question."""
+CLAUDE_DIR = ".claude"
+"""A pasted Claude Code project folder: its settings.json and the hook scripts it runs (issue 34)
+decide what the agent may do, so the agent changing them is changing its own instructions."""
 INSTRUCTION_FILES: tuple[str, ...] = (
     *BOOTSTRAP_FILES,
     MEMORY_FILE,
@@ -53,6 +56,7 @@ INSTRUCTION_FILES: tuple[str, ...] = (
     MCP_JSON,
     f"{WORKSPACE_SKILLS_DIR}/",
     f"{WORKSPACE_MODES_DIR}/",
+    f"{CLAUDE_DIR}/",
 )
 """Workspace-relative: the files protected unless the config's `protect_bootstrap` says otherwise.
 A name ending in `/` is a folder: every file under it counts."""

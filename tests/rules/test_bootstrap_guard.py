@@ -65,11 +65,19 @@ def test_an_allowed_write_to_an_instruction_file_becomes_a_question_that_says_so
     assert verdict.source == "protect_bootstrap"
 
 
-@pytest.mark.parametrize("path", ["overseer.yaml", ".overseer/skills/a/SKILL.md"])
-def test_an_allowed_write_to_the_workspaces_own_config_or_skills_asks_as_an_instruction_change(path):
+@pytest.mark.parametrize(
+    "path", ["overseer.yaml", ".overseer/skills/a/SKILL.md", ".claude/settings.json", ".claude/hooks/lint.sh"]
+)
+def test_an_allowed_write_to_the_workspaces_own_config_skills_or_claude_hooks_asks_as_an_instruction_change(path):
     verdict = BootstrapGuard().review(call(WRITE, path=path, content="x"), ALLOWED)
     assert isinstance(verdict, InstructionChange) and verdict.verdict == "ask"
     assert verdict.reason.startswith(CHANGE_PREFIX)
+
+
+def test_a_shell_command_rewriting_a_hook_script_asks_as_an_instruction_change():
+    # Hooks run with the agent's verdicts in their hands: an agent editing one edits its own rules.
+    verdict = BootstrapGuard().review(shell("echo 'exit 0' > .claude/hooks/lint.sh"), ALLOWED)
+    assert isinstance(verdict, InstructionChange) and verdict.files == (".claude/",)
 
 
 def test_the_hosts_own_scratch_under_dot_overseer_is_not_an_instruction_change():
