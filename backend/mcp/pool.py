@@ -33,6 +33,7 @@ from backend.mcp.remote import open_transport
 from backend.mcp.results import DEFAULT_SPILL_LIMIT, cap_result, to_tool_result
 from backend.mcp.server import HANG_AFTER, ServerRunner, ServerState, ServerStatus
 from backend.mcp.server_calls import ProgressCallback
+from backend.mcp.tasks import TaskStarted
 from backend.mcp.tool_pins import ToolPins, UnknownChange
 from backend.mcp.transport import EXIT_GRACE, KILL_GRACE
 from backend.paths import private_dir
@@ -223,6 +224,8 @@ class McpPool:
         redact: Callable[[ToolResult], ToolResult] | None = None,
         on_progress: ProgressCallback | None = None,
         sandbox: Mapping[str, Any] | None = None,
+        on_task: TaskStarted | None = None,
+        resume_task: str | None = None,
     ) -> ToolResult:
         """Run the tool `mcp__<server>__<tool>` for a session and return its (capped) result.
 
@@ -233,6 +236,9 @@ class McpPool:
         a spill file never holds what it removed. Every call carries a progressToken; the
         server's `notifications/progress` for it go to `on_progress(progress, total, message)`.
         `sandbox`: how a command of this call is confined (`_meta["overseer/sandbox"]`, for the shell server).
+        A tool that must run as a task (backend/mcp/tasks.py) tells `on_task` its task id, to keep
+        with the call; after a restart, `resume_task` (that id) fetches the task's result instead of
+        calling the tool again.
         """
         if self._task is None:
             raise McpPoolError("the MCP pool has not been started")
@@ -251,7 +257,8 @@ class McpPool:
             meta[SANDBOX_META_KEY] = dict(sandbox)  # type: ignore[literal-required]
         with self.elicitations.calling(CallInFlight(server=server, tool=name, session_id=session_id, call_id=call_id)):
             raw = await runner.call(
-                tool, arguments, workspace=workspace, meta=meta, timeout=timeout, full_name=name, on_progress=on_progress
+                tool, arguments, workspace=workspace, meta=meta, timeout=timeout, full_name=name, on_progress=on_progress,
+                on_task=on_task, resume=resume_task,
             )
         result = raw if isinstance(raw, ToolResult) else to_tool_result(raw)
         if redact is not None:

@@ -25,7 +25,7 @@ from backend.mcp.call_failures import failed_call, hung_notice, not_taken
 from backend.mcp.connection import Connection
 from backend.mcp.errors import McpPoolError, ToolNotFound
 from backend.mcp.remote import CallAttempt, RemoteTransport, current_attempt
-from backend.mcp.tasks import call_as_task
+from backend.mcp.tasks import TaskStarted, call_as_task, resume_task
 
 if TYPE_CHECKING:
     from backend.mcp.config import McpServerConfig
@@ -86,13 +86,16 @@ class ServerCalls:
         timeout: float | None,
         full_name: str,
         on_progress: ProgressCallback | None = None,
+        on_task: TaskStarted | None = None,
+        resume: str | None = None,
     ) -> mcp_types.CallToolResult | ToolResult:
         """Call `tool` on the live process, waiting (bounded) for a start or restart first.
 
         `workspace` is offered to the server as its root while the call runs; the server's
         progress reports go to `on_progress` (a failing one is logged, never the call's). What the model
         should read comes back as an error `ToolResult`; a tool the server does not offer
-        raises `ToolNotFound`.
+        raises `ToolNotFound`. A tool that must run as a task tells `on_task` its task's id once
+        the server created it; `resume` (such an id) collects that task's result instead of calling.
         """
         if self.config.is_remote:
             # The host's per-call context (workspace path, session id) is for servers on this
@@ -107,7 +110,7 @@ class ServerCalls:
                     raise ToolNotFound(full_name, f"MCP server {self.name!r} has no tool {tool!r}")
                 result = await self._call(
                     conn, tool, arguments, meta=meta, timeout=timeout, full_name=full_name, on_progress=on_progress,
-                    retry=retry,
+                    retry=retry, on_task=on_task, resume=resume,
                 )
                 if result is not _RETRY:
                     return result
@@ -124,6 +127,8 @@ class ServerCalls:
         full_name: str,
         on_progress: ProgressCallback | None,
         retry: bool,
+        on_task: TaskStarted | None = None,
+        resume: str | None = None,
     ) -> mcp_types.CallToolResult | ToolResult | _Retry:
         """One attempt; `_RETRY` when a remote server cannot have run it (refused, session expired)."""
 
@@ -136,6 +141,9 @@ class ServerCalls:
             except Exception:
                 logger.exception("passing on progress of %r failed", full_name)
 
+        async def status(polls: int, line: str) -> None:
+            await progress(polls, None, line)
+
         limit = timeout if timeout is not None else self.config.call_timeout
         attempt = CallAttempt()
         token = current_attempt.set(attempt)
@@ -147,14 +155,12 @@ class ServerCalls:
                 with clock_bound_to(deadline):
                     try:
                         await self._announce_roots(conn)
-                        if conn.task_modes.get(tool) == "required":
+                        if resume is not None:
+                            result = await resume_task(conn.client, resume, on_status=status)
+                        elif conn.task_modes.get(tool) == "required":
                             # A plain call would be refused: run it as a task, its status shown as progress.
                             result = await call_as_task(
-                                conn.client,
-                                tool,
-                                arguments,
-                                meta=meta,
-                                on_status=lambda polls, line: progress(polls, None, line),
+                                conn.client, tool, arguments, meta=meta, on_status=status, on_started=on_task
                             )
                         else:
                             result = await conn.client.call_tool(

@@ -87,11 +87,7 @@ async def collect_task(
     while task.status not in _TERMINAL:
         await anyio.sleep(_poll_seconds(task))
         polls += 1
-        got = await client.session.send_request(
-            mcp_types.GetTaskRequest(params=mcp_types.GetTaskRequestParams(task_id=task.task_id)),
-            mcp_types.GetTaskResult,
-        )
-        task = got
+        task = await _get(client, task.task_id)
         if on_status is not None:
             await on_status(polls, _status_line(task))
     payload = mcp_types.GetTaskPayloadRequestParams(task_id=task.task_id)
@@ -104,6 +100,26 @@ async def collect_task(
         return mcp_types.CallToolResult(
             content=[mcp_types.TextContent(text=_status_line(task))], is_error=True
         )
+
+
+async def _get(client: Client, task_id: str) -> mcp_types.GetTaskResult:
+    request = mcp_types.GetTaskRequest(params=mcp_types.GetTaskRequestParams(task_id=task_id))
+    return await client.session.send_request(request, mcp_types.GetTaskResult)
+
+
+async def resume_task(
+    client: Client, task_id: str, *, on_status: TaskStatusCallback | None = None
+) -> mcp_types.CallToolResult:
+    """Collect the result of a task started earlier (by a host since restarted), without calling again.
+
+    A task the server no longer knows (expired, or lost with a server that keeps tasks in
+    memory) is a protocol error the caller reports like any failed call: never a new call,
+    which could do the work twice.
+    """
+    task = await _get(client, task_id)
+    if on_status is not None:
+        await on_status(0, _status_line(task))
+    return await collect_task(client, task, on_status=on_status)
 
 
 async def call_as_task(

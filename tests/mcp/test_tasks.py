@@ -11,11 +11,13 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 import anyio
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
+from backend.domain.tools import ToolResult
 from backend.mcp import McpPool
 from backend.mcp.config import McpServerConfig
 from backend.mcp.tasks import call_as_task, task_support
@@ -98,3 +100,47 @@ async def test_the_listing_says_which_tools_must_run_as_tasks(tmp_path: Path):
             result = await call_as_task(client, "research", {"query": "x"}, meta=None)
     assert {tool.name: task_support(tool) for tool in listed} == {"research": "required", "echo": "optional"}
     assert result.content[0].text == "findings on x"
+
+
+async def test_after_a_restart_a_stored_task_id_fetches_the_result_without_calling_the_tool_again(
+    tmp_path: Path,
+):
+    task_ids: list[str] = []
+    first = await ready_pool(tmp_path)
+    try:
+        with anyio.fail_after(BOUND):
+            async with anyio.create_task_group() as tg:
+
+                async def started(task_id: str) -> None:
+                    task_ids.append(task_id)  # what the host keeps with the call
+                    tg.cancel_scope.cancel()  # and then it dies, before the task ends
+
+                await pool_call(first, {"query": "tides"}, tmp_path, on_task=started)
+    finally:
+        await first.aclose()
+    assert len(task_ids) == 1
+
+    second = await ready_pool(tmp_path)  # the host restarted: a new pool, a new server process
+    try:
+        with anyio.fail_after(BOUND):
+            result = await pool_call(second, {"query": "tides"}, tmp_path, resume_task=task_ids[0])
+    finally:
+        await second.aclose()
+    assert not result.is_error, result.text
+    assert result.text == "findings on tides"
+    assert server_calls(tmp_path) == 1
+
+
+async def test_a_task_the_server_no_longer_knows_is_an_error_and_never_a_new_call(tmp_path: Path):
+    pool = await ready_pool(tmp_path)
+    try:
+        with anyio.fail_after(BOUND):
+            result = await pool_call(pool, {"query": "tides"}, tmp_path, resume_task="forgotten")
+    finally:
+        await pool.aclose()
+    assert result.is_error
+    assert not (tmp_path / "state.json").exists() or server_calls(tmp_path) == 0
+
+
+async def pool_call(pool: McpPool, arguments: dict[str, str], tmp_path: Path, **kwargs: Any) -> ToolResult:
+    return await pool.call("mcp__tasks__research", arguments, workspace=tmp_path, session_id="s1", **kwargs)
