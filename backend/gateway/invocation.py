@@ -9,6 +9,7 @@ unless the client cancels, which stops it (see `server.py`).
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Protocol
@@ -28,9 +29,11 @@ log = logging.getLogger(__name__)
 
 RUN_TIMEOUT = 24 * 3600.0
 """A run is bounded by its own limits (iterations, approval timeouts); this only caps the wait."""
-HEARTBEAT_SECONDS = 30.0
-"""With nothing happening, a progress note this often: the client sees the call is alive (and
-what it waits for), and HTTP streams are not dropped as idle."""
+HEARTBEAT_SECONDS = float(os.environ.get("OVERSEER_MCP_HEARTBEAT_SECONDS") or 30.0)
+"""With nothing happening, a progress note this often (to a client that gave a progress token):
+the client sees the call is alive and what it waits for, and a client whose request timeout is
+reset by progress (Claude Code, the TypeScript SDK's `resetTimeoutOnProgress`) keeps waiting for
+as long as a person takes. The variable exists for tests, which cannot wait 30 s per beat."""
 
 Reporter = Callable[[float, str], Awaitable[None]]
 
@@ -116,12 +119,16 @@ async def _answer_of(services: AppServices, session: Session) -> str:
 class Watch:
     """Follows one root session and the sessions nested under it."""
 
-    def __init__(self, services: AppServices, root_id: str, *, report: Reporter, step: int = 0) -> None:
+    def __init__(
+        self, services: AppServices, root_id: str, *, report: Reporter, step: int = 0, heard: bool = True
+    ) -> None:
         self.services = services
         self.root_id = root_id
         self.family: set[str] = {root_id}
         self.step = step
         self._report = report
+        self.heard = heard
+        """Whether the client asked for progress (gave a token): if not, nothing is described to it."""
 
     async def load_family(self) -> None:
         """Sub-agents already stored (a continued round): descendants of the root."""
@@ -136,6 +143,8 @@ class Watch:
 
     async def note(self, message: str) -> None:
         """One progress step; a client that went away is not our failure."""
+        if not self.heard:
+            return
         self.step += 1
         try:
             await self._report(self.step, message)
@@ -186,7 +195,8 @@ class Watch:
                 try:
                     event = await sub.get(timeout=HEARTBEAT_SECONDS)
                 except TimeoutError:
-                    await self.note(await self._heartbeat())
+                    if self.heard:  # a tokenless call waits in silence: nothing it could match
+                        await self.note(await self._heartbeat())
                     continue
                 except EOFError:  # cut off for falling behind: the run's end still comes
                     log.warning(

@@ -36,6 +36,7 @@ from backend.gateway.elicitation import (
 )
 from backend.gateway.exposed import ExposedTools
 from backend.gateway.invocation import Watch, final_result, start_invocation
+from backend.gateway.progress import RequestProgress
 from backend.gateway.views import (
     ApprovalList,
     ApprovalView,
@@ -110,8 +111,10 @@ class GatewayServer(MCPServer):
         params = context.session.client_params
         client = params.client_info.name if params is not None else "an MCP client"
 
-        async def report(progress: float, message: str, total: float | None = None) -> None:
-            await context.report_progress(progress, total, message)
+        progress = RequestProgress.of(context)
+
+        async def report(value: float, message: str, total: float | None = None) -> None:
+            await progress.report(value, total, message)
 
         return await exposed.call(name, arguments, caller=principal, client=client, report=report)
 
@@ -217,10 +220,14 @@ def build_server(gateway: Gateway) -> GatewayServer:
                     if decision is not None:
                         await answer_first(services.approvals, key, decision, caller)
 
-            async def report(step: float, message: str) -> None:
-                await ctx.report_progress(step, None, message)
+            progress = RequestProgress.of(ctx)
 
-            watch = Watch(services, root_id, report=report, step=state.step if state else 0)
+            async def report(step: float, message: str) -> None:
+                await progress.report(step, None, message)
+
+            watch = Watch(
+                services, root_id, report=report, step=state.step if state else 0, heard=progress.wanted
+            )
             await watch.load_family()
             elicits = client_elicits(ctx)
             if modern:
