@@ -178,3 +178,40 @@ async def test_a_call_waiting_on_an_approval_stays_connected_and_every_progress_
     assert results[0].structured_content["status"] == "completed"
     assert results[0].content[0].text == "wrote x.txt"
     assert len(listed.structured_content["sessions"]) == 1
+
+
+@pytest.mark.parametrize("with_token", [False, True])
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+async def test_an_exposed_tool_call_gets_progress_only_under_the_token_it_gave(tmp_path, mode, with_token):
+    tap = Wire()
+    heard: list[str] = []
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        heard.append(message or "")
+
+    with ScriptedModelServer([]) as model:
+        params = stdio_params(["mcp", "--expose-tools"], embedded_env(tmp_path, model))
+        async with Client(tapped(params, tap), mode=mode) as client:
+            with anyio.fail_after(BOUND):
+                async with anyio.create_task_group() as tg:
+                    results: list[wire.CallToolResult] = []
+
+                    async def call() -> None:
+                        extra = {"progress_callback": on_progress} if with_token else {}
+                        results.append(
+                            await client.call_tool("mcp__shell__exec", {"command": "echo gated > out.txt"}, **extra)
+                        )
+
+                    tg.start_soon(call)
+                    approval_id = await pending_approval(client)
+                    await client.call_tool("answer_approval", {"id": approval_id, "decision": "allow_once"})
+    assert results[0].is_error is False
+    assert (tmp_path / "workspace" / "out.txt").read_text().strip() == "gated"
+    token = tap.token_of("mcp__shell__exec")
+    notes = tap.progress()
+    if with_token:
+        assert token is not None and notes
+        assert {n["progressToken"] for n in notes} == {token}
+        assert len(heard) == len(notes)
+    else:
+        assert token is None and notes == []
