@@ -100,6 +100,7 @@ class GateRunning:
                 call_id=record.id,
                 redact=search_redactor(record.name, view.arguments, hidden),
                 on_progress=partial(self._progress, session.session_id, record.id),
+                on_task=partial(self._keep_task, record),
                 **({"sandbox": plan.launch} if plan is not None else {}),
             )
             if plan is not None and self.confinement is not None:
@@ -114,6 +115,30 @@ class GateRunning:
             place_of(session), call_id=record.id, name=record.name, arguments=view.arguments, result=result
         )
         self.result_taint.remember(session.session_id, tool_name=record.name, tool_call_id=record.id, text=result.text)
+        return await self._finish(record, result, "error" if result.is_error else "done")
+
+    async def _keep_task(self, record: ToolCallRecord, task_id: str) -> None:
+        """The server runs the call as a task: its id goes on the call's row, for a restart."""
+        record.task_id = task_id
+        await self.store.save_tool_call(record)
+
+    async def resume_task(self, session: GateSession, record: ToolCallRecord) -> ToolResult:
+        """A call the previous process left running as an MCP task: its result is fetched from
+        the server (the allow was recorded before it first ran), never a second call. A task the
+        server no longer knows ends the call as an error, as an interruption would."""
+        assert record.task_id is not None
+        try:
+            result = await self.tools.call(
+                record.name,
+                record.arguments,
+                workspace=session.workspace,
+                session_id=session.session_id,
+                call_id=record.id,
+                on_progress=partial(self._progress, session.session_id, record.id),
+                resume_task=record.task_id,
+            )
+        except Exception as exc:  # a fault in the pool itself: the model still gets a result
+            result = ToolResult.error(f"{INTERRUPTED} Its task could not be collected: {type(exc).__name__}: {exc}")
         return await self._finish(record, result, "error" if result.is_error else "done")
 
     async def _progress(

@@ -24,6 +24,9 @@ INTERRUPTED = (
 ERROR_HINT = "\n\n(The call failed. Read the error, then try a different approach rather than repeating the same call.)"
 
 
+TaskStarted = Callable[[str], Awaitable[None]]
+"""Told the id of the task a server created for a call (a tool that runs as an MCP task)."""
+
 ProgressCallback = Callable[[float, float | None, str | None], Awaitable[None]]
 """Told what a running tool reports: progress, total (if known), message."""
 
@@ -47,10 +50,14 @@ class ToolRunner(Protocol):
         redact: Redactor | None = None,
         on_progress: ProgressCallback | None = None,
         sandbox: Mapping[str, Any] | None = None,
+        on_task: TaskStarted | None = None,
+        resume_task: str | None = None,
     ) -> ToolResult:
         """Run a tool; `call_id` ties what the server asks mid-call (questions, sampling) to the call,
         `redact` rewrites its result before anything stores or spills it, `on_progress` hears
-        the tool's progress reports while it runs, and `sandbox` confines a command it runs."""
+        the tool's progress reports while it runs, and `sandbox` confines a command it runs.
+        `on_task` hears the id of the task a server runs the call as; `resume_task` (such an id,
+        after a restart) fetches that task's result instead of calling the tool."""
         ...
 
 

@@ -246,6 +246,9 @@ class ToolCallRecord(BaseModel):
     """The images and audio of the result, as its tool message keeps them."""
     untrusted: str | None = None
     """Where the result's outside text came from, when it is outside text (issue 34, item 5)."""
+    task_id: str | None = None
+    """The MCP server's task while the tool runs as one (issue 35, item 6): kept so that after a
+    restart the task's result is fetched instead of the tool being called again."""
     started_at: datetime | None = None
     finished_at: datetime | None = None
     created_at: datetime = Field(default_factory=utcnow)

@@ -1,7 +1,8 @@
 """After a restart (or a stop mid-round): settle the tool calls an earlier run left open.
 
 Both engines settle them here, the same way: a call that was running is reported to the model
-as interrupted and never re-run; one whose approval a stop withdrew stays stopped (a stop whose
+as interrupted and never re-run (one an MCP server ran as a task has its result collected
+instead); one whose approval a stop withdrew stays stopped (a stop whose
 run ended before it could say so: another host's, or a shutdown's); any other is passed to the
 gate again as `resumed`, so an approval still pending is asked again under its old id, one
 answered meanwhile stands, and one the rules now decide by themselves is closed with their verdict.
@@ -48,6 +49,9 @@ async def settle_open_calls(
 
     async def settle(call: ToolCallRequest) -> Settled:
         record = records.get(call.id)
+        if record is not None and record.status == "running" and record.task_id is not None:
+            # It ran as an MCP task, which outlives this host: collect its result (issue 35, item 6).
+            return Settled(call=call, text=(await gate.resume_task(session, record)).text)
         if record is not None and record.status == "running":
             await gate.record_interrupted(record)
             return Settled(call=call, text=INTERRUPTED)

@@ -94,6 +94,7 @@ class RecordingTools:
         call_id: str | None = None,
         redact: Any = None,
         on_progress: Any = None,
+        on_task: Any = None,
     ) -> ToolResult:
         call_id = CURRENT_CALL.get()
         assert call_id is not None and self.store is not None, "a tool ran outside a call the test started"

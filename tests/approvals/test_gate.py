@@ -270,7 +270,10 @@ class RecordingTools:
     def tools(self):
         return list(self._tools.values())
 
-    async def call(self, name, arguments, *, workspace, session_id, timeout=None, call_id=None, redact=None, on_progress=None):
+    async def call(
+        self, name, arguments, *, workspace, session_id, timeout=None, call_id=None, redact=None, on_progress=None,
+        on_task=None,
+    ):
         from backend.domain.tools import ToolResult
 
         self.ran.append((name, arguments))

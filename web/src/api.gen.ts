@@ -3048,6 +3048,8 @@ export interface components {
             media?: components["schemas"]["MediaFile"][];
             /** Untrusted */
             untrusted?: string | null;
+            /** Task Id */
+            task_id?: string | null;
             /** Started At */
             started_at?: string | null;
             /** Finished At */
