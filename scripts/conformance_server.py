@@ -28,7 +28,7 @@ from starlette.responses import StreamingResponse
 from starlette.types import Receive, Scope, Send
 
 ROOT = Path(__file__).resolve().parent.parent
-START_TIMEOUT_S = 60.0
+START_TIMEOUT_S = 180.0  # a loaded 2-core machine can take a minute to import and start the host
 # Hop-by-hop headers a proxy must not forward (RFC 9110 §7.6.1), plus the length httpx recomputes.
 HOP_HEADERS = {"connection", "keep-alive", "transfer-encoding", "te", "trailer", "upgrade", "content-length"}
 
