@@ -109,12 +109,20 @@ async def test_a_call_running_as_a_task_at_a_restart_has_its_result_collected_no
     assert left.status == "running" and left.task_id is not None
 
     history = [
-        Message(session_id="s1", role="assistant", tool_calls=[ToolCallRequest(id="c1", name=RESEARCH, arguments=ARGUMENTS)])
+        Message(
+            session_id="s1", role="assistant", tool_calls=[ToolCallRequest(id="c1", name=RESEARCH, arguments=ARGUMENTS)]
+        )
     ]
     async with host(tmp_path) as (gate, _):
+        feed = gate.bus.subscribe("s1")
         with anyio.fail_after(BOUND):
             [settled] = await settle_open_calls(store=gate.store, gate=gate, session=session, history=history)
         [record] = await gate.store.list_tool_calls("s1")
+        shown = [event.data for event in feed.drain() if event.type == "tool.progress"]
     assert settled.text == "findings on tides"
     assert record.status == "done" and record.result == "findings on tides"
     assert json.loads((tmp_path / "state.json").read_text())["calls"] == 1
+    # The tool card follows the collected task's status, as it follows any running tool's progress.
+    assert shown and all(data["id"] == "c1" for data in shown)
+    assert any(data["message"].startswith("task working: step ") for data in shown)
+    assert shown[-1]["message"] == "task completed"
