@@ -9,7 +9,7 @@ CHROMIUM ?= /usr/bin/chromium
 export LITELLM_LOCAL_MODEL_COST_MAP := True
 export CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC := 1
 
-.PHONY: install web chromium run run-cli test bench soak clean
+.PHONY: install web chromium run run-cli test bench soak clean conformance
 
 # Python deps only: `make run` works for any user. The tests also need Debian's Chromium and, without a
 # server at 127.0.0.1:5432, Debian's postgresql (apt, root).
@@ -72,3 +72,35 @@ clean:
 # the API's fuzzing with more examples per operation than the suite's.
 soak: install
 	OVERSEER_SOAK_EXAMPLES=$${OVERSEER_SOAK_EXAMPLES:-5000} $(BIN)/python -m pytest -q -p no:cacheprovider tests/approvals/test_core_properties.py tests/api/test_schema_fuzz.py
+
+# The MCP conformance suite (@modelcontextprotocol/conformance, pinned in conformance/package-lock.json),
+# not part of `make test`: the server side against a real `overseer serve`'s /mcp, the client side
+# against Overseer's MCP client (scripts/conformance_*.py). Each side's known failures, with their
+# reasons, are in conformance/*-baseline.yml (the README's "MCP conformance"); anything else fails the
+# target. Registry access only for the first install (stamps below); the suite needs Node 22
+# (fs.globSync): an older Node gets the `node` package from the npm registry in conformance/node.
+CONFORMANCE_JS := conformance/node_modules/@modelcontextprotocol/conformance/dist/index.js
+CONFORMANCE_STAMP := conformance/node_modules/.package-lock.json
+CONFORMANCE_NODE_STAMP := conformance/node/node_modules/.package-lock.json
+
+$(CONFORMANCE_STAMP): conformance/package.json conformance/package-lock.json
+	cd conformance && npm ci --no-audit --no-fund
+	touch $(CONFORMANCE_STAMP)
+
+$(CONFORMANCE_NODE_STAMP): conformance/node/package.json conformance/node/package-lock.json
+	cd conformance/node && npm ci --no-audit --no-fund
+	touch $(CONFORMANCE_NODE_STAMP)
+
+conformance: install $(CONFORMANCE_STAMP)
+	@node_ok() { "$$1" -e 'process.exit(Number(process.versions.node.split(".")[0]) >= 22 ? 0 : 1)' 2>/dev/null; }; \
+	NODE=$$(command -v node || true); \
+	if [ -z "$$NODE" ] || ! node_ok "$$NODE"; then \
+	  $(MAKE) --no-print-directory $(CONFORMANCE_NODE_STAMP) && NODE=$(CURDIR)/conformance/node/node_modules/.bin/node; \
+	fi; \
+	echo "conformance: $$NODE $$($$NODE --version)"; \
+	rm -rf conformance/results; status=0; \
+	$(BIN)/python scripts/conformance_server.py "$$NODE" $(CONFORMANCE_JS) conformance/results/server \
+	  --expected-failures conformance/server-baseline.yml || status=1; \
+	$(BIN)/python scripts/conformance_client_suite.py "$$NODE" $(CONFORMANCE_JS) conformance/results/client \
+	  conformance/client-baseline.yml || status=1; \
+	exit $$status
