@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import shutil
 import subprocess
 import tempfile
 import threading
@@ -128,6 +129,7 @@ def create_repository(git_dir: Path, workspace: Path) -> None:
     if (git_dir / "HEAD").is_file():
         return
     git_dir.parent.mkdir(parents=True, exist_ok=True)
+    _clear_abandoned_creations(git_dir.parent)
     temporary = Path(tempfile.mkdtemp(prefix=".new-", dir=git_dir.parent))
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
     env.update(GIT_CONFIG_NOSYSTEM="1", GIT_CONFIG_GLOBAL="/dev/null")
@@ -152,6 +154,22 @@ def create_repository(git_dir: Path, workspace: Path) -> None:
         subprocess.run(["rm", "-rf", str(temporary)], check=False)
         if not (git_dir / "HEAD").is_file():
             raise
+
+
+ABANDONED_AFTER_S = 3600.0
+"""A creation's temporary folder this old was left by a killed process (making one takes well under a second)."""
+
+
+def _clear_abandoned_creations(root: Path) -> None:
+    """Remove the temporary folders of creations killed part way (only old ones: a creation
+    under way in another process is seconds old at most)."""
+    now = time.time()
+    for leftover in root.glob(".new-*"):
+        try:
+            if now - leftover.lstat().st_mtime > ABANDONED_AFTER_S:
+                shutil.rmtree(leftover, ignore_errors=True)
+        except FileNotFoundError:  # another process cleared it first
+            continue
 
 
 class ShadowLock:

@@ -8,6 +8,7 @@ import select
 import stat
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -265,6 +266,23 @@ def test_prune_keeps_only_the_snapshots_asked_for(workspace, shadow):
         shadow.restore(commits[3])
     with pytest.raises(UnknownCommit, match="not a commit id"):
         shadow.prune(["HEAD"])
+
+
+def test_a_creation_killed_part_way_leaves_a_folder_that_a_later_creation_clears(tmp_path):
+    root = tmp_path / "checkpoints"
+    abandoned, under_way = root / ".new-abandoned", root / ".new-under-way"
+    for folder in (abandoned, under_way):
+        (folder / "objects").mkdir(parents=True)
+    an_hour_and_more_ago = time.time() - _git.ABANDONED_AFTER_S - 60
+    os.utime(abandoned, (an_hour_and_more_ago, an_hour_and_more_ago))
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    (workspace / "a.txt").write_text("a\n")
+
+    ShadowRepo(workspace, root=root).snapshot("first")
+
+    assert not abandoned.exists()
+    assert under_way.exists()  # another process may be making its repository right now
 
 
 def test_a_prune_without_collecting_drops_snapshots_and_a_collecting_one_deletes_their_objects(workspace, shadow):
