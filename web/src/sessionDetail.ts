@@ -201,6 +201,7 @@ function apply(state: DetailState, event: LiveEvent): DetailState {
         started_at: event.created_at,
         finished_at: null,
         untrusted: previous?.untrusted ?? null,
+        task_id: previous?.task_id ?? null,
       };
       return { ...state, toolCalls: { ...state.toolCalls, [id]: call } };
     }
@@ -229,6 +230,7 @@ function apply(state: DetailState, event: LiveEvent): DetailState {
         is_error: Boolean(data.is_error),
         media: Array.isArray(data.media) ? (data.media as MediaFile[]) : (previous?.media ?? []),
         untrusted: data.untrusted && typeof data.source === "string" ? data.source : (previous?.untrusted ?? null),
+        task_id: previous?.task_id ?? null,
         session_id: event.session_id,
         created_at: previous?.created_at ?? event.created_at,
         started_at: previous?.started_at ?? null,
@@ -251,6 +253,7 @@ function apply(state: DetailState, event: LiveEvent): DetailState {
         is_error: false,
         media: previous?.media ?? [],
         untrusted: previous?.untrusted ?? null,
+        task_id: previous?.task_id ?? null,
         session_id: event.session_id,
         created_at: previous?.created_at ?? event.created_at,
         started_at: null,
