@@ -9,17 +9,14 @@ import json
 import logging
 import os
 import sys
-from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from backend.config import ConfigError, Settings, load_settings, read_yaml, with_own_workspace
+from backend.mcp_cli import run_mcp, run_mcp_config
 from backend.rewind_cli import add_rewind_parser, run_rewind
 from backend.trust_cli import add_trust_parser, run_trust
 from backend.policy_cli import add_policy_parser, refuse_approve_all, run_policy
-
-if TYPE_CHECKING:
-    from backend.app.services import AppServices
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
@@ -301,117 +298,6 @@ def _serve(args: argparse.Namespace) -> int:
     return 0
 
 
-async def _mcp(args: argparse.Namespace) -> int:
-    if args.mcp_command == "login":
-        return await _mcp_login(args)
-    if args.host_url:
-        from backend.gateway.bridge import BridgeError, bridge
-
-        if args.expose_tools:
-            print("overseer mcp: --expose-tools applies to an embedded host; start the host with "
-                  "`overseer serve --expose-tools` instead", file=sys.stderr)
-            return 2
-        if args.workspace:
-            print("overseer mcp: --workspace applies to an embedded host; the running host works in "
-                  "its own workspace", file=sys.stderr)
-            return 2
-        settings = _settings(args)
-        token = _host_token(settings)
-        if token is None:
-            print("overseer mcp: no token: set OVERSEER_TOKEN to the host's token or an API key",
-                  file=sys.stderr)
-            return 2
-        try:
-            await bridge(args.host_url, token)
-        except BridgeError as exc:
-            print(f"overseer mcp: {exc}", file=sys.stderr)
-            return 2
-        return 0
-    from backend.api.local import host_with_local_api
-    from backend.gateway.stdio import serve_embedded
-
-    # Scheduled jobs and recovery belong to `overseer serve`, as for `overseer run`.
-    settings = _settings(args, scheduler_enabled=False, workspace=args.workspace)
-    if settings.workspace is None:
-        # A client starts its servers wherever it likes (Claude Desktop: `/`): the current
-        # directory would make that the agents' workspace, where reading runs without asking.
-        print(
-            f"overseer mcp: no workspace: the agents would work in {Path.cwd()}, the folder this "
-            "client started Overseer in. Name their folder with --workspace DIR, OVERSEER_WORKSPACE "
-            "or `workspace:` in overseer.yaml; `overseer mcp-config` writes it into the client's config.",
-            file=sys.stderr,
-        )
-        return 2
-
-    @contextlib.asynccontextmanager
-    async def embedded() -> AsyncIterator[AppServices]:
-        async with host_with_local_api(settings, recover=False) as host:
-            yield host.app_services
-
-    await serve_embedded(embedded(), expose_tools=args.expose_tools or settings.expose_tools)
-    return 0
-
-
-async def _mcp_login(args: argparse.Namespace) -> int:
-    """`overseer mcp login NAME`: the OAuth sign-in from a terminal (backend/mcp/oauth_loopback.py)."""
-    from backend.mcp.oauth_login import SignInFailed
-    from backend.mcp.oauth_loopback import login_in_terminal
-    from backend.mcp.oauth_store import OAuthVault
-
-    settings = _settings(args)
-    config = settings.mcp_servers.get(args.name)
-    if config is None or not config.signs_in_with_oauth:
-        print(f"overseer mcp login: {args.name!r} is no remote MCP server that signs in with OAuth "
-              "(an mcpServers entry with `type: http` or `sse`, a `url`, and no Authorization header)", file=sys.stderr)
-        return 2
-    # Where the pool of `overseer serve` reads sign-ins: next to its logs, in the data dir.
-    vault = OAuthVault(settings.data_dir.expanduser() / "oauth")
-    try:
-        await login_in_terminal(args.name, config, vault)
-    except SignInFailed as exc:
-        print(f"overseer mcp login: {exc}", file=sys.stderr)
-        return 1
-    print(f"Signed in to {args.name!r} (kept encrypted in {vault.folder}). A running `overseer serve` uses it "
-          "the next time it tries the server (within 30 s), or at once after Restart on the Servers page.")
-    return 0
-
-
-def _host_token(settings: Settings) -> str | None:
-    """OVERSEER_TOKEN (or `token:` in the config), else the token a host keeps in the data dir."""
-    from backend.auth import TOKEN_FILE
-
-    if settings.token and settings.token.get_secret_value().strip():
-        return settings.token.get_secret_value().strip()
-    path = settings.data_dir.expanduser() / TOKEN_FILE
-    return (path.read_text().strip() or None) if path.is_file() else None
-
-
-def _mcp_config(args: argparse.Namespace) -> int:
-    from backend.gateway.client_config import client_config
-
-    if args.host_url and args.workspace:
-        print("overseer mcp-config: --workspace applies to an embedded host; the running host works in "
-              "its own workspace", file=sys.stderr)
-        return 2
-    settings = _settings(args, workspace=args.workspace)
-    env: dict[str, str] = {}
-    if args.host_url is None:
-        # `overseer mcp` needs an explicit workspace: clients start servers in a folder of their
-        # own (Claude Desktop: `/`), so the snippet pins one, and says which on stderr.
-        env["OVERSEER_WORKSPACE"] = str(settings.resolved_workspace)
-        print(f"overseer mcp-config: the agents' workspace is {env['OVERSEER_WORKSPACE']} "
-              "(choose another with --workspace DIR)", file=sys.stderr)
-        for name in ("OVERSEER_MODEL", "OVERSEER_API_BASE"):
-            if os.environ.get(name):
-                env[name] = os.environ[name]
-    data_dir = Path(args.data_dir) if args.data_dir else None
-    config = client_config(
-        args.client, data_dir=data_dir, host_url=args.host_url, expose_tools=args.expose_tools, env=env
-    )
-    print(json.dumps(config, indent=2))
-    return 0
-
-
 def _hash_password(args: argparse.Namespace) -> int:
     import getpass
 
@@ -508,9 +394,9 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "hash-password":
             return _hash_password(args)
         if args.command == "mcp":
-            return asyncio.run(_mcp(args))
+            return asyncio.run(run_mcp(args, _settings))
         if args.command == "mcp-config":
-            return _mcp_config(args)
+            return run_mcp_config(args, _settings)
         if args.command == "api-key":
             return _api_key(args)
         if args.command == "resume":
