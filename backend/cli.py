@@ -217,7 +217,7 @@ async def _resume(args: argparse.Namespace) -> int:
 
 
 async def _servers(args: argparse.Namespace) -> int:
-    from backend.app.host import server_configs
+    from backend.app.server_configs import server_configs
     from backend.mcp.pool import McpPool
 
     settings = _settings(args)

@@ -11,7 +11,6 @@ import asyncio
 import contextlib
 import logging
 import shutil
-import sys
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -28,9 +27,10 @@ from backend.app.direct_tools import DirectTools
 from backend.app.auto_approve import AutoApprover
 from backend.app.model_settings import ModelSettings
 from backend.app.model_targets import DEMO_MODEL, ModelTargets
-from backend.app.managed_policy import allowed_servers, check_settings, load_managed_policy
+from backend.app.managed_policy import check_settings, load_managed_policy
 from backend.domain.hook_config import merge_hooks
 from backend.app.policy import PolicyService
+from backend.app.server_configs import server_configs, skill_read_roots
 from backend.app.servers import ServerFailures
 from backend.app.server_sign_ins import ServerSignIns
 from backend.app.servers_admin import ServerAdmin
@@ -53,7 +53,7 @@ from backend.engine.models.openai_direct import close_shared_client
 from backend.engine.workspaces import WorkspaceRoots
 from backend.engine.runner import SessionRunner
 from backend.engine.models.sampling import Sampler, SamplingLimits
-from backend.mcp.config import HostApi, McpServerConfig, builtin_servers
+from backend.mcp.config import HostApi
 from backend.mcp.errors import McpPoolError
 from backend.mcp.connection import TransportFactory
 from backend.mcp.pool import McpPool
@@ -64,7 +64,7 @@ from backend.paths import BUILTIN_MODES_DIR, BUILTIN_SKILLS_DIR
 from backend.paths import private_dir
 from backend.approvals.broker import ApprovalBroker
 from backend.rules.bootstrap_guard import BootstrapGuard
-from backend.rules.managed import NO_MANAGED_POLICY, ManagedPolicy
+from backend.rules.managed import NO_MANAGED_POLICY
 from backend.rules.permission_modes import session_mode
 from backend.app.rule_references import RuleReferences
 from backend.approvals.confinement import Confinement
@@ -91,37 +91,6 @@ log = logging.getLogger(__name__)
 TOOLS_READY_TIMEOUT = 60.0
 SERVER_REQUEST_KINDS = ("elicitation", "sampling", "network")
 """Approvals asked for a server's own request, which a restart ends (they cannot be resumed)."""
-
-
-def skill_read_roots(settings: Settings) -> list[Path]:
-    """Folders every workspace may read but not write: the skill folders."""
-    return [settings.data_dir.expanduser() / "skills", BUILTIN_SKILLS_DIR]
-
-
-def server_configs(
-    settings: Settings, host_api: HostApi | None = None, managed: ManagedPolicy | None = None
-) -> dict[str, McpServerConfig]:
-    """Built-in servers (rooted at the default workspace) plus the person's own.
-
-    Settings refuse a server of theirs under a built-in's name, so an entry of that name can
-    only switch the built-in off, never replace it. The managed policy's `allowed_mcp_servers`
-    leaves out the person's servers it does not admit (`managed`: read from its file if not given).
-    """
-    servers: dict[str, McpServerConfig] = {}
-    if settings.builtin_servers:
-        servers.update(
-            builtin_servers(
-                python=sys.executable,
-                root=settings.resolved_workspace,
-                host_api=host_api,
-                read_roots=skill_read_roots(settings),
-            )
-        )
-        if not detect(settings.sandbox.backend).confined and settings.sandbox.backend != "off":
-            # Nothing confines commands here and no admin said `sandbox: off`: no shell at all.
-            servers.pop("shell", None)
-    servers.update(allowed_servers(load_managed_policy() if managed is None else managed, settings.mcp_servers))
-    return {name: cfg for name, cfg in servers.items() if not cfg.disabled}
 
 
 class Host:
@@ -175,23 +144,21 @@ class Host:
         self.policies = PolicyService(settings, managed=self.managed)
         self.agents = Agents.from_settings(
             settings,
-            # Every configured server, the ones the managed allow-list keeps from starting too: an
-            # agent naming one is valid, its sessions just never get that server.
-            servers={*server_configs(settings, host_api, NO_MANAGED_POLICY), *(s.name for s in self.pool.statuses())},
+            servers=self.configured_server_names(),
             modes=[m.name for m in self.modes.list()],
         )
         """The named agents and the routes to them (issue 19); ConfigError for an unusable entry."""
         self.agent_admin = AgentAdmin(
             settings=settings,
             agents=self.agents,
-            servers=lambda: {*server_configs(settings, host_api, NO_MANAGED_POLICY), *(s.name for s in self.pool.statuses())},
+            servers=self.configured_server_names,
             modes=lambda: [m.name for m in self.modes.list()],
         )
         """Agents as admins create and edit them, written to the config file and in force at once."""
         self.rule_references = RuleReferences(
             policies=self.policies,
             agents=self.agents,
-            configured=lambda: {*server_configs(settings, host_api, NO_MANAGED_POLICY), *(s.name for s in self.pool.statuses())},
+            configured=self.configured_server_names,
             statuses=self.pool.statuses,
             intended=settings.deny_unmatched_ok,
         )
@@ -397,6 +364,12 @@ class Host:
             ),
         )
         """What the transports get: the app's services, never the Host (backend/app/services.py)."""
+
+    def configured_server_names(self) -> set[str]:
+        """Every server configured here, the ones the managed allow-list keeps from starting too (an
+        agent or rule naming one is valid; its sessions just never get that server), and the pool's."""
+        configured = server_configs(self.settings, self.host_api, NO_MANAGED_POLICY)
+        return {*configured, *(status.name for status in self.pool.statuses())}
 
     @property
     def is_demo(self) -> bool:

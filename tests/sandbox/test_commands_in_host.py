@@ -104,17 +104,17 @@ async def test_with_sandbox_off_commands_run_unconfined_and_the_host_says_so(tmp
 
 
 async def test_without_a_working_sandbox_the_shell_server_is_not_started(tmp_path: Path, monkeypatch) -> None:
-    from backend.app import host as host_module
+    from backend.app import server_configs as servers_module
     from backend.config import Settings
     from backend.sandbox.launcher import SandboxStatus
 
     settings = Settings(data_dir=tmp_path / "data", workspace=tmp_path)
-    assert "shell" in host_module.server_configs(settings)
-    monkeypatch.setattr(host_module, "detect", lambda setting: SandboxStatus(backend="none", detail="no namespaces"))
-    assert "shell" not in host_module.server_configs(settings)
-    assert "file" in host_module.server_configs(settings)
+    assert "shell" in servers_module.server_configs(settings)
+    monkeypatch.setattr(servers_module, "detect", lambda setting: SandboxStatus(backend="none", detail="no namespaces"))
+    assert "shell" not in servers_module.server_configs(settings)
+    assert "file" in servers_module.server_configs(settings)
     off = Settings(data_dir=tmp_path / "data", workspace=tmp_path, sandbox="off")
-    assert "shell" in host_module.server_configs(off)
+    assert "shell" in servers_module.server_configs(off)
 
 
 def outside(command: str) -> Reply:

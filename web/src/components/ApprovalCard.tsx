@@ -202,9 +202,17 @@ export function ApprovalCard({ approval, position, total, shortcuts }: CardProps
     closePanel: backToButtons,
   });
 
-  // An opened panel is brought into view whole, its buttons clear of the composer.
+  // An opened panel is brought into view whole, its buttons clear of the composer, and kept so
+  // while the card grows above it (its diff arriving after the panel opened pushed it off screen).
   useEffect(() => {
-    if (mode !== "buttons" && panelRef.current) reveal(panelRef.current);
+    const panel = panelRef.current;
+    const article = cardRef.current;
+    if (mode === "buttons" || !panel) return;
+    reveal(panel);
+    if (!article) return;
+    const observer = new ResizeObserver(() => reveal(panel));
+    observer.observe(article);
+    return () => observer.disconnect();
   }, [mode]);
 
   return (
