@@ -103,10 +103,17 @@ async def give_consent(authorization_url: str) -> AuthorizationResponse:
 
 
 async def connect(pool: McpPool, config: McpServerConfig) -> None:
-    """Wait for the server; sign in once if it asks for OAuth, then wait for it again."""
+    """Wait for the server; sign in if it asks for OAuth, then wait for it again.
+
+    Twice at most: a server whose protected-resource metadata moved to another authorization
+    server after the first sign-in (auth/authorization-server-migration) refuses that sign-in's
+    tokens, and the person signs in again, there.
+    """
     await pool.wait_ready(timeout=BOUND_S)
-    status = next(s for s in pool.statuses() if s.name == NAME)
-    if status.needs_sign_in:
+    for _ in range(2):
+        status = next(s for s in pool.statuses() if s.name == NAME)
+        if not status.needs_sign_in:
+            return
         await sign_in_again(pool, config)
 
 

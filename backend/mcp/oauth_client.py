@@ -164,7 +164,8 @@ class ServerOAuthStorage:
         await self.stored.set_tokens(tokens)
 
     async def get_client_info(self) -> OAuthClientInformationFull | None:
-        return self.configured or await self.stored.get_client_info()
+        # The pool only refreshes (a sign-in is oauth_login.py's, with a storage of its own).
+        return self.configured or await self.stored.get_refresh_client()
 
     async def set_client_info(self, client_info: OAuthClientInformationFull) -> None:
         if self.configured is None:  # a configured client lives in the config, its secret too
@@ -255,7 +256,7 @@ def _restore(provider: OAuthClientProvider, vault: OAuthVault, name: str, storag
     stored = vault.read(name)
     context = provider.context
     context.current_tokens = stored.tokens
-    context.client_info = storage.configured or stored.client_info
+    context.client_info = storage.configured or stored.refresh_client()
     context.token_expiry_time = stored.expires_at
     context.oauth_metadata = stored.oauth_metadata
     context.protected_resource_metadata = stored.resource_metadata

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import anyio.to_thread
 from cryptography.fernet import Fernet, InvalidToken
+from mcp.client.auth.utils import issuers_match
 from mcp.shared.auth import OAuthClientInformationFull, OAuthMetadata, OAuthToken, ProtectedResourceMetadata
 from pydantic import BaseModel, ValidationError
 
@@ -45,6 +46,27 @@ class StoredSignIn(BaseModel):
     """The scope the last sign-in asked for: a step-up it already covered is not worth another."""
     step_up_scope: str | None = None
     """The scope the next sign-in asks for, once the server refused a request for want of scope (SEP-835)."""
+
+    def registration(self) -> OAuthClientInformationFull | None:
+        """The client registration, bound to the authorization server it was made at (SEP-2352).
+
+        The SDK stamps a registration with its issuer, and presents it to no other server. One
+        kept before registrations carried it takes the issuer of the metadata kept beside it (found
+        by the same sign-in), when that server has a registration endpoint: a registration Overseer
+        made there. Without either it is bound to nothing, and the SDK reuses it anywhere.
+        """
+        client, metadata = self.client_info, self.oauth_metadata
+        if client is None or client.issuer is not None or metadata is None or metadata.registration_endpoint is None:
+            return client
+        return client.model_copy(update={"issuer": str(metadata.issuer)})
+
+    def refresh_client(self) -> OAuthClientInformationFull | None:
+        """The registration a refresh of the stored tokens may present: none if it belongs to another
+        authorization server than theirs (a sign-in at a new one registered, then did not finish)."""
+        client, metadata = self.registration(), self.oauth_metadata
+        if client is None or client.issuer is None or metadata is None:
+            return client
+        return client if issuers_match(client.issuer, str(metadata.issuer)) else None
 
 
 class OAuthVault:
@@ -133,7 +155,11 @@ class ServerTokenStorage:
         await self._update(tokens=tokens, expires_at=expires_at)
 
     async def get_client_info(self) -> OAuthClientInformationFull | None:
-        return (await self._read()).client_info
+        return (await self._read()).registration()
+
+    async def get_refresh_client(self) -> OAuthClientInformationFull | None:
+        """The registration the stored tokens may be refreshed with (see `StoredSignIn.refresh_client`)."""
+        return (await self._read()).refresh_client()
 
     async def set_client_info(self, client_info: OAuthClientInformationFull) -> None:
         await self._update(client_info=client_info)
