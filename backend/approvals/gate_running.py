@@ -9,8 +9,9 @@ call's row) whatever the end was: a result, a refusal, an interruption or a stop
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Mapping
 from functools import partial
-from typing import Literal
+from typing import Any, Literal
 
 from backend.approvals.broker import ApprovalBroker
 from backend.approvals.confinement import CommandPlan, Confinement, ConfinementError
@@ -21,6 +22,7 @@ from backend.approvals.result_taint import ResultTaint
 from backend.approvals.tool_hooks import ToolHooks
 from backend.approvals.untrusted import UntrustedContent, marked
 from backend.domain.media import MediaFile
+from backend.mcp.tasks import kept_while
 from backend.domain.models import OVERSEER, Approval, AuditEntry, DecidedBy, Decider, Event, Message, ToolCallRecord, utcnow
 from backend.domain.tools import ToolResult
 from backend.rules.policy_engine import PolicyEngine, ToolCallView
@@ -49,6 +51,7 @@ class GateRunning:
     configured_hooks: ConfiguredHooks
     result_taint: ResultTaint
     stoppers: dict[str, Decider]
+    shutting_down: bool
 
     policy: PolicyEngine  # a property of ToolGate: the rules in force at each call
 
@@ -91,8 +94,34 @@ class GateRunning:
                     proxy_socket=await self.confinement.network_for(session.session_id, session.sandbox),
                     outside=outside,
                 )
-            hidden = partial(self.policy.hides, workspace=session.workspace)
-            result = await self.tools.call(
+            result = await self._call_tool(session, record, view, sandbox=plan.launch if plan is not None else None)
+            if plan is not None and self.confinement is not None:
+                result = self.confinement.after(plan, result, session_id=session.session_id)
+        except (ConfinementError, SandboxUnavailable) as exc:  # nothing ran: the model is told why
+            result = ToolResult.error(f"The command was not run: {exc}")
+        except Exception as exc:  # a fault in the pool itself: the model still gets a result
+            result = await self._tool_fault(session, record, view, exc, f"Tool {record.name} failed")
+        return await self._after_tool(session, record, view, result)
+
+    async def _call_tool(
+        self,
+        session: GateSession,
+        record: ToolCallRecord,
+        view: ToolCallView,
+        *,
+        sandbox: Mapping[str, Any] | None = None,
+        resume_task: str | None = None,
+    ) -> ToolResult:
+        """The one call to the tool runner, for a new call and for a task collected after a restart."""
+        hidden = partial(self.policy.hides, workspace=session.workspace)
+        extra: dict[str, Any] = {}
+        if sandbox is not None:
+            extra["sandbox"] = sandbox
+        if resume_task is not None:
+            extra["resume_task"] = resume_task
+        # A task of a call a stop cuts short is cancelled on its server; a shutdown leaves it to the next host.
+        with kept_while(lambda: self.shutting_down):
+            return await self.tools.call(
                 record.name,
                 view.arguments,
                 workspace=session.workspace,
@@ -101,15 +130,21 @@ class GateRunning:
                 redact=search_redactor(record.name, view.arguments, hidden),
                 on_progress=partial(self._progress, session.session_id, record.id),
                 on_task=partial(self._keep_task, record),
-                **({"sandbox": plan.launch} if plan is not None else {}),
+                **extra,
             )
-            if plan is not None and self.confinement is not None:
-                result = self.confinement.after(plan, result, session_id=session.session_id)
-        except (ConfinementError, SandboxUnavailable) as exc:  # nothing ran: the model is told why
-            result = ToolResult.error(f"The command was not run: {exc}")
-        except Exception as exc:  # a fault in the pool itself: the model still gets a result
-            replaced = await self.hooks.on_tool_error(session_id=session.session_id, call=view, error=exc)
-            result = replaced or ToolResult.error(f"Tool {record.name} failed: {type(exc).__name__}: {exc}")
+
+    async def _tool_fault(
+        self, session: GateSession, record: ToolCallRecord, view: ToolCallView, exc: Exception, what: str
+    ) -> ToolResult:
+        """A fault in the tool runner itself: a tool hook may replace it, else the model reads `what` and why."""
+        replaced = await self.hooks.on_tool_error(session_id=session.session_id, call=view, error=exc)
+        return replaced or ToolResult.error(f"{what}: {type(exc).__name__}: {exc}")
+
+    async def _after_tool(
+        self, session: GateSession, record: ToolCallRecord, view: ToolCallView, result: ToolResult
+    ) -> ToolResult:
+        """What every tool's result goes through once the tool returned, before the model reads it:
+        the tool hooks, the PostToolUse hooks, the result-text detector, then the whole record."""
         result = await self.hooks.after_tool(session_id=session.session_id, call=view, result=result)
         result = await self.configured_hooks.post_tool_use(
             place_of(session), call_id=record.id, name=record.name, arguments=view.arguments, result=result
@@ -124,22 +159,28 @@ class GateRunning:
 
     async def resume_task(self, session: GateSession, record: ToolCallRecord) -> ToolResult:
         """A call the previous process left running as an MCP task: its result is fetched from
-        the server (the allow was recorded before it first ran), never a second call. A task the
-        server no longer knows ends the call as an error, as an interruption would."""
+        the server (the allow was recorded before it first ran), never a second call, and goes
+        through the same hooks and recording a result always does. A task the server no longer
+        knows ends the call as an error, as an interruption would. A stop while it is collected
+        ends it as stopped (the server is asked to cancel the task); a shutdown leaves it running."""
         assert record.task_id is not None
+        info = self.tools.tool(record.name)
+        view = ToolCallView(
+            name=record.name,
+            arguments=record.arguments,
+            workspace=session.workspace,
+            annotations=info.annotations if info is not None else None,
+        )
         try:
-            result = await self.tools.call(
-                record.name,
-                record.arguments,
-                workspace=session.workspace,
-                session_id=session.session_id,
-                call_id=record.id,
-                on_progress=partial(self._progress, session.session_id, record.id),
-                resume_task=record.task_id,
-            )
-        except Exception as exc:  # a fault in the pool itself: the model still gets a result
-            result = ToolResult.error(f"{INTERRUPTED} Its task could not be collected: {type(exc).__name__}: {exc}")
-        return await self._finish(record, result, "error" if result.is_error else "done")
+            try:
+                result = await self._call_tool(session, record, view, resume_task=record.task_id)
+            except Exception as exc:  # a fault in the pool itself: the model still gets a result
+                result = await self._tool_fault(session, record, view, exc, f"{INTERRUPTED} Its task could not be collected")
+            return await self._after_tool(session, record, view, result)
+        except asyncio.CancelledError:
+            if not self.shutting_down:
+                await asyncio.shield(self._stopped(record, None))
+            raise
 
     async def _progress(
         self, session_id: str, call_id: str, progress: float, total: float | None, message: str | None

@@ -6,17 +6,27 @@ tool is called this way; "optional" and "forbidden" tools stay plain calls. The 
 inside the call's own timeout (server_calls.py), so a task that never ends is the call's
 timeout like any slow tool; each status the server reports goes to the progress callback, which
 is what the tool card shows while the call runs.
+
+A call that ends before its task does (its timeout, or its session stopped) sends `tasks/cancel`,
+so the server stops working for nobody: best effort, bounded, and never instead of the call's own
+outcome. A host going down leaves its tasks running (`kept_while`), to collect them after the restart.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+import asyncio
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from contextlib import asynccontextmanager, contextmanager
+from contextvars import ContextVar
 from typing import Any, Literal
 
 import anyio
 import mcp_types
 from mcp import Client
 from mcp.shared.exceptions import MCPError
+
+logger = logging.getLogger(__name__)
 
 TaskSupport = Literal["forbidden", "optional", "required"]
 
@@ -30,10 +40,27 @@ TASK_TTL_MS = 60 * 60 * 1000
 """How long the server is asked to keep a task after it is created: an hour, enough to collect a
 result after a host restart. The server may keep it for less; it says so in `ttl`."""
 
+CANCEL_BOUND_S = 5.0
+"""How long a `tasks/cancel` may hold up the end of a call that gave up on its task."""
+
+_kept: ContextVar[Callable[[], bool] | None] = ContextVar("overseer_task_kept", default=None)
+
 _DEFAULT_POLL_S = 1.0
 _MIN_POLL_S = 0.01  # a server's `pollInterval: 0` must not become a busy loop
 _MAX_POLL_S = 30.0  # nor a huge one a call that never looks again
 _TERMINAL: frozenset[str] = frozenset({"completed", "failed", "cancelled"})
+
+
+@contextmanager
+def kept_while(going_down: Callable[[], bool]) -> Iterator[None]:
+    """Inside: a call cancelled while `going_down()` is true leaves its task running on the server
+    (the host is shutting down, and the next one collects the task); any other cancellation of
+    the call cancels its task."""
+    token = _kept.set(going_down)
+    try:
+        yield
+    finally:
+        _kept.reset(token)
 
 
 def task_support(tool: mcp_types.Tool) -> TaskSupport:
@@ -102,6 +129,49 @@ async def collect_task(
         )
 
 
+async def cancel_task(client: Client, task_id: str) -> bool:
+    """Ask the server to stop working on `task_id`; True once it acknowledged.
+
+    Best effort and bounded by CANCEL_BOUND_S; it never raises, so the caller's own outcome (a
+    timeout, a stop) is what is reported. It runs as its caller is being cancelled, maybe again
+    and again (a task group delivers its cancellation until the task ends): the request goes out
+    from a task of its own, and the caller waits for it to end, which the bound keeps short.
+    """
+    job = asyncio.get_running_loop().create_task(_send_cancel(client, task_id))
+    while not job.done():
+        try:
+            await asyncio.shield(job)
+        except asyncio.CancelledError:
+            continue  # the cancellation that brought us here; the caller raises it once this ends
+    return job.result()
+
+
+async def _send_cancel(client: Client, task_id: str) -> bool:
+    request = mcp_types.CancelTaskRequest(params=mcp_types.CancelTaskRequestParams(task_id=task_id))
+    with anyio.move_on_after(CANCEL_BOUND_S):
+        try:
+            await client.session.send_request(request, mcp_types.CancelTaskResult)
+            return True
+        except Exception as exc:  # a server without tasks/cancel, or one already gone
+            logger.info("tasks/cancel of task %s was not acknowledged: %s", task_id, exc)
+            return False
+    logger.info("tasks/cancel of task %s was not answered within %g s", task_id, CANCEL_BOUND_S)
+    return False
+
+
+@asynccontextmanager
+async def _cancelled_with_caller(client: Client, task_id: str) -> AsyncIterator[None]:
+    """A cancellation of the body (the call's timeout, a stop) cancels the task too, unless the
+    host is going down (`kept_while`)."""
+    try:
+        yield
+    except anyio.get_cancelled_exc_class():
+        going_down = _kept.get()
+        if going_down is None or not going_down():
+            await cancel_task(client, task_id)
+        raise
+
+
 async def _get(client: Client, task_id: str) -> mcp_types.GetTaskResult:
     request = mcp_types.GetTaskRequest(params=mcp_types.GetTaskRequestParams(task_id=task_id))
     return await client.session.send_request(request, mcp_types.GetTaskResult)
@@ -116,10 +186,11 @@ async def resume_task(
     memory) is a protocol error the caller reports like any failed call: never a new call,
     which could do the work twice.
     """
-    task = await _get(client, task_id)
-    if on_status is not None:
-        await on_status(0, _status_line(task))
-    return await collect_task(client, task, on_status=on_status)
+    async with _cancelled_with_caller(client, task_id):
+        task = await _get(client, task_id)
+        if on_status is not None:
+            await on_status(0, _status_line(task))
+        return await collect_task(client, task, on_status=on_status)
 
 
 async def call_as_task(
@@ -133,8 +204,9 @@ async def call_as_task(
 ) -> mcp_types.CallToolResult:
     """Call `tool` as a task and wait (unbounded: the caller bounds it) for its result."""
     task = await start_task(client, tool, arguments, meta=meta)
-    if on_started is not None:
-        await on_started(task.task_id)
-    if on_status is not None:
-        await on_status(0, _status_line(task))
-    return await collect_task(client, task, on_status=on_status)
+    async with _cancelled_with_caller(client, task.task_id):
+        if on_started is not None:
+            await on_started(task.task_id)
+        if on_status is not None:
+            await on_status(0, _status_line(task))
+        return await collect_task(client, task, on_status=on_status)

@@ -20,7 +20,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from backend.domain.tools import ToolResult
 from backend.mcp import McpPool
 from backend.mcp.config import McpServerConfig
-from backend.mcp.tasks import call_as_task, task_support
+from backend.mcp.tasks import call_as_task, kept_while, task_support
 
 BOUND = 30  # seconds; a bound on waits, never a timing assertion
 TASKS_SERVER = Path(__file__).parent / "fixtures" / "tasks_server.py"
@@ -115,10 +115,12 @@ async def test_after_a_restart_a_stored_task_id_fetches_the_result_without_calli
                     task_ids.append(task_id)  # what the host keeps with the call
                     tg.cancel_scope.cancel()  # and then it dies, before the task ends
 
-                await pool_call(first, {"query": "tides"}, tmp_path, on_task=started)
+                with kept_while(lambda: True):  # the host is going down: the task is left running
+                    await pool_call(first, {"query": "tides"}, tmp_path, on_task=started)
     finally:
         await first.aclose()
     assert len(task_ids) == 1
+    assert json.loads((tmp_path / "state.json").read_text())["cancelled"] == []
 
     second = await ready_pool(tmp_path)  # the host restarted: a new pool, a new server process
     try:
