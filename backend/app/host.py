@@ -8,22 +8,14 @@ the same LiteLLM HTTP path a real provider takes.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
-import shutil
-import tempfile
-from pathlib import Path
 from typing import Any
 
 from backend.agents import Agents
-from backend.app.agent_routes import AgentRoutes
 from backend.app.agents_admin import AgentAdmin
+from backend.app.approval_desks import ApprovalDesks
 from backend.app.approvals import ApprovalService
-from backend.app.heartbeat_runs import HeartbeatRuns
-from backend.app.audit import AuditLog
-from backend.app.checkpoints import CheckpointService
 from backend.app.cluster_links import ClusterLinks
-from backend.app.direct_tools import DirectTools
 from backend.app.auto_approve import AutoApprover
 from backend.app.model_settings import ModelSettings
 from backend.app.model_targets import DEMO_MODEL, ModelTargets
@@ -31,19 +23,17 @@ from backend.app.managed_policy import check_settings, load_managed_policy
 from backend.domain.hook_config import merge_hooks
 from backend.app.policy import PolicyService
 from backend.app.server_configs import server_configs, skill_read_roots
+from backend.app.server_watch import ServerWatch
 from backend.app.servers import ServerFailures
 from backend.app.server_sign_ins import ServerSignIns
 from backend.app.servers_admin import ServerAdmin
 from backend.app.session_edits import SessionEditor
-from backend.app.services import AppServices, Attached
+from backend.app.services import Attached
 from backend.app.sessions import SessionService
-from backend.app.spend import SpendReport
-from backend.app.standing import Standing
-from backend.app.tool_pins import ToolPinService
+from backend.app.transport_services import transport_services
 from backend.checkpoints.steps import Checkpointer
 from backend.config import ConfigError, Settings
 from backend.host_identity import remember_host_id
-from backend.domain.tools import ToolInfo
 from backend.engine.budget import BudgetGuard, BudgetLimits
 from backend.app.chat import Chat
 from backend.engine.claude_sdk import ClaudeSdkEngine
@@ -54,7 +44,6 @@ from backend.engine.workspaces import WorkspaceRoots
 from backend.engine.runner import SessionRunner
 from backend.engine.models.sampling import Sampler, SamplingLimits
 from backend.mcp.config import HostApi
-from backend.mcp.errors import McpPoolError
 from backend.mcp.connection import TransportFactory
 from backend.mcp.pool import McpPool
 from backend.mcp.tool_pins import ToolPins
@@ -68,12 +57,8 @@ from backend.rules.managed import NO_MANAGED_POLICY
 from backend.rules.permission_modes import session_mode
 from backend.app.rule_references import RuleReferences
 from backend.approvals.confinement import Confinement
-from backend.approvals.network_desk import NetworkDesk
 from backend.approvals.untrusted import UntrustedContent
 from backend.sandbox.launcher import Sandbox, detect
-from backend.sandbox.proxy import EgressProxy
-from backend.approvals.elicitation_desk import ElicitationDesk
-from backend.approvals.sampling_desk import SamplingDesk
 from backend.approvals.gate import ToolGate
 from backend.approvals.tool_hooks import HookChain
 from backend.scheduler import Scheduler
@@ -86,11 +71,6 @@ from backend.workflows.files import WorkflowLibrary
 from backend.workflows.runner import WorkflowRunner
 
 log = logging.getLogger(__name__)
-
-
-TOOLS_READY_TIMEOUT = 60.0
-SERVER_REQUEST_KINDS = ("elicitation", "sampling", "network")
-"""Approvals asked for a server's own request, which a restart ends (they cannot be resumed)."""
 
 
 class Host:
@@ -135,9 +115,6 @@ class Host:
             self.pool.pins = ToolPins(self.store)
         self.broker = ApprovalBroker(self.store, self.bus, timeout=settings.approval_timeout)
         self.approvals = ApprovalService(store=self.store, broker=self.broker, managed=self.managed)
-        # A server's questions (`elicitation/create`) are asked as approvals in the calling session.
-        self.elicitations = ElicitationDesk(self.broker, self)
-        self.pool.elicitations.handler = self.elicitations.ask
         self.hooks = hooks or HookChain()
         self.models = ModelTargets(settings, default_model=lambda: self.runner.default_model)
         """Where each session's model requests go (the offline demo without a model configured)."""
@@ -167,16 +144,11 @@ class Host:
         """What confines commands here (bubblewrap, Landlock), or why nothing does."""
         self.untrusted = UntrustedContent(self.store, setting=lambda: self.policies.permissions.after_untrusted)
         """Outside text in results, and what may follow it (`permissions.after_untrusted`, issue 34)."""
-        self.network = NetworkDesk(
-            self.broker, self, remembered=self.data_dir / "network_allow.json", untrusted=self.untrusted
+        # A server's own requests (questions, sampling, a command's connection) asked in the calling session.
+        self.desks = ApprovalDesks(
+            broker=self.broker, sessions=self, data_dir=self.data_dir, untrusted=self.untrusted, sandbox=self.sandbox.status
         )
-        """Asks a person about a command's connection to a host off the allowlist."""
-        self.egress: EgressProxy | None = None
-        if self.sandbox.status.supports_proxy:
-            # It opens a socket only for a session whose commands get the network (the host's
-            # `sandbox.network`, or an agent's own). Unix socket paths are short (108 bytes):
-            # a private folder of its own under /tmp, removed at the end.
-            self.egress = EgressProxy(Path(tempfile.mkdtemp(prefix="overseer-net-")), decide=self.network.decide)
+        self.elicitations, self.network, self.egress = self.desks.elicitations, self.desks.network, self.desks.egress
         bootstrap = BootstrapGuard.from_setting(settings.protect_bootstrap, data_dir=self.data_dir)
         self.checkpointer = Checkpointer(
             store=self.store,
@@ -231,7 +203,7 @@ class Host:
             store=self.store,
             bus=self.bus,
             gate=self.gate,
-            list_tools=self._ready_tools,
+            list_tools=lambda: self.server_watch.ready_tools(),
             model_for=self.models.model_for,
             limits=LoopLimits(max_iterations=settings.max_iterations, tool_concurrency=settings.tool_concurrency),
             default_workspace=settings.resolved_workspace,
@@ -273,7 +245,7 @@ class Host:
         self.chat = Chat(self.runner)
         # A server's `sampling/createMessage` runs on the calling session's model once a person allows it.
         self.sampler = Sampler(
-            desk=SamplingDesk(self.broker, self),
+            desk=self.desks.sampling,
             bus=self.bus,
             session_of=self.store.get_session,
             mode_of=lambda session: self.modes.get(session.mode),
@@ -281,10 +253,11 @@ class Host:
             add_usage=self.runner.add_usage,
             limits=SamplingLimits(policy=settings.sampling, max_tokens=settings.sampling_max_tokens),
         )
-        self.pool.elicitations.sampler = self.sampler.sample
+        self.desks.serve(self.pool, sample=self.sampler.sample)
         self.server_failures = ServerFailures(
             pool=self.pool, bus=self.bus, store=self.store, is_running=self.runner.is_running
         )
+        self.server_watch = ServerWatch(pool=self.pool, failures=self.server_failures, rule_references=self.rule_references)
         self._watching_servers: asyncio.Task[None] | None = None
         self.servers = ServerAdmin(settings=settings, pool=self.pool, sandbox=self.sandbox.status, managed=self.managed)
         """The servers as the dashboard shows and changes them, with their live feed."""
@@ -320,49 +293,7 @@ class Host:
         )
         self.sign_ins = ServerSignIns(self.pool)
         """Sign-ins to remote servers begun from the dashboard, abandoned when the host stops."""
-        self.app_services = AppServices(
-            settings=settings,
-            data_dir=self.data_dir,
-            lifecycle=self,
-            sessions=self.sessions,
-            session_edits=self.session_edits,
-            approvals=self.approvals,
-            servers=self.servers,
-            policies=self.policies,
-            model_settings=self.model_settings,
-            agents=self.agents,
-            agent_admin=self.agent_admin,
-            modes=self.modes,
-            skills=self.skills,
-            standing=Standing(
-                store=self.store, modes=self.modes, policies=self.policies, tools=self.pool.tools, agents=self.agents
-            ),
-            audit=AuditLog(self.store),
-            spend=SpendReport(self.store, self.budget),
-            schedules=self.scheduler,
-            workflows=self.workflows,
-            sign_ins=self.sign_ins,
-            sandbox=self.sandbox.status,
-            events=self.bus,
-            agent_routes=AgentRoutes(self.agents),
-            heartbeat_runs=HeartbeatRuns(store=self.store, sessions=self.sessions),
-            checkpoints=CheckpointService(
-                store=self.store, checkpointer=self.checkpointer, runner=self.runner, bus=self.bus, sessions=self.sessions
-            ),
-            checkpoints_usage=self.checkpointer.usage,
-            tool_pins=ToolPinService(pool=self.pool, store=self.store),
-            rule_references=self.rule_references,
-            direct_tools=DirectTools(
-                settings=settings,
-                pool=self.pool,
-                store=self.store,
-                bus=self.bus,
-                gate=self.gate,
-                runner=self.runner,
-                modes=self.modes,
-                sessions=self.sessions,
-            ),
-        )
+        self.app_services = transport_services(self)
         """What the transports get: the app's services, never the Host (backend/app/services.py)."""
 
     def configured_server_names(self) -> set[str]:
@@ -387,7 +318,7 @@ class Host:
             await self.pool.start()
         await self._check_rules_once_listed()
         # Start failures reach stderr even while no session runs (`serve`, `mcp`).
-        self._watching_servers = asyncio.create_task(self._report_start_failures(), name="mcp-start-failures")
+        self._watching_servers = asyncio.create_task(self.server_watch.report_start_failures(), name="mcp-start-failures")
         if self.is_demo:
             self.models.demo_server()
         if self.runs is not None:  # before recovery: DBOS takes back this host's own runs as it starts
@@ -395,7 +326,7 @@ class Host:
         await self.auto_approver.start()
         await self.checkpointer.start()
         if recover:
-            await self._withdraw_server_requests()
+            await self.desks.withdraw_server_requests()
             await self.runner.recover()
             # After the sessions, so a step's session is found running and is waited for.
             await self.workflows.recover()
@@ -406,29 +337,12 @@ class Host:
             await service.start()
 
     async def _check_rules_once_listed(self) -> None:
-        """Issue 35, item 12: a deny rule naming a built-in server's tool is checked once the server
-        has listed its tools (bounded); one that covers nothing stops the start."""
-        if not self.rule_references.awaited_servers():
-            return
-        with contextlib.suppress(TimeoutError, McpPoolError):
-            await self.pool.wait_ready()
+        """A deny rule that covers nothing, once the servers it names have listed, stops the start."""
         try:
-            self.rule_references.check_at_start(warn=False)
+            await self.server_watch.check_rules_once_listed()
         except ConfigError:
             await self.aclose()
             raise
-
-    async def _withdraw_server_requests(self) -> None:
-        """Close the questions and sampling requests servers asked before the last shutdown.
-
-        Unlike a tool call's approval, they cannot be resumed: the request that waited for the
-        answer ended with the server's connection, and an answer now would reach nobody.
-        """
-        for approval in await self.broker.pending():
-            if approval.kind in SERVER_REQUEST_KINDS:
-                await self.broker.cancel(
-                    approval.id, "Overseer restarted, and the MCP server's request ended with its connection."
-                )
 
     @property
     def closing(self) -> bool:
@@ -462,13 +376,8 @@ class Host:
         if self._owns_pool:
             await self.pool.aclose()
         else:  # a shared pool outlives this host: it must not ask its approvals any more
-            if self.pool.elicitations.handler == self.elicitations.ask:
-                self.pool.elicitations.handler = None
-            if self.pool.elicitations.sampler == self.sampler.sample:
-                self.pool.elicitations.sampler = None
-        if self.egress is not None:
-            await self.egress.aclose()
-            shutil.rmtree(self.egress.directory, ignore_errors=True)
+            self.desks.leave(self.pool)
+        await self.desks.aclose()  # the egress proxy, after the commands using it have ended
         await close_shared_client()  # the model's HTTP connections, after every run has ended
         self.models.stop_demo()
         if self.links is not None:
@@ -489,23 +398,3 @@ class Host:
 
     async def add_session_rules(self, session_id: str, rules: list[str]) -> None:
         await self.runner.add_session_rules(session_id, rules)
-
-    async def _ready_tools(self) -> list[ToolInfo]:
-        await self.pool.wait_ready(timeout=TOOLS_READY_TIMEOUT)
-        # Inside the turn, so its session hears of a failed server before going on without it.
-        await self.server_failures.report()
-        return self.pool.tools()
-
-    async def _report_start_failures(self) -> None:
-        # A server still starting at the pool's bound is not a failure yet; the next turn looks again.
-        with contextlib.suppress(TimeoutError, McpPoolError):
-            await self.pool.wait_ready()
-        try:
-            await self.server_failures.report()
-        except Exception:  # a report that cannot be written must not go unseen either
-            log.exception("reporting failed MCP servers failed")
-        # Issue 35, item 12: once every server has listed, a deny rule that turns out to cover no tool
-        # (a remote server's, checked by name alone at the start) is said loudly; Settings shows it too.
-        for finding in self.rule_references.findings():
-            if finding.level == "error":
-                log.error("%s", finding.message)

@@ -90,7 +90,7 @@ async def test_a_deny_rule_for_a_tool_a_started_server_lacks_is_logged_as_an_err
         )
     host = Host(settings)
     try:
-        with caplog.at_level(logging.ERROR, logger="backend.app.host"):
+        with caplog.at_level(logging.ERROR, logger="backend.app.server_watch"):
             await host.start(recover=False)
             await asyncio.wait_for(host._watching_servers, timeout=60)  # the start's own report, after listing
         [finding] = host.rule_references.findings()
