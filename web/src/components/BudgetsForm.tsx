@@ -28,6 +28,49 @@ function parsed(text: string): number | null | string {
   return usd;
 }
 
+/** One limit's field: a dollar amount, and what is wrong with it under it. `value`: the text as parsed. */
+function BudgetField({
+  label,
+  testId,
+  text,
+  value,
+  admin,
+  onChange,
+}: {
+  label: string;
+  testId: string;
+  text: string;
+  value: number | null | string;
+  admin: boolean;
+  onChange: (text: string) => void;
+}) {
+  const problem = typeof value === "string" ? value : null;
+  return (
+    <label>
+      {label}
+      <span className="budget-input">
+        <span aria-hidden="true">$</span>
+        <input
+          data-testid={testId}
+          inputMode="decimal"
+          autoComplete="off"
+          placeholder="no limit"
+          value={text}
+          disabled={!admin}
+          aria-invalid={problem !== null}
+          aria-describedby={problem !== null ? `${testId}-error` : undefined}
+          onChange={(e) => onChange(e.target.value)}
+        />
+      </span>
+      {problem !== null && (
+        <span className="error-text small" id={`${testId}-error`} data-testid={`${testId}-error`}>
+          {problem}
+        </span>
+      )}
+    </label>
+  );
+}
+
 export function BudgetsForm({ spend, admin, onSaved }: { spend: Spend; admin: boolean; onSaved: (spend: Spend) => void }) {
   const [session, setSession] = useState(shown(spend.per_session_usd));
   const [daily, setDaily] = useState(shown(spend.daily_usd));
@@ -70,50 +113,8 @@ export function BudgetsForm({ spend, admin, onSaved }: { spend: Spend; admin: bo
         one. Empty: no limit.
       </p>
       <div className="budgets-grid">
-        <label>
-          Each session, up to
-          <span className="budget-input">
-            <span aria-hidden="true">$</span>
-            <input
-              data-testid="budget-per-session"
-              inputMode="decimal"
-              autoComplete="off"
-              placeholder="no limit"
-              value={session}
-              disabled={!admin}
-              aria-invalid={typeof sessionValue === "string"}
-              aria-describedby={typeof sessionValue === "string" ? "budget-per-session-error" : undefined}
-              onChange={(e) => setSession(e.target.value)}
-            />
-          </span>
-          {typeof sessionValue === "string" && (
-            <span className="error-text small" id="budget-per-session-error" data-testid="budget-per-session-error">
-              {sessionValue}
-            </span>
-          )}
-        </label>
-        <label>
-          Each day, all sessions (UTC), up to
-          <span className="budget-input">
-            <span aria-hidden="true">$</span>
-            <input
-              data-testid="budget-daily"
-              inputMode="decimal"
-              autoComplete="off"
-              placeholder="no limit"
-              value={daily}
-              disabled={!admin}
-              aria-invalid={typeof dailyValue === "string"}
-              aria-describedby={typeof dailyValue === "string" ? "budget-daily-error" : undefined}
-              onChange={(e) => setDaily(e.target.value)}
-            />
-          </span>
-          {typeof dailyValue === "string" && (
-            <span className="error-text small" id="budget-daily-error" data-testid="budget-daily-error">
-              {dailyValue}
-            </span>
-          )}
-        </label>
+        <BudgetField label="Each session, up to" testId="budget-per-session" text={session} value={sessionValue} admin={admin} onChange={setSession} />
+        <BudgetField label="Each day, all sessions (UTC), up to" testId="budget-daily" text={daily} value={dailyValue} admin={admin} onChange={setDaily} />
       </div>
       {!admin && <p className="muted small">Only an admin can change the budgets.</p>}
       {error && (
