@@ -192,6 +192,7 @@ class PoolAuth(httpx2.Auth):
         self.name = name
         self.vault = vault
         self.on_sign_in_needed = on_sign_in_needed
+        self.hint = sign_in_hint(name)
         storage = ServerOAuthStorage(vault, name, config)
         self.provider = OverseerOAuthProvider(
             server_url=config.url,
@@ -206,7 +207,7 @@ class PoolAuth(httpx2.Auth):
 
     async def step_up(self, challenged: str) -> str:
         """The server wants scope `challenged` for a request: keep it for the next sign-in; what to tell the caller."""
-        return await note_step_up(self.vault, self.name, challenged, hint=sign_in_hint(self.name))
+        return await note_step_up(self.vault, self.name, challenged, hint=self.hint)
 
     async def async_auth_flow(self, request: httpx2.Request) -> AsyncGenerator[httpx2.Request, httpx2.Response]:
         context = self.provider.context
@@ -233,8 +234,8 @@ class PoolAuth(httpx2.Auth):
             finally:
                 await flow.aclose()
             response = yield request
-            if response.status_code not in _SIGN_IN_STATUSES:
-                return
+            if response.status_code not in _SIGN_IN_STATUSES or request.method == "DELETE":
+                return  # a refused goodbye (ending the MCP session) says nothing of the calls
         reason = "HTTP 401: no sign-in that the server accepts (none yet, or it was revoked or has expired)"
         logger.debug("MCP server %r needs a sign-in (%s)", self.name, reason)  # its status says so
         self.on_sign_in_needed(reason)

@@ -30,7 +30,15 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSI
 from pydantic import BaseModel
 
 from backend.mcp.config import McpServerConfig
-from backend.mcp.oauth_client import CLIENT_NAME, OverseerOAuthProvider, ServerOAuthStorage, client_metadata
+from backend.mcp.oauth_client import (
+    CLIENT_NAME,
+    OverseerOAuthProvider,
+    ServerOAuthStorage,
+    client_metadata,
+    sign_in_hint,
+)
+from backend.mcp.oauth_refusal import Credentials, refusal_message, request_method, what_it_said
+from backend.mcp.oauth_step_up import challenged_scope
 from backend.mcp.oauth_store import OAuthVault
 
 logger = logging.getLogger(__name__)
@@ -128,15 +136,19 @@ async def sign_in(
     try:
         headers = config.resolved_headers()
         async with httpx2.AsyncClient(headers=headers, auth=provider, timeout=_HTTP_TIMEOUT) as client:
-            status = await _probe(client, config, provider)
+            answer = await _probe(client, config, provider)
     except (OAuthFlowError, OAuthTokenError, OAuthRegistrationError) as exc:
         raise SignInFailed(str(exc)) from None
     except httpx2.HTTPError as exc:
         raise SignInFailed(f"cannot reach {config.url} or its authorization server ({type(exc).__name__}: {exc})") from None
     except ValueError as exc:  # a header's ${VAR} is unset
         raise SignInFailed(str(exc)) from None
-    if not storage.signed_in and status == 403:
-        raise SignInFailed("the server refuses a listing (HTTP 403) without asking for an OAuth sign-in")
+    status = answer.status_code
+    if status == 403 and challenged_scope(answer) is None:  # a plain 403: what it said, and what would help
+        said, _ = what_it_said(answer, answer.content)
+        credentials: Credentials = "token" if storage.signed_in else "none"
+        message = refusal_message(request_method(answer.request)[1], said, credentials=credentials, hint=sign_in_hint(name))
+        raise SignInFailed(message)
     if not storage.signed_in:
         raise SignInFailed(f"the server answered without asking for a sign-in (HTTP {status})")
     if status in (401, 403):
@@ -165,8 +177,8 @@ async def _settle_step_up(vault: OAuthVault, name: str, provider: OverseerOAuthP
         logger.warning("signed in to MCP server %r without all the scope it asked for (%s)", name, wanted)
 
 
-async def _probe(client: httpx2.AsyncClient, config: McpServerConfig, provider: OAuthClientProvider) -> int:
-    """Requests that need the sign-in; the status of the last once signed in (the bodies do not matter).
+async def _probe(client: httpx2.AsyncClient, config: McpServerConfig, provider: OAuthClientProvider) -> httpx2.Response:
+    """Requests that need the sign-in; the answer to the last, once signed in (read: a refusal is quoted).
 
     Over Streamable HTTP that is `initialize` and then a listing: a server may let `initialize`
     through without a token and ask only for what follows, and a probe that stopped at the
@@ -176,15 +188,17 @@ async def _probe(client: httpx2.AsyncClient, config: McpServerConfig, provider: 
     assert config.url is not None
     if config.type == "sse":
         async with client.stream("GET", config.url, headers={"Accept": "text/event-stream"}) as response:
-            return response.status_code
+            if response.status_code >= 400:
+                await response.aread()
+            return response
     version = HANDSHAKE_PROTOCOL_VERSIONS[-1]
     params = {"protocolVersion": version, "capabilities": {}, "clientInfo": _CLIENT_INFO}
     response = await _post(client, config.url, _request(1, "initialize", params), {})
     if response.status_code in (401, 403):
-        return response.status_code
+        return response
     if response.status_code >= 400:
         # No handshake here: a server of the 2026-07-28 era takes each request on its own.
-        return (await _modern_listing(client, config.url)).status_code
+        return await _modern_listing(client, config.url)
     session = response.headers.get("mcp-session-id")
     answer = _first_message(response)
     version = str(answer.get("result", {}).get("protocolVersion") or version)
@@ -200,7 +214,7 @@ async def _probe(client: httpx2.AsyncClient, config: McpServerConfig, provider: 
             await client.delete(config.url, headers=bearer, auth=None)
         except httpx2.HTTPError:
             pass  # a server that will not end it lets it expire
-    return listed.status_code
+    return listed
 
 
 async def _modern_listing(client: httpx2.AsyncClient, url: str) -> httpx2.Response:

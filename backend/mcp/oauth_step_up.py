@@ -13,13 +13,13 @@ The connection stays up: the server's other tools work with the scope already gr
 
 from __future__ import annotations
 
-import json
 import logging
 
 import anyio
 import httpx2
 from mcp.client.auth.utils import extract_field_from_www_auth, union_scopes
 
+from backend.mcp.oauth_refusal import refusal_response
 from backend.mcp.oauth_store import OAuthVault
 
 logger = logging.getLogger(__name__)
@@ -66,12 +66,4 @@ async def note_step_up(vault: OAuthVault, name: str, challenged: str, *, hint: s
 
 def step_up_refusal(request: httpx2.Request, response: httpx2.Response, message: str) -> httpx2.Response:
     """The 403 as a JSON-RPC error for the refused request, which the SDK hands to its caller as is."""
-    try:
-        request_id = json.loads(request.content).get("id")
-    except (ValueError, AttributeError, httpx2.RequestNotRead):
-        request_id = None
-    if request_id is None:
-        return response  # a notification or a stream: nobody to tell
-    error = {"jsonrpc": "2.0", "id": request_id, "error": {"code": INSUFFICIENT_SCOPE, "message": message}}
-    headers = {k: v for k, v in response.headers.items() if k.lower() in ("www-authenticate", "mcp-session-id")}
-    return httpx2.Response(403, headers=headers, json=error, request=request, extensions=response.extensions)
+    return refusal_response(request, response, code=INSUFFICIENT_SCOPE, message=message)

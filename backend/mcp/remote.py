@@ -16,6 +16,8 @@ httpx transport of ours, for what the pool has to act on:
 - a request refused for want of scope (403 `insufficient_scope`, SEP-835): it fails with a
   message that names the scope and how to sign in again (backend/mcp/oauth_step_up.py); the
   connection stays up for the server's other tools.
+- a request refused with a plain 403: it fails with what the server said and whether signing in
+  again could help (backend/mcp/oauth_refusal.py), and so does a connect it stops.
 
 It also keeps one failed request from taking the whole SDK transport down: once connected, a
 connection error becomes a synthetic 503 for that one message, and a cut stream a `StreamError`,
@@ -46,6 +48,7 @@ from mcp.client.streamable_http import MCP_SESSION_ID, streamable_http_client
 from backend.mcp.config import McpServerConfig
 from backend.mcp.lines import MAX_LINE_CHARS
 from backend.mcp.oauth_client import PoolAuth, sign_in_hint
+from backend.mcp.oauth_refusal import forbidden
 from backend.mcp.oauth_step_up import challenged_scope, step_up_refusal
 from backend.mcp.oauth_store import OAuthVault
 from backend.mcp.transport import StdioProcessTransport
@@ -291,7 +294,18 @@ class _WatchingTransport(httpx2.AsyncBaseTransport):
             return httpx2.Response(_UNREACHABLE, request=request, content=reason.encode())
         status = response.status_code
         remote.unreachable = None  # it answered
+        listening = request.method == "GET" and remote.kind == "http"  # the optional stream of server messages
+        if (status >= 400 and request.method == "DELETE") or (status == 403 and listening):
+            # The goodbye, or a stream the SDK does without: refused, it says nothing of the calls.
+            remote._log(f"HTTP {status} on {request.method}")
+            return response
         if status >= 400:
+            if status == 403 and challenged_scope(response) is None:
+                # A plain refusal: said as it is, with whether signing in again could help.
+                hint = remote.auth.hint if isinstance(remote.auth, PoolAuth) else None
+                refused, message = await forbidden(request, response, sign_in_hint=hint)
+                remote.note_http_error(message, status)
+                return refused
             remote.note_http_error(f"HTTP {status} on {request.method}", status)
             if isinstance(remote.auth, PoolAuth) and (challenged := challenged_scope(response)) is not None:
                 # A step-up challenge (SEP-835): the caller reads which scope is missing and how to get it.
@@ -300,7 +314,7 @@ class _WatchingTransport(httpx2.AsyncBaseTransport):
                 return step_up_refusal(request, response, message)
             if status == 401 and attempt is not None:
                 attempt.refused = True
-            if status == 404 and MCP_SESSION_ID in request.headers and request.method != "DELETE":
+            if status == 404 and MCP_SESSION_ID in request.headers:
                 if attempt is not None:
                     attempt.session_expired = True
                 remote.drop("the server no longer knows our MCP session (HTTP 404); starting a new one")
