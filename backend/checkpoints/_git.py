@@ -126,7 +126,7 @@ class Git:
 def create_repository(git_dir: Path, workspace: Path) -> None:
     """Make the shadow repository at `git_dir` if it is not there yet (atomically: a killed
     creation leaves only a temporary folder beside it, never a half-made repository)."""
-    if (git_dir / "HEAD").is_file():
+    if os.path.isfile(os.path.join(git_dir, "HEAD")):
         return
     git_dir.parent.mkdir(parents=True, exist_ok=True)
     _clear_abandoned_creations(git_dir.parent)

@@ -25,6 +25,7 @@ import pygit2
 from pygit2.enums import ConfigLevel, DeltaStatus, DiffOption, RepositoryOpenFlag
 
 from backend.checkpoints._git import AUTHOR, BUILT_IN_IGNORED, CONFIG
+from backend.checkpoints._watch import WorkspaceWatch
 from backend.checkpoints.values import Skipped
 
 SNAPSHOT_LOG = "snapshots.log"
@@ -59,7 +60,8 @@ _DIFF_FLAGS = (
 class Stager:
     """The shadow repository of one workspace, opened once and kept (callers hold its lock)."""
 
-    def __init__(self, git_dir: Path, workspace: Path, max_file_bytes: int) -> None:
+    def __init__(self, git_dir: Path, workspace: Path, max_file_bytes: int, *, watch: bool = True) -> None:
+        """`watch`: ask the kernel what changed (`_watch.py`); without, every snapshot looks at every file."""
         self.workspace = workspace
         self.max_file_bytes = max_file_bytes
         self.git_dir = git_dir
@@ -70,15 +72,76 @@ class Stager:
         self._written_at = time.monotonic()
         self._repo.workdir = str(workspace)
         ensure_config(self._repo.config, workspace)
+        self._watch = WorkspaceWatch(workspace, skip=self._unwatched)
+        self._watch.usable = self._watch.usable and watch
+        self._skipped: dict[str, Skipped] = {}  # what the last snapshot left out, by path
+        self._tracked_folders: set[str] | None = None  # folders holding a file of the index (made when asked)
+        self._index_stamp: tuple[int, int, int] | None = None  # the index file as we last knew it
+        self._index_path = os.path.join(git_dir, "index")
+        self._root = str(workspace)  # strings, not Paths: this runs before every step
 
     def stage(self) -> tuple[str, list[Skipped]]:
-        """Bring the shadow index up to the workspace (hashing only what the stat cache says
-        changed) and write its tree; returns the tree id and what was left out."""
+        """Bring the shadow index up to the workspace and write its tree; returns the tree id and
+        what was left out. Only the files the kernel says changed are looked at when it can say
+        (`_watch.py`); otherwise every file, through the index's stat cache."""
         index = self._repo.index
-        index.read(force=False)  # another process (a rewind from the CLI) may have written it
-        skipped: list[Skipped] = []
+        changed = self._watch.changed()
+        stamp = _stamp(self._index_path)
+        if stamp != self._index_stamp:  # another process (a rewind from the CLI) wrote it
+            index.read(force=False)
+            changed = None
         removals: list[str] = []
         additions: list[str] = []
+        if changed is None:
+            self._skipped = self._look_at_all(index, removals, additions)
+        else:
+            self._look_at(changed, index, removals, additions)
+        # Removals first: a file that became a folder (or the reverse) frees its name before
+        # the new entries take it.
+        for path in removals:
+            index.remove(path)
+        for path in additions:
+            index.add(path)
+        if removals or additions:
+            self._tracked_folders = None
+        tree = index.write_tree()
+        self._unwritten += len(removals) + len(additions)
+        if self._unwritten >= INDEX_WRITE_AFTER_FILES or time.monotonic() - self._written_at > INDEX_WRITE_AFTER_S:
+            index.write()
+            self._unwritten, self._written_at = 0, time.monotonic()
+            stamp = _stamp(self._index_path)
+        self._index_stamp = stamp
+        return str(tree), sorted(self._skipped.values(), key=lambda s: s.path)
+
+    def close(self) -> None:
+        """Let go of the workspace's watch (the Stager is being dropped)."""
+        self._watch.close()
+
+    def _look_at(self, paths: set[str], index: pygit2.Index, removals: list[str], additions: list[str]) -> None:
+        """The changed files only (none of them a folder: a folder's change makes the watch
+        answer None). Decides each as the full look would."""
+        for path in paths:
+            self._skipped.pop(path, None)
+            tracked = path in index
+            # As git: ignore rules apply to untracked files only.
+            if not tracked and self._repo.path_is_ignored(path):
+                if os.path.lexists(os.path.join(self._root, path)):
+                    self._skipped[path] = Skipped(path=path, reason=_ignored_reason(path))
+                continue
+            reason = self._left_out(path)
+            if reason == "gone":
+                if tracked:
+                    removals.append(path)
+            elif reason is not None:
+                self._skipped[path] = Skipped(path=path, reason=reason)
+                if tracked:
+                    removals.append(path)
+            else:
+                additions.append(path)
+
+    def _look_at_all(self, index: pygit2.Index, removals: list[str], additions: list[str]) -> dict[str, Skipped]:
+        """Every file, through the index's stat cache (only what it says changed is hashed)."""
+        skipped: list[Skipped] = []
         # The index against the workspace only: `status` would also compare it with HEAD, which
         # names no snapshot here, and report every file.
         for delta in index.diff_to_workdir(_DIFF_FLAGS).deltas:
@@ -101,18 +164,7 @@ class Stager:
                         removals.append(path)
                 else:
                     additions.append(path)
-        # Removals first: a file that became a folder (or the reverse) frees its name before
-        # the new entries take it.
-        for path in removals:
-            index.remove(path)
-        for path in additions:
-            index.add(path)
-        tree = index.write_tree()
-        self._unwritten += len(removals) + len(additions)
-        if self._unwritten >= INDEX_WRITE_AFTER_FILES or time.monotonic() - self._written_at > INDEX_WRITE_AFTER_S:
-            index.write()
-            self._unwritten, self._written_at = 0, time.monotonic()
-        return str(tree), sorted(skipped, key=lambda s: s.path)
+        return {s.path: s for s in skipped}
 
     def commit(self, tree: str, message: str) -> str:
         """A root commit of `tree`, kept by a line in the snapshot log;
@@ -155,8 +207,23 @@ class Stager:
         for name in names:
             self._repo.references.delete(name)
 
+    def _unwatched(self, folder: str) -> bool:
+        """Folders whose files never reach a snapshot: ignored ones and nested repositories,
+        unless the index tracks a file in them (as git: ignoring does not untrack)."""
+        if not (self._repo.path_is_ignored(folder + "/") or os.path.lexists(os.path.join(self._root, folder, ".git"))):
+            return False
+        if self._tracked_folders is None:
+            tracked: set[str] = set()
+            for entry in self._repo.index:
+                parent = entry.path.rpartition("/")[0]
+                while parent and parent not in tracked:
+                    tracked.add(parent)
+                    parent = parent.rpartition("/")[0]
+            self._tracked_folders = tracked
+        return folder not in self._tracked_folders
+
     def _left_out(self, path: str) -> str | None:
-        full = self.workspace / path
+        full = os.path.join(self._root, path)
         try:
             info = os.lstat(full)
         except FileNotFoundError:
@@ -180,6 +247,14 @@ def ensure_config(config: pygit2.Config, workspace: Path) -> None:
             current = None
         if current != value:
             config[key] = value
+
+
+def _stamp(path: str) -> tuple[int, int, int] | None:
+    try:
+        info = os.stat(path)
+    except FileNotFoundError:
+        return None
+    return (info.st_ino, info.st_size, info.st_mtime_ns)
 
 
 def _is_regular(mode: int) -> bool:

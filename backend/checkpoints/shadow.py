@@ -48,9 +48,12 @@ _COMMIT_ID = re.compile(r"[0-9a-f]{7,64}")
 class ShadowRepo:
     """Snapshots of one workspace in its shadow repository; synchronous (callers use `asyncio.to_thread`)."""
 
-    def __init__(self, workspace: Path, *, root: Path, max_file_bytes: int = 5 * 1024 * 1024) -> None:
+    def __init__(
+        self, workspace: Path, *, root: Path, max_file_bytes: int = 5 * 1024 * 1024, watch: bool = True
+    ) -> None:
         """root: the folder holding every workspace's shadow repository (settings.checkpoints_dir,
-        default <data dir>/checkpoints); this workspace's is root/<hash of its real path>."""
+        default <data dir>/checkpoints); this workspace's is root/<hash of its real path>.
+        watch: learn from the kernel which files changed (`_watch.py`), instead of looking at all."""
         real = Path(os.path.realpath(workspace))
         if not real.is_dir():
             raise ValueError(f"workspace {workspace} is not a folder")
@@ -66,6 +69,7 @@ class ShadowRepo:
         self._stager: Stager | None = None  # opened on first use, under the lock
         self._lock = ShadowLock(self.git_dir)
         self._stager_generation = 0
+        self._watch = watch
 
     def snapshot(self, message: str) -> Snapshot:
         """The whole workspace now, untracked files included (see the module's docstring)."""
@@ -141,7 +145,7 @@ class ShadowRepo:
                 # Another process keeping the repository open must open it again: its snapshot
                 # log is a replaced file, and objects it knows may be gone.
                 self._lock.bump()
-                self._stager = None
+                self._drop_stager()
 
     def snapshots(self) -> list[str]:
         """The commit ids of the snapshots kept (in no particular order)."""
@@ -158,7 +162,7 @@ class ShadowRepo:
             if self._stager is not None and self._stager_generation != self._lock.generation:
                 # Pruned since it was opened (by another process, say): its index in memory and
                 # its list of packs may name objects that are gone.
-                self._stager = None
+                self._drop_stager()
             yield
 
     def _resolve(self, commit: str) -> str:
@@ -188,9 +192,14 @@ class ShadowRepo:
     def _stage(self) -> tuple[str, list[Skipped]]:
         return self._open_stager().stage()
 
+    def _drop_stager(self) -> None:
+        if self._stager is not None:
+            self._stager.close()
+            self._stager = None
+
     def _open_stager(self) -> Stager:
         if self._stager is None:
-            self._stager = Stager(self.git_dir, self.workspace, self.max_file_bytes)
+            self._stager = Stager(self.git_dir, self.workspace, self.max_file_bytes, watch=self._watch)
             self._stager_generation = self._lock.generation
         return self._stager
 

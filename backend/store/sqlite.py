@@ -45,6 +45,7 @@ class SqliteStore(SqlStore):
 
     def __init__(self, path: Path | str) -> None:
         self.path = Path(path)
+        self._real_path = str(self.path.resolve())  # the workspace locks' key: one per database file
         self.db = SqliteThread(self.path)
         # This process's writes, in order: a write finds it free to go inline (`_unit`).
         self._lock = asyncio.Lock()
@@ -189,7 +190,7 @@ class SqliteStore(SqlStore):
     @asynccontextmanager
     async def workspace_lock(self, key: str, *, timeout: float) -> AsyncIterator[None]:
         """A lock of this process: an embedded store serves one host (see `Store.workspace_lock`)."""
-        lock = self._workspace_locks.setdefault((str(self.path.resolve()), key), asyncio.Lock())
+        lock = self._workspace_locks.setdefault((self._real_path, key), asyncio.Lock())
         try:
             async with asyncio.timeout(timeout):
                 await lock.acquire()
