@@ -189,11 +189,16 @@ class Stager:
         return [line for line in text.split("\n") if _COMMIT.fullmatch(line)]
 
     def rewrite_log(self, commits: list[str]) -> None:
-        """The snapshot log replaced, atomically, by `commits` (a prune's; callers then drop this
-        Stager, and other processes open the repository again: see ShadowLock's generation)."""
+        """The snapshot log replaced, atomically, by `commits` (a prune's; other processes open the
+        repository again: see ShadowLock's generation)."""
         temporary = self.git_dir / f"{SNAPSHOT_LOG}.new"
         temporary.write_text("".join(f"{commit}\n" for commit in commits))
         os.replace(temporary, self.git_dir / SNAPSHOT_LOG)
+        if self._last is not None and self._last[1] not in commits:
+            self._last = None  # no longer kept: a later unchanged snapshot must not name it
+        if self._log is not None:  # it appends to the replaced file: the next commit opens the new one
+            os.close(self._log)
+            self._log = None
 
     def snapshot_refs(self) -> dict[str, str]:
         """Snapshots given refs by a collecting prune (and `latest`, from earlier versions): ref -> commit."""

@@ -145,7 +145,10 @@ class ShadowRepo:
                 # Another process keeping the repository open must open it again: its snapshot
                 # log is a replaced file, and objects it knows may be gone.
                 self._lock.bump()
+            if collect:  # so may this one's: open again
                 self._drop_stager()
+            else:  # only the list changed, which the Stager itself rewrote: keep it (and its watch)
+                self._stager_generation = self._lock.generation
 
     def snapshots(self) -> list[str]:
         """The commit ids of the snapshots kept (in no particular order)."""

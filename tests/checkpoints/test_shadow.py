@@ -303,6 +303,23 @@ def test_a_prune_without_collecting_drops_snapshots_and_a_collecting_one_deletes
     assert (workspace / "run.sh").exists() and not (workspace / "only-in-the-second.txt").exists()
 
 
+def test_a_snapshot_after_a_prune_that_dropped_the_last_one_is_kept_even_when_nothing_changed(workspace, shadow):
+    first = shadow.snapshot("first")
+    (workspace / "new.txt").write_text("new\n")
+    last = shadow.snapshot("last")
+    shadow.prune([first.commit], collect=False)  # the retention after a step keeps the Stager open
+
+    again = shadow.snapshot("nothing changed since last")
+
+    assert again.commit in shadow.snapshots()
+    shadow.prune([first.commit, again.commit])  # the sweep: what no kept snapshot names goes
+    assert shadow_git(shadow, "fsck", "--no-dangling").returncode == 0
+    (workspace / "new.txt").unlink()
+    shadow.restore(again.commit)
+    assert (workspace / "new.txt").read_text() == "new\n"
+    assert last.commit != again.commit
+
+
 def test_a_prune_by_another_process_never_leaves_a_later_snapshot_without_its_objects(workspace, tmp_path):
     # Each host keeps its shadow repository open; one prunes while the other's index, in memory
     # only, names a blob that only the pruned snapshot held.
