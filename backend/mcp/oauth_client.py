@@ -8,6 +8,9 @@ sends that request itself, and on a 401 (after one forced refresh) stops: the ca
 401, and the server "needs sign-in" until someone signs in from the dashboard or the terminal
 (backend/mcp/oauth_login.py). Sending the request outside the SDK's flow also keeps the flow's
 lock from being held while a slow tool runs, which would serialise every call on the connection.
+A 401 from a server whose protected-resource metadata now names another authorization server
+than the one Overseer signed in at (SEP-2352) is said so, and its tokens are not refreshed at the
+old one: only a new sign-in, with a new registration there, helps.
 
 What the SDK keeps only in memory is kept in the vault and put back here: when the access token
 expires, and the authorization server's metadata (without it, a refresh after a restart goes to
@@ -22,7 +25,15 @@ from collections.abc import AsyncGenerator, Awaitable, Callable
 
 import httpx2
 from mcp.client.auth import OAuthClientProvider, TokenStorage
-from mcp.client.auth.utils import union_scopes
+from mcp.client.auth.oauth2 import OAuthContext
+from mcp.client.auth.utils import (
+    build_protected_resource_metadata_discovery_urls,
+    create_oauth_metadata_request,
+    extract_resource_metadata_from_www_auth,
+    handle_protected_resource_response,
+    issuers_match,
+    union_scopes,
+)
 from mcp.shared.auth import (
     AuthorizationCodeResult,
     OAuthClientInformationFull,
@@ -42,6 +53,8 @@ REFRESH_EARLY = 60.0
 """Seconds before expiry at which a token is refreshed; a tenth of its lifetime when that is less."""
 _SIGN_IN_STATUSES = (401,)
 _DUE = 1.0
+_DISCOVERY_TIMEOUT = 10.0
+"""Seconds for reading a refusing server's protected-resource metadata (its authorization server may have moved)."""
 """An expiry long past that makes the SDK refresh (0 would read as "no expiry": never refresh)."""
 
 
@@ -211,6 +224,7 @@ class PoolAuth(httpx2.Auth):
 
     async def async_auth_flow(self, request: httpx2.Request) -> AsyncGenerator[httpx2.Request, httpx2.Response]:
         context = self.provider.context
+        reason = "HTTP 401: no sign-in that the server accepts (none yet, or it was revoked or has expired)"
         for forced in (False, True):
             if forced:
                 if not context.can_refresh_token():
@@ -236,9 +250,36 @@ class PoolAuth(httpx2.Auth):
             response = yield request
             if response.status_code not in _SIGN_IN_STATUSES or request.method == "DELETE":
                 return  # a refused goodbye (ending the MCP session) says nothing of the calls
-        reason = "HTTP 401: no sign-in that the server accepts (none yet, or it was revoked or has expired)"
+            if not forced and (moved := await moved_authorization_server(context, response)) is not None:
+                # SEP-2352: the tokens are another server's now; refreshing them there settles nothing.
+                reason = f"HTTP 401: the server now signs in at {moved}, no longer where Overseer signed in"
+                break
         logger.debug("MCP server %r needs a sign-in (%s)", self.name, reason)  # its status says so
         self.on_sign_in_needed(reason)
+
+
+async def moved_authorization_server(context: OAuthContext, refused: httpx2.Response) -> str | None:
+    """The authorization server a server that refused our token names now, if not the one our sign-in is from.
+
+    Read from its protected-resource metadata (RFC 9728), where the 401 points or at the well-known
+    places; None when it names ours, cannot be read, or there is no sign-in to compare.
+    """
+    ours = context.oauth_metadata.issuer if context.oauth_metadata is not None else None
+    if ours is None or context.current_tokens is None:
+        return None
+    where = extract_resource_metadata_from_www_auth(refused)
+    try:
+        async with httpx2.AsyncClient(timeout=_DISCOVERY_TIMEOUT) as client:
+            for url in build_protected_resource_metadata_discovery_urls(where, context.server_url):
+                found = await handle_protected_resource_response(await client.send(create_oauth_metadata_request(url)))
+                if found is not None:
+                    break
+            else:
+                return None
+    except httpx2.HTTPError:
+        return None
+    named = [str(server) for server in found.authorization_servers]
+    return None if any(issuers_match(server, str(ours)) for server in named) else named[0]
 
 
 def _expiring(tokens: OAuthToken | None, expiry: float | None) -> bool:

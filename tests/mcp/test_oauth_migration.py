@@ -66,7 +66,10 @@ async def sign_in(pool: McpPool, config: McpServerConfig) -> None:
 
 
 async def migrated_pool(tmp_path: Path, servers: MigratingServers, *, between: Callable[[McpPool], None] | None = None):
-    """Sign in at the old authorization server, move the server to the new one, call it: (pool, first answer, refused answer)."""
+    """Sign in at the old authorization server, move the server to the new one, call it.
+
+    (pool, config, the first answer, (the refused one, the status after it)).
+    """
     config = McpServerConfig(type="http", url=servers.url, start_timeout=BOUND)
     pool = McpPool({"docs": config}, log_dir=tmp_path / "logs")
     await pool.start()
@@ -79,14 +82,15 @@ async def migrated_pool(tmp_path: Path, servers: MigratingServers, *, between: C
     servers.migrate()
     refused = await whoami(pool)
     await until(pool, needs_sign_in)
-    return pool, config, first, refused
+    [status] = pool.statuses()
+    return pool, config, first, (refused, status)
 
 
 async def test_a_server_that_moved_to_another_authorization_server_is_signed_in_again_there_with_a_new_registration(
     tmp_path: Path,
 ):
     async with MigratingServers() as servers:
-        pool, config, first, refused = await migrated_pool(tmp_path, servers)
+        pool, config, first, (refused, status) = await migrated_pool(tmp_path, servers)
         try:
             await sign_in(pool, config)
             second = await whoami(pool)
@@ -96,12 +100,13 @@ async def test_a_server_that_moved_to_another_authorization_server_is_signed_in_
     [old_client] = servers.old.clients
     [new_client] = servers.new.clients
     assert first.text == old_client and refused.is_error
+    assert status.error is not None and f"now signs in at {servers.new.issuer}" in status.error
     assert second.text == new_client != old_client  # signed in at the new server, as its own client
     assert (servers.old.registrations, servers.new.registrations) == (1, 1)
     assert old_client not in servers.new_log.client_ids and servers.new_log.client_ids  # it did see ours
-    # The old server's tokens (and the pool's refreshes of them) went to the old server only.
+    # The old server's tokens went nowhere: not to the new server, not even to the old one for a refresh.
     assert not [t for t in servers.old.issued_tokens if any(t in r for r in servers.new_log.requests)]
-    assert servers.new.refreshes == 0
+    assert servers.old.refreshes == servers.new.refreshes == 0
     assert stored.client_info is not None and stored.client_info.client_id == new_client
     assert stored.client_info.issuer == servers.new.issuer
     assert stored.oauth_metadata is not None and issuers_match(str(stored.oauth_metadata.issuer), servers.new.issuer)
