@@ -36,6 +36,7 @@ from backend.mcp.remote import (
 )
 from backend.mcp.roots import WorkspaceRoots, roots_result
 from backend.mcp.server_calls import ServerCalls
+from backend.mcp.task_extension import TasksExtension
 from backend.mcp.tool_changes import Vet, follow_changes, listen_for_changes, on_message
 from backend.mcp.transport import log_tail
 from backend.paths import private_opener
@@ -322,6 +323,7 @@ class ServerRunner(ServerCalls):
                             elicitation_callback=self.elicitation_callback,
                             sampling_callback=self.sampling_callback,
                             message_handler=partial(on_message, stale),
+                            extensions=[TasksExtension()],  # tools served as tasks in the 2026-07-28 era
                         ) as client,
                         anyio.create_task_group() as tg,
                     ):

@@ -25,6 +25,7 @@ from backend.mcp.call_failures import failed_call, hung_notice, not_taken
 from backend.mcp.connection import Connection
 from backend.mcp.errors import McpPoolError, ToolNotFound
 from backend.mcp.remote import CallAttempt, RemoteTransport, current_attempt
+from backend.mcp import task_extension
 from backend.mcp.tasks import TaskStarted, call_as_task, resume_task
 
 if TYPE_CHECKING:
@@ -156,16 +157,20 @@ class ServerCalls:
                     try:
                         await self._announce_roots(conn)
                         if resume is not None:
-                            result = await resume_task(conn.client, resume, on_status=status)
+                            collect = resume_task if conn.handshake_era else task_extension.resume_task
+                            result = await collect(conn.client, resume, on_status=status)
                         elif conn.task_modes.get(tool) == "required":
                             # A plain call would be refused: run it as a task, its status shown as progress.
                             result = await call_as_task(
                                 conn.client, tool, arguments, meta=meta, on_status=status, on_started=on_task
                             )
                         else:
-                            result = await conn.client.call_tool(
-                                tool, arguments, meta=meta, progress_callback=progress
-                            )
+                            # On a 2026-07-28 connection the server may answer with a task (the tasks
+                            # extension): told as a handshake-era task is, see task_extension.py.
+                            with task_extension.watching(on_started=on_task, on_status=status):
+                                result = await conn.client.call_tool(
+                                    tool, arguments, meta=meta, progress_callback=progress
+                                )
                         conn.timeouts = 0
                         return result
                     except (MCPError, ValidationError, anyio.BrokenResourceError, anyio.ClosedResourceError) as exc:

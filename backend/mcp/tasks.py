@@ -10,6 +10,8 @@ is what the tool card shows while the call runs.
 A call that ends before its task does (its timeout, or its session stopped) sends `tasks/cancel`,
 so the server stops working for nobody: best effort, bounded, and never instead of the call's own
 outcome. A host going down leaves its tasks running (`kept_while`), to collect them after the restart.
+The 2026-07-28 era serves tasks through an extension instead (task_extension.py), which shares the
+polling bounds, the status lines and the cancelling here.
 """
 
 from __future__ import annotations
@@ -19,11 +21,13 @@ import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from contextvars import ContextVar
+from functools import partial
 from typing import Any, Literal
 
 import anyio
 import mcp_types
 from mcp import Client
+from mcp.client.session import ClientSession
 from mcp.shared.exceptions import MCPError
 
 logger = logging.getLogger(__name__)
@@ -48,7 +52,8 @@ _kept: ContextVar[Callable[[], bool] | None] = ContextVar("overseer_task_kept", 
 _DEFAULT_POLL_S = 1.0
 _MIN_POLL_S = 0.01  # a server's `pollInterval: 0` must not become a busy loop
 _MAX_POLL_S = 30.0  # nor a huge one a call that never looks again
-_TERMINAL: frozenset[str] = frozenset({"completed", "failed", "cancelled"})
+TERMINAL: frozenset[str] = frozenset({"completed", "failed", "cancelled"})
+"""The statuses a task never leaves (both eras)."""
 
 
 @contextmanager
@@ -69,14 +74,20 @@ def task_support(tool: mcp_types.Tool) -> TaskSupport:
     return mode or "forbidden"
 
 
-def _poll_seconds(task: mcp_types.Task) -> float:
-    if task.poll_interval is None:
+def poll_seconds(interval_ms: int | None) -> float:
+    """How long to wait before the next poll: the server's interval, within sane bounds."""
+    if interval_ms is None:
         return _DEFAULT_POLL_S
-    return min(max(task.poll_interval / 1000, _MIN_POLL_S), _MAX_POLL_S)
+    return min(max(interval_ms / 1000, _MIN_POLL_S), _MAX_POLL_S)
+
+
+def status_line(status: str, message: str | None) -> str:
+    """A task's status as the tool card shows it."""
+    return f"task {status}: {message}" if message else f"task {status}"
 
 
 def _status_line(task: mcp_types.Task) -> str:
-    return f"task {task.status}: {task.status_message}" if task.status_message else f"task {task.status}"
+    return status_line(task.status, task.status_message)
 
 
 async def start_task(
@@ -111,8 +122,8 @@ async def collect_task(
     result); one that does not becomes an error result saying how the task ended.
     """
     polls = 0
-    while task.status not in _TERMINAL:
-        await anyio.sleep(_poll_seconds(task))
+    while task.status not in TERMINAL:
+        await anyio.sleep(poll_seconds(task.poll_interval))
         polls += 1
         task = await _get(client, task.task_id)
         if on_status is not None:
@@ -130,14 +141,21 @@ async def collect_task(
 
 
 async def cancel_task(client: Client, task_id: str) -> bool:
-    """Ask the server to stop working on `task_id`; True once it acknowledged.
+    """Ask the server to stop working on `task_id` (`tasks/cancel`, both eras); True once it
+    acknowledged. Meant for a caller being cancelled: see `finish_cancelling`."""
+    request = mcp_types.CancelTaskRequest(params=mcp_types.CancelTaskRequestParams(task_id=task_id))
+    return await finish_cancelling(send_cancel(client.session, task_id, request))
 
-    Best effort and bounded by CANCEL_BOUND_S; it never raises, so the caller's own outcome (a
-    timeout, a stop) is what is reported. It runs as its caller is being cancelled, maybe again
-    and again (a task group delivers its cancellation until the task ends): the request goes out
-    from a task of its own, and the caller waits for it to end, which the bound keeps short.
+
+async def finish_cancelling(cancel: Awaitable[bool]) -> bool:
+    """Run `cancel` (a `tasks/cancel`, bounded by CANCEL_BOUND_S) to its end, and never raise.
+
+    It runs as its caller is being cancelled, maybe again and again (a task group delivers its
+    cancellation until the task ends): the request goes out from a task of its own, and the
+    caller waits for it to end, which the bound keeps short. The caller's own outcome (a
+    timeout, a stop) is then what is reported.
     """
-    job = asyncio.get_running_loop().create_task(_send_cancel(client, task_id))
+    job = asyncio.ensure_future(cancel)
     while not job.done():
         try:
             await asyncio.shield(job)
@@ -146,11 +164,11 @@ async def cancel_task(client: Client, task_id: str) -> bool:
     return job.result()
 
 
-async def _send_cancel(client: Client, task_id: str) -> bool:
-    request = mcp_types.CancelTaskRequest(params=mcp_types.CancelTaskRequestParams(task_id=task_id))
+async def send_cancel(session: ClientSession, task_id: str, request: mcp_types.Request[Any, Any]) -> bool:
+    """Send `request` (a `tasks/cancel` of either era), bounded by CANCEL_BOUND_S; True once acknowledged."""
     with anyio.move_on_after(CANCEL_BOUND_S):
         try:
-            await client.session.send_request(request, mcp_types.CancelTaskResult)
+            await session.send_request(request, mcp_types.EmptyResult)
             return True
         except Exception as exc:  # a server without tasks/cancel, or one already gone
             logger.info("tasks/cancel of task %s was not acknowledged: %s", task_id, exc)
@@ -160,15 +178,15 @@ async def _send_cancel(client: Client, task_id: str) -> bool:
 
 
 @asynccontextmanager
-async def _cancelled_with_caller(client: Client, task_id: str) -> AsyncIterator[None]:
-    """A cancellation of the body (the call's timeout, a stop) cancels the task too, unless the
-    host is going down (`kept_while`)."""
+async def abandoned_cancels(cancel: Callable[[], Awaitable[bool]]) -> AsyncIterator[None]:
+    """A cancellation of the body (the call's timeout, a stop) runs `cancel` (`tasks/cancel` of
+    the body's task) before it goes on, unless the host is going down (`kept_while`)."""
     try:
         yield
     except anyio.get_cancelled_exc_class():
         going_down = _kept.get()
         if going_down is None or not going_down():
-            await cancel_task(client, task_id)
+            await cancel()
         raise
 
 
@@ -186,7 +204,7 @@ async def resume_task(
     memory) is a protocol error the caller reports like any failed call: never a new call,
     which could do the work twice.
     """
-    async with _cancelled_with_caller(client, task_id):
+    async with abandoned_cancels(partial(cancel_task, client, task_id)):
         task = await _get(client, task_id)
         if on_status is not None:
             await on_status(0, _status_line(task))
@@ -204,7 +222,7 @@ async def call_as_task(
 ) -> mcp_types.CallToolResult:
     """Call `tool` as a task and wait (unbounded: the caller bounds it) for its result."""
     task = await start_task(client, tool, arguments, meta=meta)
-    async with _cancelled_with_caller(client, task.task_id):
+    async with abandoned_cancels(partial(cancel_task, client, task.task_id)):
         if on_started is not None:
             await on_started(task.task_id)
         if on_status is not None:
