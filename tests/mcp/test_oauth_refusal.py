@@ -15,11 +15,13 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import anyio
+import httpx2
 import pytest
 
 from backend.mcp import McpPool
 from backend.mcp.config import McpServerConfig
 from backend.mcp.oauth_login import AuthorizationResponse, SignIns, SignInFailed
+from backend.mcp.oauth_refusal import what_it_said
 from backend.mcp.server import ServerRunner
 
 sys.path.insert(0, str(Path(__file__).parent / "fixtures"))
@@ -141,3 +143,18 @@ async def test_a_plain_403_to_a_server_with_its_own_authorization_header_says_th
         await app.stop()
     assert refused.is_error and "whoami is for admins only" in refused.text
     assert "configured Authorization header" in refused.text and "sign in" not in refused.text.replace("does not sign in", "")
+
+
+@pytest.mark.parametrize(
+    ("headers", "body", "said", "code"),
+    [
+        ({"content-type": "application/json"}, b'{"jsonrpc": "2.0", "id": 1, "error": {"code": -32099, "message": "nope"}}', "nope", -32099),
+        ({"www-authenticate": 'Bearer error="access_denied", error_description="not this tenant"'}, b"", "not this tenant", None),
+        ({"content-type": "text/html"}, b"<html><body>Forbidden</body></html>", None, None),  # a page is not quoted
+        ({"content-type": "text/plain"}, b"denied\nmore lines\n", "denied", None),
+    ],
+)
+def test_what_a_refusing_server_said_is_read_from_its_challenge_its_json_error_or_its_first_line(
+    headers: dict[str, str], body: bytes, said: str | None, code: int | None
+):
+    assert what_it_said(httpx2.Response(403, headers=headers), body) == (said, code)
