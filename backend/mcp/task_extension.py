@@ -6,7 +6,8 @@ extension in every request's capabilities, and the server decides, call by call,
 `tools/call` with a task handle (`resultType: "task"`) instead of its result; without the
 declaration such a server refuses the call (-32021, missing required client capability). The
 client polls `tasks/get` (the final result or error rides on the terminal status: there is no
-`tasks/result`) and may `tasks/cancel`.
+`tasks/result`), answers what a task asks on the way (`input_required`: its `inputRequests`,
+answered with `tasks/update` through the client's own callbacks) and may `tasks/cancel`.
 
 The SDK (2.3) gives the mechanism, not the extension: a `ClientExtension` whose claim on
 `resultType: "task"` is resolved inside `Client.call_tool` (after its input-required rounds).
@@ -29,7 +30,7 @@ import mcp_types
 from mcp import Client
 from mcp.client import ClientExtension
 from mcp.client.extension import ClaimContext, ResultClaim
-from mcp.client.session import ClientSession
+from mcp.client.session import ClientRequestContext, ClientSession
 from mcp.shared.exceptions import MCPError
 
 from backend.mcp.tasks import (
@@ -72,7 +73,7 @@ class DetailedTask(_TaskFields):
     result_type: str | None = None
     result: dict[str, Any] | None = None
     error: dict[str, Any] | None = None
-    input_requests: dict[str, Any] | None = None
+    input_requests: mcp_types.InputRequests | None = None
 
 
 class _TaskParams(mcp_types.RequestParams):
@@ -83,6 +84,16 @@ class _GetTask(mcp_types.Request[_TaskParams, Literal["tasks/get"]]):
     method: Literal["tasks/get"] = "tasks/get"
     params: _TaskParams
     name_param: ClassVar[str | None] = "taskId"  # `Mcp-Name` over HTTP, so a task's requests reach its instance
+
+
+class _UpdateParams(_TaskParams):
+    input_responses: mcp_types.InputResponses
+
+
+class _UpdateTask(mcp_types.Request[_UpdateParams, Literal["tasks/update"]]):
+    method: Literal["tasks/update"] = "tasks/update"
+    params: _UpdateParams
+    name_param: ClassVar[str | None] = "taskId"
 
 
 class _CancelTask(mcp_types.Request[_TaskParams, Literal["tasks/cancel"]]):
@@ -163,16 +174,10 @@ async def _collect(
 ) -> mcp_types.CallToolResult:
     """Poll `task` until it ends (unbounded: the call's timeout bounds it); its result, or its error."""
     polls = 0
+    answered: set[str] = set()  # the keys of a task's requests are never reused (SEP-2663)
     while task.status not in TERMINAL:
-        if task.status == "input_required":
-            # Answering needs `tasks/update` with the answers to its `inputRequests`, which Overseer
-            # does not speak yet: the call ends here (and its task is cancelled) instead of
-            # waiting for a timeout that cannot be avoided.
-            await send_cancel(session, task.task_id, _cancel_request(task.task_id))
-            return _error(
-                f"The tool's task needs input ({status_line(task.status, task.status_message)}), which "
-                "Overseer cannot give a task yet; the task was cancelled."
-            )
+        if isinstance(task, DetailedTask) and task.status == "input_required" and task.input_requests:
+            await _answer(session, task.task_id, task.input_requests, answered)
         await anyio.sleep(poll_seconds(task.poll_interval_ms))
         polls += 1
         task = await _get(session, task.task_id)
@@ -191,6 +196,32 @@ async def _collect(
             data=error.get("data"),
         )
     return _error(status_line(detailed.status, detailed.status_message))
+
+
+async def _answer(
+    session: ClientSession, task_id: str, requests: mcp_types.InputRequests, answered: set[str]
+) -> None:
+    """Answer the task's requests not answered yet (`tasks/update`), each through the callback a
+    request of the call itself would reach (a question goes to the call's session, as ever).
+
+    A request the client declines ends the call with the callback's error, and the task is
+    cancelled: it would wait for an answer that is not coming."""
+    responses: mcp_types.InputResponses = {}
+    for key, request in requests.items():
+        if key in answered:
+            continue
+        meta = request.params.meta if request.params is not None else None
+        context = ClientRequestContext(session=session, request_id=key, meta=meta)
+        response = await session.dispatch_input_request(context, request)
+        if isinstance(response, mcp_types.ErrorData):
+            await send_cancel(session, task_id, _cancel_request(task_id))
+            raise MCPError.from_error_data(response)
+        responses[key] = response
+    if not responses:
+        return
+    update = _UpdateTask(params=_UpdateParams(task_id=task_id, input_responses=responses))
+    await session.send_request(update, mcp_types.EmptyResult)
+    answered.update(responses)
 
 
 def _error(text: str) -> mcp_types.CallToolResult:

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import mcp_types
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.shared.exceptions import MCPError
@@ -23,6 +24,7 @@ from mcp_types.jsonrpc import MISSING_REQUIRED_CLIENT_CAPABILITY
 from backend.domain.tools import ToolResult
 from backend.mcp import McpPool
 from backend.mcp.config import McpServerConfig
+from backend.mcp.elicitation import Elicitation
 from backend.mcp.tasks import kept_while
 
 BOUND = 30  # seconds; a bound on waits, never a timing assertion
@@ -134,14 +136,41 @@ async def test_a_call_that_times_out_cancels_its_extension_task(tmp_path: Path):
     assert len(started) == 1 and state(tmp_path)["cancelled"] == started
 
 
-async def test_a_task_that_needs_input_ends_the_call_with_why_and_is_cancelled(tmp_path: Path):
+async def test_a_task_that_needs_input_has_its_question_asked_in_the_calls_session_and_answered(tmp_path: Path):
+    asked: list[Elicitation] = []
+
+    async def person(question: Elicitation) -> mcp_types.ElicitResult:
+        asked.append(question)
+        return mcp_types.ElicitResult(action="accept", content={"sea": "Baltic"})
+
     pool = await ready_pool(tmp_path)
+    pool.elicitations.handler = person
+    try:
+        result = await research(pool, tmp_path, "ask", call_id="c1")
+    finally:
+        await pool.aclose()
+    assert result.text == "findings on the Baltic"
+    assert [(q.call.session_id, q.call.call_id, q.message) for q in asked] == [("s1", "c1", "Which sea?")]
+    assert state(tmp_path)["cancelled"] == []
+
+
+async def test_a_declined_question_of_a_task_is_passed_on_and_the_task_ends_as_its_server_decides(
+    tmp_path: Path,
+):
+    asked: list[Elicitation] = []
+
+    async def person(question: Elicitation) -> mcp_types.ElicitResult:
+        asked.append(question)
+        return mcp_types.ElicitResult(action="decline")
+
+    pool = await ready_pool(tmp_path)
+    pool.elicitations.handler = person
     try:
         result = await research(pool, tmp_path, "ask")
     finally:
         await pool.aclose()
-    assert result.is_error and "needs input" in result.text
-    assert state(tmp_path)["cancelled"] == list(state(tmp_path)["tasks"])
+    assert result.is_error and result.text.startswith("no sea was chosen")
+    assert len(asked) == 1  # asked once, not again at every poll
 
 
 async def test_a_failed_task_is_the_calls_failure_with_the_servers_error(tmp_path: Path):
