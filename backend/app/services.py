@@ -22,6 +22,7 @@ from backend.app.heartbeat_runs import HeartbeatRuns
 from backend.app.audit import AuditLog
 from backend.app.checkpoints import CheckpointService
 from backend.app.direct_tools import DirectTools
+from backend.app.gateway_tasks import GatewayTaskService
 from backend.app.model_settings import ModelSettings
 from backend.app.policy import PolicyService
 from backend.app.rule_references import RuleReferences
@@ -107,3 +108,6 @@ class AppServices:
     """Accepting a changed tool's new definition (issue 34): admins only, audited."""
     rule_references: RuleReferences
     """Rules that name a server or tool that does not exist here, for Settings (issue 35, item 12)."""
+    gateway_tasks: GatewayTaskService | None = None
+    """`invoke_agent` runs started as MCP tasks, each bound to its caller (issue 35, item 6); None:
+    the gateway offers no tasks (a host built without it)."""

@@ -37,6 +37,9 @@ from backend.gateway.elicitation import (
 from backend.gateway.exposed import ExposedTools
 from backend.gateway.invocation import Watch, final_result, start_invocation
 from backend.gateway.progress import RequestProgress
+from backend.gateway.task_extension import TasksExtension
+from backend.gateway.task_methods import TASK_TOOL, TaskMethods
+from backend.gateway.tasks import GatewayTasks
 from backend.gateway.views import (
     ApprovalList,
     ApprovalView,
@@ -94,9 +97,14 @@ class GatewayServer(MCPServer):
     def __init__(self, gateway: Gateway, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.gateway = gateway
+        self.offers_tasks = False
+        """Whether `invoke_agent` may run as a task (`tasks.py`): listed so, once wired."""
 
     async def list_tools(self) -> list[wire.Tool]:
         own = await super().list_tools()
+        if self.offers_tasks:
+            optional = wire.ToolExecution(task_support="optional")
+            own = [t.model_copy(update={"execution": optional}) if t.name == TASK_TOOL else t for t in own]
         if self.gateway.exposed is None:
             return own
         return own + await self.gateway.exposed.listing()
@@ -117,6 +125,14 @@ class GatewayServer(MCPServer):
             await progress.report(value, total, message)
 
         return await exposed.call(name, arguments, caller=principal, client=client, report=report)
+
+    def tool_arguments(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        """One of our tools' arguments, checked as a call of it checks them (ValidationError)."""
+        tool = self._tool_manager.get_tool(name)
+        assert tool is not None, name
+        model = tool.fn_metadata.arg_model
+        checked = model.model_validate(tool.fn_metadata.pre_parse_json(arguments))
+        return {field: getattr(checked, field) for field in model.model_fields}
 
     async def _call_own_tool(
         self, name: str, arguments: dict[str, Any], context: Context | None
@@ -156,10 +172,26 @@ def unknown(kind: Literal["tool", "prompt"], name: str) -> MCPError:
 
 def build_server(gateway: Gateway) -> GatewayServer:
     """The MCP server over `gateway`, with its tools registered."""
-    server = GatewayServer(
-        gateway, name="overseer", title="Overseer", instructions=INSTRUCTIONS, version="0.1.0"
-    )
     services = gateway.services
+    extension = TasksExtension() if services.gateway_tasks is not None else None
+    server = GatewayServer(
+        gateway,
+        name="overseer",
+        title="Overseer",
+        instructions=INSTRUCTIONS,
+        version="0.1.0",
+        extensions=[extension] if extension is not None else None,
+    )
+    if extension is not None and services.gateway_tasks is not None:
+        methods = TaskMethods(
+            GatewayTasks(services, services.gateway_tasks),
+            caller=gateway.caller,
+            context_of=lambda ctx: Context(request_context=ctx, mcp_server=server),
+            arguments_of=lambda arguments: server.tool_arguments(TASK_TOOL, arguments),
+        )
+        extension.bind(methods)
+        server.middleware.append(methods.middleware)
+        server.offers_tasks = True
 
     @server.tool(name="invoke_agent", annotations=RUNS_AN_AGENT)
     async def invoke_agent(

@@ -21,6 +21,7 @@ from backend.domain.models import (
     utcnow,
 )
 from backend.domain.schedules import Schedule
+from backend.domain.gateway_tasks import GatewayTask
 from backend.domain.tool_pins import ToolPin
 from backend.domain.workflows import WorkflowRun
 from backend.domain.audit import AuditQuery
@@ -204,6 +205,21 @@ class Store(Protocol):
         ...
     async def repin_tool(self, pin: ToolPin, *, replacing: str) -> bool:
         """Replace the tool's pin of fingerprint `replacing` with `pin`; False when it is another."""
+        ...
+    async def add_gateway_task(self, task: GatewayTask) -> GatewayTask:
+        """Store a new task-augmented `invoke_agent` call (issue 35, item 6)."""
+        ...
+    async def gateway_task(self, task_id: str) -> GatewayTask | None:
+        """The gateway task of this id, if there is one."""
+        ...
+    async def gateway_tasks(self, owner: str, *, limit: int, offset: int = 0) -> list[GatewayTask]:
+        """`owner`'s gateway tasks, newest first, a page of them."""
+        ...
+    async def save_gateway_task(self, task: GatewayTask) -> GatewayTask:
+        """Write a gateway task's changed JSON (cancel requested, how it ended)."""
+        ...
+    async def delete_gateway_task(self, task_id: str) -> None:
+        """Forget a gateway task whose time to live ran out."""
         ...
     def workspace_lock(self, key: str, *, timeout: float) -> AbstractAsyncContextManager[None]:
         """Hold the lock named `key` (a workspace's hash) against every holder sharing this database.

@@ -21,6 +21,8 @@ from backend.store.tables import (
     CHECKPOINTS_WORKSPACE,
     CLAIMS,
     EVENTS,
+    GATEWAY_TASKS,
+    GATEWAY_TASKS_OWNER,
     MESSAGES,
     SCHEDULES,
     SCHEDULES_NEXT_RUN,
@@ -91,6 +93,8 @@ MIGRATIONS: list[str] = [
     script(POSTGRES, CHECKPOINTS, CHECKPOINTS_WORKSPACE),
     # 4: tools pinned against silent change (issue 34).
     script(POSTGRES, TOOL_PINS),
+    # 5: invoke_agent calls run as MCP tasks (issue 35).
+    script(POSTGRES, GATEWAY_TASKS, GATEWAY_TASKS_OWNER),
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

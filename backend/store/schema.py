@@ -13,6 +13,8 @@ from backend.store.tables import (
     CHECKPOINTS_WORKSPACE,
     CLAIMS,
     EVENTS,
+    GATEWAY_TASKS,
+    GATEWAY_TASKS_OWNER,
     MESSAGES,
     SCHEDULES,
     SCHEDULES_NEXT_RUN,
@@ -53,6 +55,8 @@ MIGRATIONS: list[str] = [
     script(SQLITE, CHECKPOINTS, CHECKPOINTS_WORKSPACE),
     # 7: tools pinned against silent change (issue 34).
     script(SQLITE, TOOL_PINS),
+    # 8: invoke_agent calls run as MCP tasks (issue 35).
+    script(SQLITE, GATEWAY_TASKS, GATEWAY_TASKS_OWNER),
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

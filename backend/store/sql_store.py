@@ -14,14 +14,15 @@ from backend.store.queries import one_of, session_where, where
 from backend.store.ready import then
 from backend.store.sql_approvals import SqlApprovals
 from backend.store.sql_checkpoints import SqlCheckpoints
+from backend.store.sql_gateway_tasks import SqlGatewayTasks
 from backend.store.sql_schedules import SqlSchedules
 from backend.store.sql_tool_pins import SqlToolPins
 from backend.store.sql_workflows import SqlWorkflows
 
 
-class SqlStore(SqlApprovals, SqlSchedules, SqlWorkflows, SqlCheckpoints, SqlToolPins):
+class SqlStore(SqlApprovals, SqlSchedules, SqlWorkflows, SqlCheckpoints, SqlToolPins, SqlGatewayTasks):
     """Sessions, messages, tool calls and events; approvals, the audit log, schedules, workflow
-    runs, checkpoints and tool pins come from the mixins. A subclass supplies the seam."""
+    runs, checkpoints, tool pins and gateway tasks come from the mixins. A subclass supplies the seam."""
 
     # sessions
 

@@ -122,6 +122,17 @@ class Statements:
             f"UPDATE tool_pins SET fingerprint = {m}, data = {m} WHERE server = {m} AND tool = {m} AND fingerprint = {m}"
         )
 
+        # gateway tasks (issue 35): one caller's tasks, newest first, a page at a time
+        self.insert_gateway_task = (
+            f"INSERT INTO gateway_tasks (id, owner, created_at, data) VALUES ({_marks(d, 4)})"
+        )
+        self.get_gateway_task = f"SELECT data FROM gateway_tasks WHERE id = {m}"
+        self.list_gateway_tasks = (
+            f"SELECT data FROM gateway_tasks WHERE owner = {m} ORDER BY created_at DESC, id LIMIT {m} OFFSET {m}"
+        )
+        self.save_gateway_task = f"UPDATE gateway_tasks SET data = {m} WHERE id = {m}"
+        self.delete_gateway_task = f"DELETE FROM gateway_tasks WHERE id = {m}"
+
 
 SQLITE_SQL = Statements(SQLITE)
 POSTGRES_SQL = Statements(POSTGRES)

@@ -180,8 +180,27 @@ TOOL_PINS = Table(
 )
 """Each server's tools as first seen or last accepted (issue 34): a later listing that differs asks."""
 
+GATEWAY_TASKS = Table(
+    name="gateway_tasks",
+    key=("id",),
+    columns=(*_text("id", "owner"), CREATED),
+)
+"""`invoke_agent` calls the gateway runs as MCP tasks (issue 35, item 6): the session each follows,
+whose it is, and its result once it ended."""
+
 TABLES = (
-    SESSIONS, MESSAGES, TOOL_CALLS, APPROVALS, AUDIT, EVENTS, SCHEDULES, WORKFLOW_RUNS, CLAIMS, CHECKPOINTS, TOOL_PINS
+    SESSIONS,
+    MESSAGES,
+    TOOL_CALLS,
+    APPROVALS,
+    AUDIT,
+    EVENTS,
+    SCHEDULES,
+    WORKFLOW_RUNS,
+    CLAIMS,
+    CHECKPOINTS,
+    TOOL_PINS,
+    GATEWAY_TASKS,
 )
 
 SESSIONS_STATUS = Index(name="sessions_status", table=SESSIONS, columns=("status",))
@@ -198,6 +217,8 @@ CHECKPOINTS_WORKSPACE = Index(
     name="checkpoints_workspace", table=CHECKPOINTS, columns=("workspace", "created_at")
 )
 """Retention goes through a workspace's checkpoints, oldest first."""
+GATEWAY_TASKS_OWNER = Index(name="gateway_tasks_owner", table=GATEWAY_TASKS, columns=("owner", "created_at"))
+"""`tasks/list` lists one caller's tasks, newest first."""
 SESSIONS_CREATED = Index(name="sessions_created", table=SESSIONS, columns=("created_at",))
 AUDIT_SESSION = Index(name="audit_session", table=AUDIT, columns=("session_id", "id"))
 """These two only Postgres has: it began with them; on SQLite they would take a migration step
