@@ -26,7 +26,7 @@ from backend.app.session_edits import NotYourSession, may_manage
 from backend.app.sessions import SessionService
 from backend.auth import Principal
 from backend.checkpoints.shadow import FileChange, ShadowRepo
-from backend.checkpoints.steps import Checkpointer
+from backend.checkpoints.steps import Checkpointer, real_workspace
 from backend.domain.checkpoints import Checkpoint
 from backend.domain.errors import BadRequest, Conflict, Invalid, NotFound
 from backend.domain.models import ACTIVE_STATUSES, AuditEntry, Door, Event, Message, Session
@@ -243,6 +243,7 @@ class CheckpointService:
             )
         self._refuse_if_running(session)
         target = await self._target(session_id, step)
+        await self._refuse_if_others_run(session, target.workspace)
         done = await self._restore(session, target, chosen, by=by, via=via)
         forked = await self._fork(session, target, by=by, via=via) if fork else None
         await self._record(session, done, chosen, forked=forked, by=by, via=via)
@@ -261,6 +262,19 @@ class CheckpointService:
             raise SessionBusy(
                 f"session {session.id} is {doing}; stop it or let it finish before rewinding its workspace"
             )
+
+    async def _refuse_if_others_run(self, session: Session, workspace: str) -> None:
+        """Another session working in the same folder would have files change under its feet
+        (and its next checkpoint would take the rewind for its own step's doing)."""
+        real = real_workspace(workspace)
+        for other in await self._store.list_sessions(statuses=ACTIVE_STATUSES, limit=100_000):
+            if other.id == session.id:
+                continue
+            if other.status == "running" and real_workspace(other.workspace) == real:
+                raise SessionBusy(
+                    f"session {other.id} is running a step in the same workspace ({real}); "
+                    "stop it or let it finish before rewinding the workspace"
+                )
 
     async def _target(self, session_id: str, step: int | None) -> Checkpoint:
         if step is not None:
@@ -310,6 +324,7 @@ class CheckpointService:
         async with self._checkpointer.locked(workspace):
             # Checked again under the lock: a step that began meanwhile took its checkpoint first.
             self._refuse_if_running(await self._store.get_session(session.id))
+            await self._refuse_if_others_run(session, target.workspace)
             if chosen is not None:
                 since = await asyncio.to_thread(shadow.changes, target.commit, None)
                 changed = touched_paths(since)

@@ -178,6 +178,40 @@ async def test_a_rewind_is_refused_with_409_while_the_session_is_running_a_step(
     assert [s["kind"] for s in (await api.client.get(f"/api/sessions/{session_id}/checkpoints")).json()] == ["step", "step"]
 
 
+async def test_a_rewind_is_refused_while_another_session_runs_a_step_in_the_same_workspace(api):
+    alice = key(api, "alice")
+    workspace = api.host.settings.resolved_workspace
+    api.model.push(call("file__write_file", "w1", path="mine.txt", content="mine\n"), Reply(text="done"))
+    finished = await run_session(api, alice, "write mine")
+    api.model.push(
+        call("shell__exec", "x1", command="while [ ! -e go2 ]; do sleep 0.05; done; echo theirs > theirs.txt"),
+        Reply(text="done"),
+    )
+    events = api.host.bus.subscribe(None)
+    try:
+        response = await api.anonymous.post("/api/sessions", json={"prompt": "wait"}, headers=alice)
+        running = response.json()["id"]
+        while True:  # until the other session's shell step is running
+            event = await events.get(timeout=BOUND)
+            if event.session_id != running:
+                continue
+            if event.type == "approval.requested":
+                await api.anonymous.post(f"/api/approvals/{event.data['id']}", json={"decision": "allow_once"}, headers=alice)
+            if event.type == "tool.started" and event.data["id"] == "x1":
+                break
+        refused = await api.anonymous.post(f"/api/sessions/{finished}/rewind", json={"step": 1}, headers=alice)
+        assert refused.status_code == 409
+        assert f"session {running} is running a step in the same workspace" in refused.json()["detail"]
+        assert (workspace / "mine.txt").read_text() == "mine\n"  # nothing was restored
+        (workspace / "go2").touch()
+        assert (await api.host.runner.wait(running, timeout=BOUND)).status == "completed"
+    finally:
+        api.host.bus.unsubscribe(events)
+    rewound = await api.anonymous.post(f"/api/sessions/{finished}/rewind", json={"step": 1}, headers=alice)
+    assert rewound.status_code == 200, rewound.text
+    assert not (workspace / "mine.txt").exists()
+
+
 async def test_a_fork_starts_a_session_whose_transcript_ends_before_the_step(api):
     alice = key(api, "alice")
     three_steps(api)
