@@ -23,6 +23,8 @@ import ctypes.util
 import errno
 import os
 import struct
+import threading
+from collections import OrderedDict
 import time
 import weakref
 from collections.abc import Callable
@@ -33,6 +35,14 @@ FULL_EVERY_S = 60.0
 
 MAX_FOLDERS = 20_000
 """Past this many folders, no watch: every snapshot looks at everything (as without inotify)."""
+
+MAX_WATCHES = 16
+"""Workspaces watched at once by this process; the least recently used gives its watch up past
+it. inotify's limits are per user (128 instances, and the watches of `max_user_watches`): an
+editor or a build tool of the same person needs its share."""
+
+SHARE_OF_USER_WATCHES = 4
+"""This process takes at most a quarter of the user's folder watches, in all workspaces."""
 
 _IN_MODIFY, _IN_ATTRIB, _IN_CLOSE_WRITE = 0x2, 0x4, 0x8
 _IN_MOVED_FROM, _IN_MOVED_TO, _IN_CREATE, _IN_DELETE = 0x40, 0x80, 0x100, 0x200
@@ -96,10 +106,65 @@ def is_remote(folder: Path) -> bool:
     return f_type in _REMOTE_FILESYSTEMS
 
 
+def _user_watch_limit() -> int:
+    try:
+        return int(Path("/proc/sys/fs/inotify/max_user_watches").read_text())
+    except (OSError, ValueError):
+        return 8192  # the kernel's old default
+
+
+class _Watches:
+    """Every live watch of the process, least recently used first, and the folders they hold."""
+
+    def __init__(self) -> None:
+        self._lock = threading.RLock()
+        self._live: OrderedDict[WorkspaceWatch, int] = OrderedDict()
+        self.budget = max(1024, _user_watch_limit() // SHARE_OF_USER_WATCHES)
+
+    def used(self, watch: WorkspaceWatch) -> None:
+        with self._lock:
+            if watch in self._live:
+                self._live.move_to_end(watch)
+
+    def admit(self, watch: WorkspaceWatch) -> None:
+        """Make room for one more watch (closing the least recently used ones past MAX_WATCHES)."""
+        with self._lock:
+            self._live[watch] = 0
+            self._live.move_to_end(watch)
+            while len(self._live) > MAX_WATCHES and self._evict(watch):
+                pass
+
+    def claim(self, watch: WorkspaceWatch) -> bool:
+        """One more folder for `watch`, if the budget allows (evicting others if need be)."""
+        with self._lock:
+            while sum(self._live.values()) >= self.budget:
+                if not self._evict(watch):
+                    return False
+            self._live[watch] = self._live.get(watch, 0) + 1
+            return True
+
+    def release(self, watch: WorkspaceWatch) -> None:
+        with self._lock:
+            self._live.pop(watch, None)
+
+    def _evict(self, keep: WorkspaceWatch) -> bool:
+        """Close the least recently used watch that is not `keep` nor in use; False when none is."""
+        for victim in list(self._live):
+            if victim is keep or not victim.lock.acquire(blocking=False):
+                continue
+            try:
+                victim.close()  # its next look is a full one, watching again
+            finally:
+                victim.lock.release()
+            return True
+        return False
+
+
 class WorkspaceWatch:
     """The files changed under a workspace since the last `changed()`; None when it cannot say.
 
-    Not thread-safe: its owner (the Stager, under the shadow repository's lock) calls it."""
+    Its owner (the Stager, under the shadow repository's lock) calls it; `lock` keeps another
+    workspace's watch from closing it mid-look to make room (see `_Watches`)."""
 
     def __init__(
         self, workspace: Path, *, skip: Callable[[str], bool], clock: Callable[[], float] = time.monotonic
@@ -113,23 +178,32 @@ class WorkspaceWatch:
         self._folders: dict[int, str] = {}  # watch descriptor -> folder, relative ("" for the root)
         self._full_at = 0.0
         self.usable = _LIBC is not None and not is_remote(workspace)
+        self.lock = threading.Lock()
 
     def changed(self) -> set[str] | None:
         """The workspace-relative paths of files changed since the last call, or None: look at
         everything (the watches are set up again first, so what changes meanwhile is not lost)."""
         if not self.usable:
             return None
-        if self._fd is None or self._clock() - self._full_at > FULL_EVERY_S:
-            return self._restart()
-        paths = self._drain()
-        return self._restart() if paths is None else paths
+        with self.lock:
+            if self._fd is None or self._clock() - self._full_at > FULL_EVERY_S:
+                return self._restart()
+            WATCHES.used(self)
+            paths = self._drain()
+            return self._restart() if paths is None else paths
+
+    @property
+    def watching(self) -> bool:
+        return self._fd is not None
 
     def close(self) -> None:
+        """Give the watch up (its kernel resources too); the next look is a full one."""
         if self._fd is not None:
             self._closer.detach()
             os.close(self._fd)
             self._fd = None
             self._folders.clear()
+        WATCHES.release(self)
 
     def _restart(self) -> None:  # returns None: the caller's answer
         self.close()
@@ -142,6 +216,7 @@ class WorkspaceWatch:
 
     def _watch_all(self) -> None:
         assert _LIBC is not None
+        WATCHES.admit(self)
         fd = _LIBC.inotify_init1(_IN_NONBLOCK | _IN_CLOEXEC)
         if fd < 0:
             raise OSError(ctypes.get_errno(), "inotify_init1")
@@ -151,6 +226,8 @@ class WorkspaceWatch:
         while pending:
             relative = pending.pop()
             full = os.path.join(self.workspace, relative) if relative else str(self.workspace)
+            if not WATCHES.claim(self):
+                raise OSError(errno.ENOSPC, "this process's share of the user's inotify watches is taken")
             wd = _LIBC.inotify_add_watch(fd, os.fsencode(full), _WANTED)
             if wd < 0:
                 code = ctypes.get_errno()
@@ -195,6 +272,9 @@ class WorkspaceWatch:
                     return None
                 paths.add(f"{folder}/{name}" if folder else name)
 
+
+
+WATCHES = _Watches()
 
 
 def _close_quietly(fd: int) -> None:

@@ -109,6 +109,43 @@ def test_a_filesystem_another_machine_may_write_is_never_watched(tmp_path: Path,
     assert watch.usable is False and watch.changed() is None and watch.changed() is None
 
 
+def test_past_the_process_s_share_of_watches_the_least_recently_used_workspace_gives_its_watch_up(
+    tmp_path: Path, monkeypatch
+) -> None:
+    monkeypatch.setattr(_watch, "MAX_WATCHES", 2)
+    folders = [tmp_path / name for name in ("one", "two", "three")]
+    watches = []
+    for folder in folders:
+        folder.mkdir()
+        watches.append(watch_of(folder))
+    first, second, third = watches
+    assert (first.watching, second.watching, third.watching) == (False, True, True)
+    (folders[0] / "f").write_text("f")
+    assert first.changed() is None  # it lost its watch: a full look, and it watches again
+    assert first.watching and not second.watching  # now the least recently used gave way
+    (folders[0] / "g").write_text("g")
+    assert first.changed() == {"g"}
+    for watch in watches:
+        watch.close()
+
+
+def test_the_folders_watched_in_all_workspaces_stay_within_a_share_of_the_users_limit(
+    tmp_path: Path, monkeypatch
+) -> None:
+    monkeypatch.setattr(_watch.WATCHES, "budget", 3)
+    big, small = tmp_path / "big", tmp_path / "small"
+    for name in "abcd":
+        (big / name).mkdir(parents=True)
+    small.mkdir()
+    (small / "x").mkdir()
+    watch_small = watch_of(small)  # two folders of three
+    watch_big = WorkspaceWatch(big, skip=lambda folder: False)
+    assert watch_big.changed() is None and not watch_big.watching  # five folders never fit
+    assert watch_small.watching is False  # evicted while trying to make room, and told so by a full look
+    assert watch_small.changed() is None and watch_small.changed() == set()
+    watch_small.close()
+
+
 def test_past_the_folder_limit_every_look_is_a_full_one(tmp_path: Path, monkeypatch) -> None:
     monkeypatch.setattr(_watch, "MAX_FOLDERS", 3)
     for name in "abcd":
@@ -177,7 +214,7 @@ def test_snapshots_taken_through_the_watch_equal_those_of_a_full_look_after_rand
     fast_looks = 0
     for step in range(120):
         kinds = [_random_change(workspace, rng) for _ in range(rng.randrange(1, 4))]
-        fast = watched._stager is not None and watched._stager._watch._fd is not None
+        fast = watched._stager is not None and watched._stager._watch.watching
         one, two = watched.snapshot(f"step {step}"), looking.snapshot(f"step {step}")
         tree_one = subprocess.run(["git", f"--git-dir={watched.git_dir}", "rev-parse", f"{one.commit}^{{tree}}"], capture_output=True, text=True).stdout
         tree_two = subprocess.run(["git", f"--git-dir={looking.git_dir}", "rev-parse", f"{two.commit}^{{tree}}"], capture_output=True, text=True).stdout
