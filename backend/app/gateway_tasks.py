@@ -2,8 +2,9 @@
 to the caller who started them.
 
 A task is a handle on an agent session (durable already); this service keeps who it belongs to
-and how long it is kept. Another caller asking for it, or anyone asking after its time to live,
-gets NotFound, as for an id that never existed: a task's existence is not told to others.
+and how long it is kept. Another caller asking for it, or anyone asking once it ended and its time to
+live ran out, gets NotFound, as for an id that never existed: a task's existence is not told to
+others.
 Ids are random (192 bits), so they cannot be guessed either.
 """
 

@@ -38,5 +38,7 @@ class GatewayTask(BaseModel):
     """The CallToolResult (wire JSON) a plain call would have returned, once the run ended."""
 
     def expired(self, now: datetime | None = None) -> bool:
-        """Past its time to live: gone for every caller."""
-        return (now or utcnow()) >= self.created_at + timedelta(milliseconds=self.ttl_ms)
+        """Ended and past its time to live: gone for every caller. A run still going keeps its task
+        (an approval may wait overnight), as the spec allows: a server *may* drop a task after it."""
+        due = self.created_at + timedelta(milliseconds=self.ttl_ms)
+        return self.ended is not None and (now or utcnow()) >= due

@@ -213,7 +213,7 @@ def detailed(state: TaskState) -> dict[str, Any]:
         "taskId": state.task.id,
         "status": status,
         "createdAt": iso(state.task.created_at),
-        "lastUpdatedAt": iso(state.task.updated_at),
+        "lastUpdatedAt": iso(max(state.task.updated_at, state.changed or state.task.updated_at)),
         "ttlMs": state.task.ttl_ms,
         "pollIntervalMs": POLL_INTERVAL_MS,
     }

@@ -66,6 +66,8 @@ class TaskState:
     """Once the task ended: what a plain call would have returned."""
     waiting: list[Approval] | None = None
     """While `input_required`: the approvals it waits for."""
+    changed: datetime | None = None
+    """When the run last changed (the session's `updated_at`), while it goes on."""
 
     @property
     def ended(self) -> bool:
@@ -78,7 +80,7 @@ class TaskState:
             status=self.status,
             status_message=self.message,
             created_at=iso(self.task.created_at),
-            last_updated_at=iso(self.task.updated_at),
+            last_updated_at=iso(max(self.task.updated_at, self.changed or self.task.updated_at)),
             ttl=self.task.ttl_ms,
             poll_interval=POLL_INTERVAL_MS,
         )
@@ -125,8 +127,14 @@ class GatewayTasks:
             return await self._end(task, self._end_of(task, session), await final_result(self.services, session))
         waiting = await self._waiting(task.session_id)
         if waiting:
-            return TaskState(task=task, status="input_required", message=_waiting_message(waiting), waiting=waiting)
-        return TaskState(task=task, status="working", message="the agent is working")
+            return TaskState(
+                task=task,
+                status="input_required",
+                message=_waiting_message(waiting),
+                waiting=waiting,
+                changed=session.updated_at,
+            )
+        return TaskState(task=task, status="working", message="the agent is working", changed=session.updated_at)
 
     async def outcome(self, task: GatewayTask) -> TaskState:
         """Wait (bounded only by a run's own cap) for the task to end; how it ended."""
