@@ -27,9 +27,20 @@ class SqlCheckpoints(SqlSeam):
         return self._unit([(self.sql.insert_checkpoint, row)], event=event)
 
     async def next_checkpoint_step(self, session_id: str) -> int:
-        """The number the session's next checkpoint takes: 1 for its first."""
+        """The number the session's next checkpoint takes: 1 for its first. Never one it gave
+        before: when retention deleted every row of a session (a finished one, later resumed),
+        its checkpoints' events, which stay with the transcript, say how far it had counted."""
         rows = await self._fetch_all(self.sql.next_checkpoint_step, (session_id,))
-        return int(rows[0][0])
+        step = int(rows[0][0])
+        if step > 1:
+            return step
+        m = self.sql.dialect.mark
+        events = await self._fetch_all(
+            f"SELECT data FROM events WHERE session_id = {m} AND type IN ({m}, {m})",
+            (session_id, "checkpoint.created", "checkpoint.rewound"),
+        )
+        counted = [_step_of(Event.model_validate_json(row[0])) for row in events]
+        return max((n for n in counted if n is not None), default=0) + 1
 
     async def list_checkpoints(self, session_id: str) -> list[Checkpoint]:
         """The session's checkpoints by step."""
@@ -55,3 +66,8 @@ class SqlCheckpoints(SqlSeam):
         """Delete these rows (retention), in one transaction; how many there were."""
         keys = [(self.sql.delete_checkpoint, (cp.session_id, cp.step)) for cp in checkpoints]
         return sum(await self._execute_all(keys)) if keys else 0
+
+
+def _step_of(event: Event) -> int | None:
+    number = event.data.get("step" if event.type == "checkpoint.created" else "checkpoint_step")
+    return number if isinstance(number, int) else None

@@ -46,6 +46,21 @@ async def test_a_sessions_checkpoints_round_trip_by_step_and_are_numbered_from_o
     assert await store.list_checkpoints("other") == []
 
 
+async def test_numbering_goes_on_from_the_sessions_events_when_retention_deleted_all_its_rows(store):
+    for step in (1, 2):
+        draft = Event(session_id="s", seq=0, type="checkpoint.created", data={"step": step})
+        await store.add_checkpoint(checkpoint("s", step), event=draft)
+    rewound = Event(session_id="s", seq=0, type="checkpoint.rewound", data={"step": 1, "checkpoint_step": 3})
+    await store.add_checkpoint(checkpoint("s", 3), event=rewound)
+    failed = Event(session_id="s", seq=0, type="checkpoint.created", data={"step": None, "commit": None})
+    await store.append_event(failed)  # a step that ran without a checkpoint took no number
+    await store.delete_checkpoints(await store.list_checkpoints("s"))
+
+    assert await store.list_checkpoints("s") == []
+    assert await store.next_checkpoint_step("s") == 4
+    assert await store.next_checkpoint_step("new") == 1
+
+
 async def test_a_missing_checkpoint_is_not_found_and_a_step_taken_twice_is_refused(store):
     await store.add_checkpoint(checkpoint("s", 1))
     with pytest.raises(NotFound):
