@@ -39,6 +39,7 @@ from backend.app.chat import Chat
 from backend.engine.claude_sdk import ClaudeSdkEngine
 from backend.engine.events import EventBus
 from backend.engine.loop import LoopLimits
+from backend.engine.models.model_map import close_litellm_sessions
 from backend.engine.models.openai_direct import close_shared_client
 from backend.engine.workspaces import WorkspaceRoots
 from backend.engine.runner import SessionRunner
@@ -379,6 +380,7 @@ class Host:
             self.desks.leave(self.pool)
         await self.desks.aclose()  # the egress proxy, after the commands using it have ended
         await close_shared_client()  # the model's HTTP connections, after every run has ended
+        await close_litellm_sessions()  # and LiteLLM's, whose aiohttp sessions would otherwise outlive the loop
         self.models.stop_demo()
         if self.links is not None:
             await self.links.aclose()

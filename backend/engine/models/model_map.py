@@ -6,6 +6,8 @@ do here, so the answer is the same whichever path a call took.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import functools
 import os
 from typing import Any
@@ -24,6 +26,41 @@ def litellm() -> Any:
         module.drop_params = True
         _litellm_module = module
     return _litellm_module
+
+
+CLOSE_TIMEOUT = 5.0
+"""Bound on closing LiteLLM's aiohttp sessions at shutdown (one stuck closing must not hold it up)."""
+
+
+async def close_litellm_sessions() -> None:
+    """Close the aiohttp sessions LiteLLM's cached HTTP clients opened on this event loop (the host
+    calls it as it shuts down, after every run has ended).
+
+    LiteLLM keeps its clients for the process, and their sessions open: left so, a session
+    outlives its loop and is disposed of only at exit, where its finalizer prints "Exception
+    ignored" noise. Only the sessions are closed, not the clients LiteLLM hands out again (its
+    `close_litellm_async_clients()` closes those, and a later host of this process, as tests
+    start many, would be handed a closed one): a client's transport opens a new session on the
+    loop of its next request. Sessions of other loops are left to their own.
+    """
+    if _litellm_module is None:
+        return  # never imported: no session was opened
+    from aiohttp import ClientSession
+    from litellm.llms.custom_httpx.aiohttp_transport import AiohttpTransport
+
+    loop = asyncio.get_running_loop()
+    for handler in list(_litellm_module.in_memory_llm_clients_cache.cache_dict.values()):
+        # LiteLLM's AsyncHTTPHandler, or a provider SDK's client (AsyncOpenAI): an httpx client inside.
+        client = getattr(handler, "_client", None) or getattr(handler, "client", None)
+        transport = getattr(client, "_transport", None)
+        session = getattr(transport, "client", None)
+        if not isinstance(transport, AiohttpTransport) or not isinstance(session, ClientSession):
+            continue  # plain httpx, or no session opened yet
+        if session.closed or getattr(session, "_loop", None) is not loop:
+            continue
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(CLOSE_TIMEOUT):
+                await transport.aclose()
 
 
 def token_cost(model: str, input_tokens: int, output_tokens: int) -> float:
