@@ -17,13 +17,15 @@ from __future__ import annotations
 
 import json
 import logging
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 import anyio
 import mcp_types as wire
+from mcp.server.context import ServerRequestContext
 from mcp.server.elicitation import AcceptedElicitation, render_elicitation_schema
 from mcp.server.mcpserver import Context
 from mcp.shared.exceptions import MCPError
+from mcp.shared.message import ServerMessageMetadata
 from pydantic import BaseModel, Field, ValidationError
 
 from backend.app.approvals import ApprovalService
@@ -35,6 +37,7 @@ from backend.domain.sampling import prompt_text as sampling_prompt_text
 log = logging.getLogger(__name__)
 
 ARGUMENTS_SHOWN = 2000
+RELATED_TASK = "io.modelcontextprotocol/related-task"
 
 
 class ApprovalAnswer(BaseModel):
@@ -133,6 +136,12 @@ async def answer_first(approvals: ApprovalService, approval_id: str, decision: D
     return True
 
 
+class Asker(Protocol):
+    """Puts one approval to the client and applies its answer (handshake era)."""
+
+    async def ask(self, approval: Approval) -> None: ...
+
+
 class PushAsker:
     """Handshake era: ask the client while the tool call runs; cancel the ask to withdraw it."""
 
@@ -163,6 +172,39 @@ class PushAsker:
             decision = decision_from(result.action, None)
         if decision is not None:
             # Once the person answered, a withdrawal must not cut the answer off half-applied.
+            with anyio.CancelScope(shield=True):
+                await answer_first(self._approvals, approval.id, decision, self._by)
+
+
+class TaskAsker:
+    """2025-11-25 tasks: ask while the client waits on `tasks/result` for the task, as the spec's
+    `input_required` flow has it; each question is tagged with its task (`related-task`)."""
+
+    def __init__(
+        self, ctx: ServerRequestContext[Any, Any], approvals: ApprovalService, by: Principal, *, task_id: str
+    ) -> None:
+        self._ctx = ctx
+        self._approvals = approvals
+        self._by = by
+        self._task_id = task_id
+
+    async def ask(self, approval: Approval) -> None:
+        """Ask once and apply the answer, if any and if still wanted."""
+        meta: wire.RequestParamsMeta = {RELATED_TASK: {"taskId": self._task_id}}  # type: ignore[typeddict-unknown-key]
+        request = wire.ElicitRequest(
+            params=wire.ElicitRequestFormParams(
+                message=question(approval), requested_schema=schema_of(approval), _meta=meta
+            )
+        )
+        try:
+            raw = await self._ctx.session.send_request(
+                request, wire.ElicitResult, metadata=ServerMessageMetadata(related_request_id=self._ctx.request_id)
+            )
+        except (MCPError, ValueError) as exc:
+            log.info("elicitation for approval %s failed: %s", approval.id, exc)
+            return
+        decision = decision_from(raw.action, dict(raw.content or {}), kind=approval.kind)
+        if decision is not None:
             with anyio.CancelScope(shield=True):
                 await answer_first(self._approvals, approval.id, decision, self._by)
 

@@ -23,7 +23,7 @@ from backend.auth import Principal
 from backend.domain.errors import NotFound
 from backend.domain.models import Approval, EngineName, Event, Session
 from backend.domain.session_options import SessionOptions
-from backend.gateway.elicitation import ASKED_KINDS, PushAsker
+from backend.gateway.elicitation import ASKED_KINDS, Asker
 
 log = logging.getLogger(__name__)
 
@@ -152,7 +152,7 @@ class Watch:
             log.debug("progress not delivered: %s", exc)
 
     async def follow(
-        self, sub: EventFeed, *, asked: set[str], push: PushAsker | None = None, pause: bool = False
+        self, sub: EventFeed, *, asked: set[str], push: Asker | None = None, pause: bool = False
     ) -> Outcome:
         """Follow until the run ends, asking the client about each new tool approval.
 
@@ -169,7 +169,7 @@ class Watch:
                 outcome.session = await self.services.sessions.wait(self.root_id, timeout=RUN_TIMEOUT)
                 tg.cancel_scope.cancel()
 
-            async def ask(approval: Approval, asker: PushAsker) -> None:
+            async def ask(approval: Approval, asker: Asker) -> None:
                 with anyio.CancelScope() as scope:
                     asking[approval.id] = scope
                     try:

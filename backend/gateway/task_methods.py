@@ -31,12 +31,18 @@ from pydantic import BaseModel, Field, ValidationError
 from backend.auth import Principal, Role
 from backend.domain.errors import DomainError, NotFound
 from backend.gateway.callers import CallerOf, require
-from backend.gateway.elicitation import decision_from_response, input_request, answer_first
+from backend.gateway.elicitation import (
+    RELATED_TASK,
+    TaskAsker,
+    answer_first,
+    client_elicits,
+    decision_from_response,
+    input_request,
+)
 from backend.gateway.tasks import POLL_INTERVAL_MS, GatewayTasks, TaskState, iso
 
 HANDSHAKE_TASKS_VERSION = "2025-11-25"
 """The one handshake-era version with tasks in the core protocol."""
-RELATED_TASK = "io.modelcontextprotocol/related-task"
 TASK_TOOL = "invoke_agent"
 LIST_PAGE = 50
 
@@ -140,9 +146,16 @@ class TaskMethods:
         return detailed(state) if modern(ctx) else state.fields()
 
     async def result(self, ctx: ServerRequestContext[Any, Any], params: wire.GetTaskPayloadRequestParams) -> dict[str, Any]:
-        """`tasks/result` (2025-11-25): wait for the run to end, then what a plain call returns."""
-        _, state = await self._mine(ctx, params.task_id)
-        ended = await self.tasks.outcome(state.task)
+        """`tasks/result` (2025-11-25): wait for the run to end, then what a plain call returns.
+
+        Meanwhile a client that elicits is asked about each approval the run waits for, the
+        request tagged with the task: the spec's way out of `input_required`.
+        """
+        caller, state = await self._mine(ctx, params.task_id)
+        asker = None
+        if not state.ended and client_elicits(self._context_of(ctx)) and ctx.session.can_send_request:
+            asker = TaskAsker(ctx, self.tasks.services.approvals, caller, task_id=state.task.id)
+        ended = await self.tasks.outcome(state.task, asker=asker)
         assert ended.result is not None
         tagged = ended.result.model_copy(update={"meta": {**(ended.result.meta or {}), RELATED_TASK: {"taskId": ended.task.id}}})
         return tagged.model_dump(by_alias=True, mode="json", exclude_none=True)

@@ -29,8 +29,8 @@ from backend.auth import Principal
 from backend.domain.errors import NotFound
 from backend.domain.gateway_tasks import GatewayTask, TaskEnd, TaskStatus
 from backend.domain.models import Approval, Session
-from backend.gateway.elicitation import ASKED_KINDS
-from backend.gateway.invocation import RUN_TIMEOUT, final_result, start_invocation
+from backend.gateway.elicitation import ASKED_KINDS, Asker
+from backend.gateway.invocation import RUN_TIMEOUT, Watch, final_result, start_invocation
 
 DEFAULT_TTL_MS = 24 * 3600 * 1000
 """Kept a day unless the caller asks for another time to live."""
@@ -136,13 +136,29 @@ class GatewayTasks:
             )
         return TaskState(task=task, status="working", message="the agent is working", changed=session.updated_at)
 
-    async def outcome(self, task: GatewayTask) -> TaskState:
-        """Wait (bounded only by a run's own cap) for the task to end; how it ended."""
+    async def outcome(self, task: GatewayTask, *, asker: Asker | None = None) -> TaskState:
+        """Wait (bounded only by a run's own cap) for the task to end; how it ended.
+
+        `asker`: meanwhile, put each approval the run waits for to the waiting client (the
+        first answer counts, the client's or anyone else's; one answered elsewhere is withdrawn).
+        """
         state = await self.state(task)
         while not state.ended:
-            await self.services.sessions.wait(task.session_id, timeout=RUN_TIMEOUT)
+            if asker is None:
+                await self.services.sessions.wait(task.session_id, timeout=RUN_TIMEOUT)
+            else:
+                await self._follow(task.session_id, asker)
             state = await self.state(await self.store.reload(task))
         return state
+
+    async def _follow(self, root_id: str, asker: Asker) -> None:
+        sub = self.services.events.subscribe(None)  # before the first look: no approval is missed
+        try:
+            watch = Watch(self.services, root_id, report=_unheard, heard=False)
+            await watch.load_family()
+            await watch.follow(sub, asked=set(), push=asker)
+        finally:
+            self.services.events.unsubscribe(sub)
 
     async def cancel(self, task: GatewayTask, *, by: Principal) -> TaskState:
         """Stop the task's session as the dashboard's stop does; the task reads `cancelled` from
@@ -180,8 +196,12 @@ class GatewayTasks:
         ]
 
 
+async def _unheard(step: float, message: str) -> None:
+    """No progress for a task's waits: `tasks/result` carries no progress token."""
+
+
 def _waiting_message(waiting: list[Approval]) -> str:
     asked = ", ".join(f"{a.tool_name} (approval {a.id})" for a in waiting)
     return (
-        f"waiting for approval of {asked}: answer it with answer_approval or on the Overseer dashboard"
+        f"waiting for approval of {asked}: answer it with answer_approval, on the Overseer dashboard, or (a client that elicits) while waiting on tasks/result"
     )

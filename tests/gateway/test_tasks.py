@@ -16,7 +16,7 @@ import anyio
 import httpx
 import mcp_types as wire
 import pytest
-from gateway_testkit import BOUND, HeldReply, ServedApp, served_app, session_status, write_file
+from gateway_testkit import BOUND, HeldReply, ServedApp, accept, served_app, session_status, write_file
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 
@@ -120,6 +120,27 @@ async def test_a_task_waiting_for_an_approval_is_input_required_and_completes_on
     assert collected.content[0].text == "written"
     assert finished.status == "completed"
     assert (served.workspace / "x.txt").read_text() == "hi"
+
+
+async def test_a_client_waiting_on_tasks_result_is_asked_about_the_approval_with_the_task_named(tmp_path, pool):
+    asked: list[wire.ElicitRequestParams] = []
+
+    async def allow(context: Any, params: wire.ElicitRequestParams) -> wire.ElicitResult:
+        asked.append(params)
+        return accept("allow_once")
+
+    async with served_app(tmp_path, [write_file(), Reply(text="written")], pool=pool) as served:
+        async with served.client(mode="legacy", elicitation_callback=allow) as client:
+            with anyio.fail_after(BOUND):
+                task = await invoke_as_task(client)
+                await session_status(served.host, await session_of(served, task.task_id), "waiting_approval")
+                collected = await result(client, task.task_id)  # asks, then waits for the end
+        (approval,) = await served.host.store.list_approvals()
+    assert collected.content[0].text == "written"
+    assert len(asked) == 1 and "write_file" in asked[0].message
+    assert asked[0].meta is not None
+    assert asked[0].meta.get("io.modelcontextprotocol/related-task") == {"taskId": task.task_id}
+    assert approval.status == "allowed" and approval.decider is not None and approval.decider.via == "elicitation"
 
 
 async def test_a_client_that_disconnects_collects_the_result_on_a_new_connection(tmp_path, pool):
