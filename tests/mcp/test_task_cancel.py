@@ -14,10 +14,11 @@ import sys
 from pathlib import Path
 
 import anyio
+import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
-from backend.mcp import McpPool
+from backend.mcp import McpPool, tasks
 from backend.mcp.config import McpServerConfig
 from backend.mcp.tasks import cancel_task, kept_while
 
@@ -124,6 +125,20 @@ async def test_a_resumed_task_whose_collection_times_out_is_cancelled(tmp_path: 
         await pool.aclose()
     assert result.is_error and "timed out" in result.text
     assert state(tmp_path)["cancelled"] == started
+
+
+async def test_a_cancel_the_server_never_answers_holds_the_timeout_up_only_for_its_bound(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    monkeypatch.setattr(tasks, "CANCEL_BOUND_S", 0.2)
+    pool = await ready_pool(tmp_path, call_timeout=0.5)
+    try:
+        with anyio.fail_after(BOUND):
+            result = await pool.call(RESEARCH, {"query": "stubborn"}, workspace=tmp_path, session_id="s1")
+    finally:
+        await pool.aclose()
+    assert result.is_error and "timed out after 0.5 s" in result.text  # the call's own outcome
+    assert state(tmp_path)["cancelled"] == []
 
 
 async def test_a_cancel_the_server_refuses_is_not_an_error_of_the_caller(tmp_path: Path):
