@@ -100,7 +100,7 @@ class GateRunning:
         except (ConfinementError, SandboxUnavailable) as exc:  # nothing ran: the model is told why
             result = ToolResult.error(f"The command was not run: {exc}")
         except Exception as exc:  # a fault in the pool itself: the model still gets a result
-            result = await self._tool_fault(session, record, view, exc, f"Tool {record.name} failed")
+            result = await self._tool_fault(session, view, exc, f"Tool {record.name} failed")
         return await self._after_tool(session, record, view, result)
 
     async def _call_tool(
@@ -133,9 +133,7 @@ class GateRunning:
                 **extra,
             )
 
-    async def _tool_fault(
-        self, session: GateSession, record: ToolCallRecord, view: ToolCallView, exc: Exception, what: str
-    ) -> ToolResult:
+    async def _tool_fault(self, session: GateSession, view: ToolCallView, exc: Exception, what: str) -> ToolResult:
         """A fault in the tool runner itself: a tool hook may replace it, else the model reads `what` and why."""
         replaced = await self.hooks.on_tool_error(session_id=session.session_id, call=view, error=exc)
         return replaced or ToolResult.error(f"{what}: {type(exc).__name__}: {exc}")
@@ -175,7 +173,8 @@ class GateRunning:
             try:
                 result = await self._call_tool(session, record, view, resume_task=record.task_id)
             except Exception as exc:  # a fault in the pool itself: the model still gets a result
-                result = await self._tool_fault(session, record, view, exc, f"{INTERRUPTED} Its task could not be collected")
+                collected = f"{INTERRUPTED} Its task could not be collected"
+                result = await self._tool_fault(session, view, exc, collected)
             return await self._after_tool(session, record, view, result)
         except asyncio.CancelledError:
             if not self.shutting_down:
