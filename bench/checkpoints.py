@@ -6,7 +6,7 @@ The workspace: `--files` files (default 10,000) in 100 folders, `--mb` megabytes
 file in each tree, then times `ShadowRepo.snapshot` and `git add -A && git commit` (taking
 turns, so both see the same machine). Prints JSON: p50 and p99 in ms per side, the p50 of each
 part of a snapshot (it runs in process, through libgit2: `stage` is the status and the hashing of
-what changed and the tree, `commit` the commit and its line in the snapshot log), the shadow
+what changed and the trees, `keep` its line in the snapshot log), the shadow
 repository's size, the machine's load. It also gives the
 CPU time of each side (this process and its git children), which a busy machine inflates less.
 
@@ -81,7 +81,7 @@ def measure(root: Path, files: int, megabytes: float, rounds: int, warmup: int) 
     paths = make_tree(workspace, files, int(megabytes * 1024 * 1024))
     shutil.copytree(workspace, copy, symlinks=True)
     shadow = ShadowRepo(workspace, root=root / "checkpoints")
-    shadow.snapshot("setup")
+    shadow.snapshot()
     git = plain_git(copy)
     subprocess.run([*git, "init", "-q"], check=True)
     subprocess.run([*git, "add", "-A"], check=True)
@@ -89,7 +89,7 @@ def measure(root: Path, files: int, megabytes: float, rounds: int, warmup: int) 
     setup_s = time.perf_counter() - started
 
     stages: dict[str, list[float]] = defaultdict(list)
-    parts = {name: getattr(_stage.Stager, name) for name in ("stage", "commit")}
+    parts = {name: getattr(_stage.Stager, name) for name in ("stage", "keep")}
 
     def timing(name: str) -> object:
         def timed_part(self: _stage.Stager, *args: object) -> object:
@@ -117,7 +117,7 @@ def measure(root: Path, files: int, megabytes: float, rounds: int, warmup: int) 
 
         def snapshot() -> tuple[float, float]:
             with timed() as took:
-                shadow.snapshot(f"round {n}")
+                shadow.snapshot()
             return took
 
         def add_and_commit() -> tuple[float, float]:

@@ -336,9 +336,7 @@ class CheckpointService:
                         f"the files that did: {listed}"
                     )
                 chosen = with_moves(chosen, since)
-            snapshot = await asyncio.to_thread(
-                shadow.snapshot, f"before rewinding session {session.id} to before step {target.step}"
-            )
+            snapshot = await asyncio.to_thread(shadow.snapshot)
             mark = Checkpoint(
                 session_id=session.id,
                 step=await self._store.next_checkpoint_step(session.id),

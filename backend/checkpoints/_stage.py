@@ -1,10 +1,12 @@
-"""A snapshot in process: the shadow index brought up to the workspace, a tree, a commit and its refs.
+"""A snapshot in process: the shadow index brought up to the workspace, and its tree.
 
 This is the path every checkpointed step takes, so it runs inside the host through libgit2
 (pygit2) instead of starting five git processes (status, update-index, write-tree, commit-tree,
-update-ref cost ~10 ms of host CPU per step), and it writes as few files as it can: the three
-objects of a snapshot (blob, tree, commit), one line appended to the snapshot log instead of a
-ref, and the index only now and then. Everything else a shadow repository does (diff, restore,
+update-ref cost ~10 ms of host CPU per step), and it writes as few files as it can: the objects
+of what changed (a blob per file, a tree per folder on its way), one line appended to the
+snapshot log instead of a ref, and the index only now and then. A snapshot is its tree: a commit
+around it would say nothing a checkpoint's row does not, and cost one more file per step (each
+object is a file made and renamed into place, most of a snapshot's cost). Everything else a shadow repository does (diff, restore,
 prune) is rare and stays with the git program.
 
 Both speak the same repository: libgit2 reads and writes git's index, objects and refs in git's
@@ -24,12 +26,13 @@ from pathlib import Path
 import pygit2
 from pygit2.enums import ConfigLevel, DeltaStatus, DiffOption, RepositoryOpenFlag
 
-from backend.checkpoints._git import AUTHOR, BUILT_IN_IGNORED, CONFIG
+from backend.checkpoints._git import BUILT_IN_IGNORED, CONFIG
 from backend.checkpoints._watch import WorkspaceWatch
 from backend.checkpoints.values import Skipped
 
 SNAPSHOT_LOG = "snapshots.log"
-"""In the shadow repository: the commit of each snapshot kept and not yet given a ref, a line each."""
+"""In the shadow repository: the id (tree; commit for older ones) of each snapshot kept and not
+yet given a ref, a line each."""
 SNAPSHOT_REFS = "refs/snapshots/"
 LATEST = "refs/heads/latest"
 
@@ -44,7 +47,7 @@ for _level in (ConfigLevel.GLOBAL, ConfigLevel.XDG, ConfigLevel.SYSTEM, ConfigLe
 # The shadow repository is ours; who owns the workspace does not matter to it.
 pygit2.settings.owner_validation = False
 # A tree is written from the index (whose blobs were written or kept, see ShadowRepo's prune
-# generation) and a commit from that tree: reading each object back to check it is a cost per
+# generation): reading each object back to check it is a cost per
 # file per snapshot that buys nothing here.
 pygit2.settings.enable_strict_object_creation(False)
 
@@ -67,7 +70,7 @@ class Stager:
         self.git_dir = git_dir
         self._repo = pygit2.Repository(str(git_dir), flags=RepositoryOpenFlag.NO_SEARCH)
         self._log: int | None = None
-        self._last: tuple[str, str] | None = None  # (tree, commit) of the last snapshot made here
+        self._last: str | None = None  # the last snapshot kept here
         self._unwritten = 0
         self._written_at = time.monotonic()
         self._repo.workdir = str(workspace)
@@ -166,42 +169,40 @@ class Stager:
                     additions.append(path)
         return {s.path: s for s in skipped}
 
-    def commit(self, tree: str, message: str) -> str:
-        """A root commit of `tree`, kept by a line in the snapshot log;
-        the last one again if nothing changed since (a step that wrote nothing costs no commit)."""
-        if self._last is not None and self._last[0] == tree:
-            return self._last[1]
-        signature = pygit2.Signature(*AUTHOR)
-        commit = str(self._repo.create_commit(None, signature, signature, message, pygit2.Oid(hex=tree), []))
+    def keep(self, tree: str) -> str:
+        """Keep `tree` as a snapshot, by a line in the snapshot log (not again if it is the last
+        one kept here: a step that wrote nothing costs nothing); returns its id, the tree's."""
+        if self._last == tree:
+            return tree
         if self._log is None:
             flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC
             self._log = os.open(self.git_dir / SNAPSHOT_LOG, flags, 0o600)
-        os.write(self._log, f"{commit}\n".encode())  # one short append: whole or not at all
-        self._last = (tree, commit)
-        return commit
+        os.write(self._log, f"{tree}\n".encode())  # one short append: whole or not at all
+        self._last = tree
+        return tree
 
     def logged(self) -> list[str]:
-        """The commits the snapshot log keeps."""
+        """The snapshots the log keeps (their ids)."""
         try:
             text = (self.git_dir / SNAPSHOT_LOG).read_text()
         except FileNotFoundError:
             return []
         return [line for line in text.split("\n") if _COMMIT.fullmatch(line)]
 
-    def rewrite_log(self, commits: list[str]) -> None:
-        """The snapshot log replaced, atomically, by `commits` (a prune's; other processes open the
-        repository again: see ShadowLock's generation)."""
+    def rewrite_log(self, snapshots: list[str]) -> None:
+        """The snapshot log replaced, atomically, by `snapshots` (a prune's; other processes open
+        the repository again: see ShadowLock's generation)."""
         temporary = self.git_dir / f"{SNAPSHOT_LOG}.new"
-        temporary.write_text("".join(f"{commit}\n" for commit in commits))
+        temporary.write_text("".join(f"{snapshot}\n" for snapshot in snapshots))
         os.replace(temporary, self.git_dir / SNAPSHOT_LOG)
-        if self._last is not None and self._last[1] not in commits:
+        if self._last is not None and self._last not in snapshots:
             self._last = None  # no longer kept: a later unchanged snapshot must not name it
-        if self._log is not None:  # it appends to the replaced file: the next commit opens the new one
+        if self._log is not None:  # it appends to the replaced file: the next snapshot opens the new one
             os.close(self._log)
             self._log = None
 
     def snapshot_refs(self) -> dict[str, str]:
-        """Snapshots given refs by a collecting prune (and `latest`, from earlier versions): ref -> commit."""
+        """Snapshots given refs by a collecting prune (and `latest`, from earlier versions): ref -> id."""
         return {
             ref.name: str(ref.target)
             for ref in self._repo.references.iterator()

@@ -14,10 +14,12 @@ removes a folder whose files it removed and recreates one it writes into), an em
 not kept. Permission bits other than the executable bit are not kept (git's own limit).
 
 A snapshot costs little when little changed, and runs in process (`backend/checkpoints/_stage.py`,
-libgit2): status finds what changed through the index's stat cache, only those files are
-hashed, then a tree and a commit are written. Each snapshot is a root commit, kept by a line in
-the snapshot log until the next `prune` gives it its own ref (`refs/snapshots/<id>`), so `prune`
-can drop any of them without rewriting the others' ids.
+libgit2): the kernel's list of changed files (`_watch.py`) or else the index's stat cache says
+what changed, only those files are hashed, then their trees are written. A snapshot is a tree
+(checkpoints of earlier versions name root commits, which work alike), kept by a line in the
+snapshot log until the next collecting `prune` gives it its own ref (`refs/snapshots/<id>`), so
+`prune` can drop any of them without rewriting the others' ids. Two checkpoints of the same
+workspace state name the same tree.
 
 Crash safety: git and libgit2 write the index, objects and refs through lock files and renames; a
 killed process's locks are cleared on next use (`ShadowLock`: only a dead holder's). A restore
@@ -71,13 +73,13 @@ class ShadowRepo:
         self._stager_generation = 0
         self._watch = watch
 
-    def snapshot(self, message: str) -> Snapshot:
+    def snapshot(self) -> Snapshot:
         """The whole workspace now, untracked files included (see the module's docstring)."""
         with self._held():
             tree, skipped = self._stage()
             assert self._stager is not None
-            commit = self._stager.commit(tree, message)
-        return Snapshot(commit=commit, skipped=tuple(skipped))
+            kept = self._stager.keep(tree)
+        return Snapshot(commit=kept, skipped=tuple(skipped))
 
     def changes(self, before: str, after: str | None = None) -> list[FileChange]:
         """The files that differ from `before` to `after` (a commit, or None: the workspace now), by path."""
@@ -125,7 +127,8 @@ class ShadowRepo:
             logged = stager.logged()
             if not refs and not logged:
                 return
-            kept_logged = [commit for commit in logged if _kept(commit, wanted)]
+            # A state the workspace came back to is logged again: once is enough.
+            kept_logged = list(dict.fromkeys(commit for commit in logged if _kept(commit, wanted)))
             # `latest` (written by earlier versions) goes, so it keeps nothing alive.
             dropped = [ref for ref, commit in refs.items() if ref == _LATEST or not _kept(commit, wanted)]
             try:
@@ -151,7 +154,7 @@ class ShadowRepo:
                 self._stager_generation = self._lock.generation
 
     def snapshots(self) -> list[str]:
-        """The commit ids of the snapshots kept (in no particular order)."""
+        """The ids of the snapshots kept (in no particular order)."""
         with self._held():
             stager = self._open_stager()
             refs = stager.snapshot_refs()
@@ -171,7 +174,8 @@ class ShadowRepo:
     def _resolve(self, commit: str) -> str:
         if not _COMMIT_ID.fullmatch(commit):
             raise UnknownCommit(f"{commit!r} is not a commit id")
-        answer = self._git.run("rev-parse", "--verify", "-q", f"{commit}^{{commit}}", ok=(0, 1))
+        # A snapshot is a tree; a checkpoint taken by an earlier version names a commit of one.
+        answer = self._git.run("rev-parse", "--verify", "-q", f"{commit}^{{tree}}", ok=(0, 1))
         found = answer.decode().strip()
         if not found:
             raise UnknownCommit(f"no checkpoint {commit} in the shadow repository of {self.workspace}")

@@ -19,9 +19,11 @@ class Skipped:
 
 @dataclass(frozen=True)
 class Snapshot:
-    """A commit of the shadow repository holding the workspace as it was, and what it left out."""
+    """The workspace as it was, in the shadow repository, and what it left out."""
 
     commit: str
+    """Its id there: a tree (a root commit of one, in checkpoints of earlier versions); the name
+    stays `commit`, as stored in checkpoints' rows."""
     skipped: tuple[Skipped, ...]
 
 

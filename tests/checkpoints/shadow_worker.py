@@ -6,8 +6,9 @@
 POINT is where it stops and waits (its stdin never closes) after printing "at POINT":
 - `git:<command>`: just before running that git command (`diff-tree`, `cat-file`, ...);
 - `stage:<step>`: in a snapshot (done in process by libgit2, backend/checkpoints/_stage.py), just
-  before the diff of the index with the workspace (`diff`), the n-th file's hashing (`add:<n>`) or `create_commit`, or with the commit
-  written and not yet in the snapshot log (`unlogged`);
+  before the diff of the index with the workspace (`diff`), the n-th file's hashing (`add:<n>`) or
+  the tree's writing (`write_tree`), or with the tree written and not yet in the snapshot log
+  (`unlogged`);
 - `index-locked`: as libgit2 would leave it if killed while writing the index: `index.lock`
   made and held open, the index not yet replaced;
 - `replaced:<n>`: after a restore renamed its n-th file into place;
@@ -63,16 +64,16 @@ def main() -> None:
 
     stopping(pygit2.Index, "diff_to_workdir", "diff")
     stopping(pygit2.Index, "add", "add")
-    real_create_commit = pygit2.Repository.create_commit
+    real_write_tree = pygit2.Index.write_tree
 
-    def commit_then_stop(*args: object, **kwargs: object) -> object:
-        commit = real_create_commit(*args, **kwargs)
+    def tree_then_stop(*args: object, **kwargs: object) -> object:
+        tree = real_write_tree(*args, **kwargs)
         if kind == "stage" and stage_step == "unlogged":
             stop_here(point)
-        return commit
+        return tree
 
-    pygit2.Repository.create_commit = commit_then_stop  # type: ignore[method-assign]
-    stopping(pygit2.Repository, "create_commit", "create_commit")
+    pygit2.Index.write_tree = tree_then_stop  # type: ignore[method-assign]
+    stopping(pygit2.Index, "write_tree", "write_tree")
     real_index_write = pygit2.Index.write
 
     def index_write(index: pygit2.Index) -> None:
@@ -112,7 +113,7 @@ def main() -> None:
     shadow = ShadowRepo(Path(workspace), root=Path(root))
     index_lock.append(shadow.git_dir / "index.lock")
     if operation == "snapshot":
-        shadow.snapshot("killed mid-way")
+        shadow.snapshot()
     else:
         shadow.restore(rest[0])
     print("done", flush=True)

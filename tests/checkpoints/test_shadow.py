@@ -67,7 +67,7 @@ def shadow(workspace: Path, tmp_path: Path) -> ShadowRepo:
 def test_a_shell_command_that_edits_creates_deletes_and_makes_a_folder_is_restored_exactly(workspace, shadow):
     before = state(workspace)
     before_folders = folders(workspace)
-    snapshot = shadow.snapshot("before step 1")
+    snapshot = shadow.snapshot()
 
     sh(
         "printf 'print(2)\\n' >> src/app.py && rm docs/notes.md && chmod -x run.sh && chmod +x src/app.py"
@@ -88,7 +88,7 @@ def test_a_shell_command_that_edits_creates_deletes_and_makes_a_folder_is_restor
 
 def test_restoring_a_file_replaced_by_a_folder_and_a_folder_replaced_by_a_file(workspace, shadow):
     before = state(workspace)
-    snapshot = shadow.snapshot("before")
+    snapshot = shadow.snapshot()
     sh("rm -r docs && printf 'now a file' > docs && rm run.sh && mkdir -p run.sh/inner && printf x > run.sh/inner/f", workspace)
 
     shadow.restore(snapshot.commit)
@@ -105,7 +105,7 @@ def test_line_endings_filters_and_odd_file_names_come_back_byte_for_byte(workspa
         workspace,
     )
     before = state(workspace)
-    snapshot = shadow.snapshot("before")
+    snapshot = shadow.snapshot()
     sh("for f in a.txt b.txt c.txt 'with space.txt' ünïcödé.md; do printf changed > \"$f\"; done; rm new*line", workspace)
 
     shadow.restore(snapshot.commit)
@@ -135,9 +135,9 @@ def test_the_users_own_git_repository_is_identical_after_snapshots_and_a_restore
         }
 
     before = users_git()
-    snapshot = shadow.snapshot("before")
+    snapshot = shadow.snapshot()
     sh("printf 'edited' > src/app.py && rm loose.txt && printf n > added.txt", workspace)
-    shadow.snapshot("after")
+    shadow.snapshot()
     shadow.restore(snapshot.commit)
 
     assert users_git() == before
@@ -153,7 +153,7 @@ def test_skipped_files_are_reported_and_left_alone_by_a_restore(workspace, tmp_p
         " && printf x > build/out && printf log > run.log && head -c 1048577 /dev/zero > big.dat",
         workspace,
     )
-    snapshot = shadow.snapshot("before")
+    snapshot = shadow.snapshot()
 
     assert set(snapshot.skipped) == {
         Skipped("node_modules", "ignored (node_modules)"),
@@ -176,7 +176,7 @@ def test_skipped_files_are_reported_and_left_alone_by_a_restore(workspace, tmp_p
 
 def test_a_nested_git_repository_is_skipped_and_left_alone(workspace, shadow):
     sh("mkdir -p vendor/lib && cd vendor/lib && git init -q && printf v1 > lib.c", workspace)
-    snapshot = shadow.snapshot("before")
+    snapshot = shadow.snapshot()
     assert Skipped("vendor/lib", "nested git repository") in snapshot.skipped
 
     sh("printf v2 > vendor/lib/lib.c && printf y > vendor/lib/new.c", workspace)
@@ -188,17 +188,17 @@ def test_a_nested_git_repository_is_skipped_and_left_alone(workspace, shadow):
 
 def test_a_file_that_grows_past_the_limit_is_left_out_of_the_next_snapshot(workspace, tmp_path):
     shadow = ShadowRepo(workspace, root=tmp_path / "checkpoints", max_file_bytes=100)
-    first = shadow.snapshot("small")
+    first = shadow.snapshot()
     (workspace / "docs/notes.md").write_bytes(b"n" * 101)
 
-    second = shadow.snapshot("grown")
+    second = shadow.snapshot()
 
     assert Skipped("docs/notes.md", "over 100 bytes") in second.skipped
     assert [(c.path, c.status) for c in shadow.changes(first.commit, second.commit)] == [("docs/notes.md", "deleted")]
 
 
 def test_restoring_chosen_paths_leaves_every_other_change_in_place(workspace, shadow):
-    snapshot = shadow.snapshot("before")
+    snapshot = shadow.snapshot()
     sh("printf edited > src/app.py && printf edited > docs/notes.md && printf new > docs/new.md && printf new > top.txt", workspace)
 
     touched = shadow.restore(snapshot.commit, ["docs", "top.txt"])
@@ -211,7 +211,7 @@ def test_restoring_chosen_paths_leaves_every_other_change_in_place(workspace, sh
 
 
 def test_restore_refuses_paths_outside_the_workspace_and_unknown_commits(workspace, shadow):
-    snapshot = shadow.snapshot("before")
+    snapshot = shadow.snapshot()
     with pytest.raises(ValueError, match="leaves the workspace"):
         shadow.restore(snapshot.commit, ["../outside"])
     with pytest.raises(ValueError, match="not inside the workspace"):
@@ -225,11 +225,11 @@ def test_restore_refuses_paths_outside_the_workspace_and_unknown_commits(workspa
 
 
 def test_changes_are_unified_diffs_per_file(workspace, shadow):
-    first = shadow.snapshot("before")
+    first = shadow.snapshot()
     sh("printf 'print(2)\\n' > src/app.py && chmod -x run.sh && rm docs/notes.md && printf '\\000\\377' > blob.bin && printf 'a\\n' > added.txt", workspace)
 
     now = {c.path: c for c in shadow.changes(first.commit)}
-    second = shadow.snapshot("after")
+    second = shadow.snapshot()
 
     assert {path: c.status for path, c in now.items()} == {
         "added.txt": "added",
@@ -250,7 +250,7 @@ def test_prune_keeps_only_the_snapshots_asked_for(workspace, shadow):
     commits = []
     for i in range(4):
         (workspace / f"step{i}.txt").write_bytes(os.urandom(2000))
-        commits.append(shadow.snapshot(f"step {i}").commit)
+        commits.append(shadow.snapshot().commit)
     kept = [commits[0], commits[2]]
     size_before = shadow.disk_bytes()
 
@@ -259,11 +259,12 @@ def test_prune_keeps_only_the_snapshots_asked_for(workspace, shadow):
     assert sorted(shadow.snapshots()) == sorted(kept)
     assert shadow.disk_bytes() < size_before
     objects = sh(f"GIT_DIR={shadow.git_dir} git cat-file --batch-all-objects --batch-check='%(objecttype) %(objectname)'", workspace)
-    assert sorted(line.split()[1] for line in objects.splitlines() if line.startswith("commit")) == sorted(kept)
+    trees = {line.split()[1] for line in objects.splitlines() if line.startswith("tree")}
+    assert set(kept) <= trees and not {commits[1], commits[3]} & trees  # the dropped snapshots' trees are gone
     shadow.restore(commits[2])
     assert sorted(p.name for p in workspace.glob("step*.txt")) == ["step0.txt", "step1.txt", "step2.txt"]
-    with pytest.raises(UnknownCommit):
-        shadow.restore(commits[3])
+    with pytest.raises(UnknownCommit):  # (the last one would be written again by the restore's own look)
+        shadow.restore(commits[1])
     with pytest.raises(UnknownCommit, match="not a commit id"):
         shadow.prune(["HEAD"])
 
@@ -279,16 +280,16 @@ def test_a_creation_killed_part_way_leaves_a_folder_that_a_later_creation_clears
     workspace.mkdir()
     (workspace / "a.txt").write_text("a\n")
 
-    ShadowRepo(workspace, root=root).snapshot("first")
+    ShadowRepo(workspace, root=root).snapshot()
 
     assert not abandoned.exists()
     assert under_way.exists()  # another process may be making its repository right now
 
 
 def test_a_prune_without_collecting_drops_snapshots_and_a_collecting_one_deletes_their_objects(workspace, shadow):
-    first = shadow.snapshot("first")
+    first = shadow.snapshot()
     (workspace / "only-in-the-second.txt").write_text("soon gone\n")
-    second = shadow.snapshot("second")
+    second = shadow.snapshot()
 
     shadow.prune([first.commit], collect=False)
     assert shadow.snapshots() == [first.commit]
@@ -304,12 +305,12 @@ def test_a_prune_without_collecting_drops_snapshots_and_a_collecting_one_deletes
 
 
 def test_a_snapshot_after_a_prune_that_dropped_the_last_one_is_kept_even_when_nothing_changed(workspace, shadow):
-    first = shadow.snapshot("first")
+    first = shadow.snapshot()
     (workspace / "new.txt").write_text("new\n")
-    last = shadow.snapshot("last")
+    last = shadow.snapshot()
     shadow.prune([first.commit], collect=False)  # the retention after a step keeps the Stager open
 
-    again = shadow.snapshot("nothing changed since last")
+    again = shadow.snapshot()
 
     assert again.commit in shadow.snapshots()
     shadow.prune([first.commit, again.commit])  # the sweep: what no kept snapshot names goes
@@ -317,7 +318,7 @@ def test_a_snapshot_after_a_prune_that_dropped_the_last_one_is_kept_even_when_no
     (workspace / "new.txt").unlink()
     shadow.restore(again.commit)
     assert (workspace / "new.txt").read_text() == "new\n"
-    assert last.commit != again.commit
+    assert again.commit == last.commit  # the same state, the same tree: logged again, so kept
 
 
 def test_a_prune_by_another_process_never_leaves_a_later_snapshot_without_its_objects(workspace, tmp_path):
@@ -325,13 +326,13 @@ def test_a_prune_by_another_process_never_leaves_a_later_snapshot_without_its_ob
     # only, names a blob that only the pruned snapshot held.
     root = tmp_path / "checkpoints"
     host_a, host_b = ShadowRepo(workspace, root=root), ShadowRepo(workspace, root=root)
-    first = host_a.snapshot("first")
+    first = host_a.snapshot()
     (workspace / "kept-only-by-the-second.txt").write_text("one\n")
-    host_a.snapshot("second")
+    host_a.snapshot()
     host_b.prune([first.commit])
     (workspace / "later.txt").write_text("two\n")
 
-    third = host_a.snapshot("third")
+    third = host_a.snapshot()
 
     assert shadow_git(host_a, "fsck", "--no-dangling").returncode == 0
     (workspace / "kept-only-by-the-second.txt").unlink()
@@ -340,7 +341,7 @@ def test_a_prune_by_another_process_never_leaves_a_later_snapshot_without_its_ob
 
 
 def test_a_restore_leaves_no_temporary_files_and_the_next_snapshot_is_clean(workspace, shadow):
-    snapshot = shadow.snapshot("before")
+    snapshot = shadow.snapshot()
     sh("printf changed > src/app.py", workspace)
     shadow.restore(snapshot.commit)
 
@@ -404,14 +405,14 @@ def shadow_git(shadow: ShadowRepo, *args: str) -> subprocess.CompletedProcess[st
 
 
 @pytest.mark.parametrize(
-    "point", ["stage:diff", "stage:add:150", "index-locked", "stage:create_commit", "stage:unlogged"]
+    "point", ["stage:diff", "stage:add:150", "index-locked", "stage:write_tree", "stage:unlogged"]
 )
 def test_a_snapshot_killed_mid_way_leaves_the_workspace_and_the_shadow_repository_consistent(tmp_path, point):
     workspace, root = tmp_path / "workspace", tmp_path / "checkpoints"
     workspace.mkdir()
     write_tree(workspace, 1)
     shadow = ShadowRepo(workspace, root=root)
-    first = shadow.snapshot("version 1")
+    first = shadow.snapshot()
     v1 = state(workspace)
     write_tree(workspace, 2)
     v2 = state(workspace)
@@ -422,7 +423,7 @@ def test_a_snapshot_killed_mid_way_leaves_the_workspace_and_the_shadow_repositor
 
     assert state(workspace) == v2  # a snapshot never writes to the workspace
     assert shadow.snapshots() == [first.commit]  # the killed one never got its ref
-    second = shadow.snapshot("version 2")  # the shadow repository is usable: stale locks cleared
+    second = shadow.snapshot()  # the shadow repository is usable: stale locks cleared
     assert shadow_git(shadow, "fsck", "--no-dangling").returncode == 0
     assert shadow.changes(second.commit) == []
     shadow.restore(first.commit)
@@ -437,10 +438,10 @@ def test_a_restore_killed_mid_way_leaves_each_file_as_before_or_as_restored(tmp_
     workspace.mkdir()
     write_tree(workspace, 1)
     shadow = ShadowRepo(workspace, root=root)
-    first = shadow.snapshot("version 1")
+    first = shadow.snapshot()
     v1 = state(workspace)
     write_tree(workspace, 2)
-    shadow.snapshot("version 2")
+    shadow.snapshot()
     v2 = state(workspace)
 
     worker = start_worker("restore", str(workspace), str(root), point, first.commit)
@@ -455,7 +456,7 @@ def test_a_restore_killed_mid_way_leaves_each_file_as_before_or_as_restored(tmp_
     if point.startswith("half-written") or point.startswith("replaced"):
         assert now != v2 and now != v1  # it died part way through
 
-    shadow.snapshot("after the crash")  # the next use clears what the killed restore left
+    shadow.snapshot()  # the next use clears what the killed restore left
     assert not [path for path in state(workspace) if path.endswith(TEMP_SUFFIX)]
     assert shadow_git(shadow, "fsck", "--no-dangling").returncode == 0
     shadow.restore(first.commit)
@@ -464,7 +465,7 @@ def test_a_restore_killed_mid_way_leaves_each_file_as_before_or_as_restored(tmp_
 
 def test_a_git_lock_still_held_by_a_running_process_is_not_taken_for_a_stale_one(workspace, shadow, monkeypatch):
     # Say a git of ours outlived its killed parent and still writes the index: wait for it, bounded.
-    first = shadow.snapshot("before")
+    first = shadow.snapshot()
     lock = shadow.git_dir / "index.lock"
     holder = subprocess.Popen(
         [sys.executable, "-c", f"f = open({str(lock)!r}, 'a'); print('open', flush=True); input()"],
@@ -477,7 +478,7 @@ def test_a_git_lock_still_held_by_a_running_process_is_not_taken_for_a_stale_one
     monkeypatch.setattr(_git, "LOCK_HELD_WAIT_S", 0.2)
 
     with pytest.raises(GitError, match=f"held by a running process \\(pid {holder.pid}\\)"):
-        shadow.snapshot("while held")
+        shadow.snapshot()
     assert lock.exists()
 
     holder.communicate("\n", timeout=60)  # it exits; its lock file stays behind, stale now

@@ -38,9 +38,9 @@ def by_path(changes: list[FileChange]) -> dict[str, FileChange]:
 
 
 def test_a_shell_step_that_moves_deletes_and_overwrites_reads_as_a_move_a_deletion_and_plus_3_minus_6(workspace, shadow):
-    before = shadow.snapshot("before the step")
+    before = shadow.snapshot()
     sh("mv draft.md docs/plan.md && rm docs/old.txt && printf 'new 1\\nnew 2\\nnew 3\\n' > report.txt", workspace)
-    after = shadow.snapshot("after the step")
+    after = shadow.snapshot()
 
     changes = shadow.changes(before.commit, after.commit)
 
@@ -62,7 +62,7 @@ def test_a_shell_step_that_moves_deletes_and_overwrites_reads_as_a_move_a_deleti
 
 
 def test_a_file_moved_and_edited_is_a_rename_with_its_similarity_and_its_own_diff(workspace, shadow):
-    before = shadow.snapshot("before")
+    before = shadow.snapshot()
     sh("mv draft.md plan.md && printf 'Four.\\n' >> plan.md", workspace)
 
     (moved,) = shadow.changes(before.commit)  # against the workspace now
@@ -74,7 +74,7 @@ def test_a_file_moved_and_edited_is_a_rename_with_its_similarity_and_its_own_dif
 
 
 def test_a_deleted_file_and_an_unlike_new_one_stay_a_deletion_and_an_addition(workspace, shadow):
-    before = shadow.snapshot("before")
+    before = shadow.snapshot()
     sh("rm docs/old.txt && printf 'nothing alike\\n' > fresh.txt", workspace)
 
     changes = shadow.changes(before.commit)
@@ -86,7 +86,7 @@ def test_a_deleted_file_and_an_unlike_new_one_stay_a_deletion_and_an_addition(wo
 
 
 def test_lines_that_look_like_patch_headers_are_counted_as_content(workspace, shadow):
-    before = shadow.snapshot("before")
+    before = shadow.snapshot()
     (workspace / "report.txt").write_text("--- not a header\n+++ nor this\n")
 
     (change,) = shadow.changes(before.commit)
@@ -95,7 +95,7 @@ def test_lines_that_look_like_patch_headers_are_counted_as_content(workspace, sh
 
 
 def test_a_binary_file_has_no_line_counts(workspace, shadow):
-    before = shadow.snapshot("before")
+    before = shadow.snapshot()
     (workspace / "blob.bin").write_bytes(b"\0\1\2\3")
 
     (change,) = shadow.changes(before.commit)
@@ -104,7 +104,7 @@ def test_a_binary_file_has_no_line_counts(workspace, shadow):
 
 
 def test_a_restore_still_sees_a_move_as_two_paths_and_puts_the_file_back(workspace, shadow):
-    before = shadow.snapshot("before")
+    before = shadow.snapshot()
     sh("mv draft.md docs/plan.md", workspace)
 
     touched = shadow.restore(before.commit)
