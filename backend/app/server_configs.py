@@ -38,6 +38,11 @@ def server_configs(
                 read_roots=skill_read_roots(settings),
             )
         )
+        if "file" in servers:  # Overseer's own folders: the file server refuses them, even in a workspace
+            file = servers["file"]
+            own = ["--data-dir", str(settings.data_dir.expanduser().absolute())]
+            own += ["--checkpoints-dir", str(settings.checkpoints_dir.absolute())]
+            servers["file"] = file.model_copy(update={"args": [*file.args[:4], *own, *file.args[4:]]})  # after --root
         if not detect(settings.sandbox.backend).confined and settings.sandbox.backend != "off":
             # Nothing confines commands here and no admin said `sandbox: off`: no shell at all.
             servers.pop("shell", None)

@@ -24,17 +24,24 @@ from mcp_servers._shared.limits import (
 from mcp_servers._shared.anchored import Anchored, opened_file
 from mcp_servers._shared.textfiles import SNIFF_BYTES, looks_binary
 from mcp_servers._shared.workspace import display_path, extra_links, one_line
-from mcp_servers.file.walking import check_pattern, compile_glob, walk
+from mcp_servers.file.walking import check_pattern, compile_glob, is_left_out, walk
+
+LeftOut = frozenset[tuple[int, int]]
+"""(device, inode) of Overseer's own folders: never listed, walked or searched."""
 
 # Files are opened by name inside a folder's descriptor, never through a symlink, and a FIFO
 # is opened without waiting for a writer (then skipped: only regular files are searched).
 _OPEN_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 
 
-def list_entries(folder: Anchored) -> str:
-    """The folder's entries, sorted, one a line, folders with a trailing `/`."""
+def list_entries(folder: Anchored, left_out: LeftOut = frozenset()) -> str:
+    """The folder's entries, sorted, one a line, folders with a trailing `/`; Overseer's own left out."""
     with _opened_folder(folder) as fd, os.scandir(fd) as entries:
-        names = sorted(one_line(entry.name) + ("/" if entry.is_dir() else "") for entry in entries)
+        names = sorted(
+            one_line(entry.name) + ("/" if entry.is_dir() else "")
+            for entry in entries
+            if not (entry.is_dir(follow_symlinks=False) and is_left_out(fd, entry.name, left_out))
+        )
     if not names:
         return f"(empty directory {folder.shown})"
     lines = names[:LIST_DIR_MAX_ENTRIES]
@@ -43,13 +50,13 @@ def list_entries(folder: Anchored) -> str:
     return "\n".join(lines)
 
 
-def find_by_glob(root: Path, base: Anchored, pattern: str) -> str:
+def find_by_glob(root: Path, base: Anchored, pattern: str, left_out: LeftOut = frozenset()) -> str:
     """Paths under `base` (relative to it) matching `pattern`, shown relative to the workspace root."""
     check_pattern(pattern)
     matcher = compile_glob(pattern)
     hits: list[str] = []
     with _opened_folder(base) as fd:
-        for entry in walk(fd):
+        for entry in walk(fd, left_out):
             if not matcher.match(entry.rel):
                 continue
             if len(hits) == GLOB_MAX_RESULTS:
@@ -58,7 +65,9 @@ def find_by_glob(root: Path, base: Anchored, pattern: str) -> str:
     return "\n".join(sorted(hits)) if hits else f"no paths match '{pattern}' under {base.shown}"
 
 
-def search_contents(root: Path, base: Anchored, pattern: str, file_glob: str | None) -> str:
+def search_contents(
+    root: Path, base: Anchored, pattern: str, file_glob: str | None, left_out: LeftOut = frozenset()
+) -> str:
     """`file:line:text` for each line matching the regex `pattern` in text files under `base`.
 
     The server is shared by every session, so one search must not hold it: the pattern's length
@@ -75,7 +84,7 @@ def search_contents(root: Path, base: Anchored, pattern: str, file_glob: str | N
     deadline = time.monotonic() + time_limit
     name_filter = _file_filter(file_glob)
     hits: list[str] = []
-    for path, fh in _searched_files(base, name_filter):
+    for path, fh in _searched_files(base, name_filter, left_out):
         for number, text in _matching_lines(fh, compiled, deadline, pattern, time_limit):
             if len(hits) == GREP_MAX_MATCHES:
                 hits.append(f"[more than {GREP_MAX_MATCHES} matches; narrow the pattern or the path]")
@@ -84,7 +93,9 @@ def search_contents(root: Path, base: Anchored, pattern: str, file_glob: str | N
     return "\n".join(hits) if hits else f"no matches for {pattern!r} under {base.shown}"
 
 
-def _searched_files(base: Anchored, name_filter: Callable[[str], bool]) -> Iterator[tuple[Path, IO[bytes]]]:
+def _searched_files(
+    base: Anchored, name_filter: Callable[[str], bool], left_out: LeftOut
+) -> Iterator[tuple[Path, IO[bytes]]]:
     """Each text file to search under `base` (or `base` itself), open, with its path."""
     with opened_file(base) as (fd, st):
         if stat.S_ISREG(st.st_mode):
@@ -94,7 +105,7 @@ def _searched_files(base: Anchored, name_filter: Callable[[str], bool]) -> Itera
             return
         if not stat.S_ISDIR(st.st_mode):
             raise ToolError(f"'{base.shown}' is not a directory")
-        for entry in walk(fd):
+        for entry in walk(fd, left_out):
             if entry.is_dir or not name_filter(entry.rel):
                 continue
             try:

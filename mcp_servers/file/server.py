@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Annotated
 
 from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import ToolAnnotations
 from pydantic import Field
 
@@ -22,6 +23,7 @@ from mcp_servers._shared.workspace import (
 from mcp_servers.file.reading import read_page
 from mcp_servers.file.searching import find_by_glob, list_entries, search_contents
 from mcp_servers.file.writing import edit_text, write_text
+from shared.own_data import OwnFolder, own_folder_of, own_identities, refusal
 
 READ_ONLY = ToolAnnotations(
     readOnlyHint=True, destructiveHint=False, idempotentHint=True, openWorldHint=False
@@ -44,14 +46,28 @@ READ_ROOTS_INSTRUCTIONS = (
 )
 
 
-def create_server(root: Path, *, trust_meta: bool, read_roots: Sequence[Path] = ()) -> MCPServer:
+def create_server(
+    root: Path,
+    *,
+    trust_meta: bool,
+    read_roots: Sequence[Path] = (),
+    data_dir: Path | None = None,
+    checkpoints_dir: Path | None = None,
+) -> MCPServer:
     """Build the file server for the workspace `root`.
 
     With `trust_meta` (the host launched us) a call's `_meta["overseer/workspace"]`
     replaces `root` for that call. `read_roots` are folders outside any workspace (the
     skill folders) that the reading tools accept absolute paths into; writes never reach them.
+    `data_dir` and `checkpoints_dir` are Overseer's own folders: refused to every tool and left
+    out of listings and searches, even inside the workspace (shared/own_data.py).
     """
     read_roots = tuple(Path(r).expanduser() for r in read_roots)
+    own: list[OwnFolder] = []
+    if data_dir is not None:
+        own.append(OwnFolder("data dir", Path(data_dir).expanduser()))
+    if checkpoints_dir is not None:
+        own.append(OwnFolder("checkpoints dir", Path(checkpoints_dir).expanduser()))
     instructions = INSTRUCTIONS
     if read_roots:
         instructions += READ_ROOTS_INSTRUCTIONS.format(roots=", ".join(str(r) for r in read_roots))
@@ -60,8 +76,17 @@ def create_server(root: Path, *, trust_meta: bool, read_roots: Sequence[Path] = 
     def root_for(ctx: Context) -> Path:
         return workspace_root(root, ctx.request_context.meta, trust_meta=trust_meta)
 
+    def refuse_own(resolved: Path, path: str, usable: Sequence[Path]) -> None:
+        folder = own_folder_of(own, resolved, usable)
+        if folder is not None:
+            raise ToolError(refusal(path, folder))
+
+    def left_out() -> frozenset[tuple[int, int]]:
+        return own_identities(own) if own else frozenset()
+
     def readable(workspace: Path, path: str) -> Anchored:
         resolved = confine_readable(workspace, read_roots, path)
+        refuse_own(resolved, path, (workspace, *read_roots))
         if resolved.is_relative_to(workspace):
             # Most reads: no read root to resolve (a realpath each, syscalls on every call).
             return Anchored.within(workspace, resolved, path)
@@ -69,7 +94,9 @@ def create_server(root: Path, *, trust_meta: bool, read_roots: Sequence[Path] = 
         return Anchored.within(real_roots, resolved, path)
 
     def writable(workspace: Path, path: str) -> Anchored:
-        return Anchored.within(workspace, confine_writable(workspace, read_roots, path), path)
+        resolved = confine_writable(workspace, read_roots, path)
+        refuse_own(resolved, path, (workspace,))
+        return Anchored.within(workspace, resolved, path)
 
     @server.tool(title="Read a file", annotations=READ_ONLY)
     def read_file(
@@ -106,7 +133,7 @@ def create_server(root: Path, *, trust_meta: bool, read_roots: Sequence[Path] = 
         """List a folder's entries, sorted, folders marked with a trailing `/`."""
         target = readable(root_for(ctx), path)
         with os_errors_as_tool_errors("list", path):
-            return list_entries(target)
+            return list_entries(target, left_out())
 
     @server.tool(title="Find files", annotations=READ_ONLY)
     def glob(pattern: str, ctx: Context, path: str = ".") -> str:
@@ -117,7 +144,7 @@ def create_server(root: Path, *, trust_meta: bool, read_roots: Sequence[Path] = 
         workspace = root_for(ctx)
         target = readable(workspace, path)
         with os_errors_as_tool_errors("search", path):
-            return find_by_glob(workspace, target, pattern)
+            return find_by_glob(workspace, target, pattern, left_out())
 
     @server.tool(title="Search in files", annotations=READ_ONLY)
     def grep(
@@ -135,9 +162,9 @@ def create_server(root: Path, *, trust_meta: bool, read_roots: Sequence[Path] = 
         target = readable(workspace, path)
         with os_errors_as_tool_errors("search", path):
             if target.base == workspace:
-                return search_contents(workspace, target, pattern, glob)
+                return search_contents(workspace, target, pattern, glob, left_out())
             # Searched as its own root, so a symlink in it is never followed out of it.
-            found = search_contents(target.base, target, pattern, glob)
+            found = search_contents(target.base, target, pattern, glob, left_out())
             return _absolute_hits(found, target.base, no_match=f"no matches for {pattern!r} under {path}")
 
     return server

@@ -3,6 +3,7 @@
 The walk goes by folder descriptors (`os.fwalk`), never follows a symlinked directory (so it
 cannot leave the workspace or loop, even if a folder is swapped for a symlink mid-walk) and skips
 well-known bulky folders such as `.git` and `node_modules` unless the walk starts inside one.
+Overseer's own folders (shared/own_data.py) are left out wherever the walk meets them.
 """
 
 from __future__ import annotations
@@ -11,6 +12,8 @@ import os
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+
+from shared.own_data import identity_of
 
 from mcp.server.mcpserver.exceptions import ToolError
 
@@ -42,15 +45,28 @@ class Entry:
     name: str
 
 
-def walk(start: int) -> Iterator[Entry]:
-    """Every entry below the folder open as `start` (not itself), in a stable sorted order."""
+def walk(start: int, left_out: frozenset[tuple[int, int]] = frozenset()) -> Iterator[Entry]:
+    """Every entry below the folder open as `start` (not itself), in a stable sorted order.
+
+    `left_out`: (device, inode) of folders never entered nor shown, Overseer's own.
+    """
     for dirpath, dirnames, filenames, folder in os.fwalk(".", dir_fd=start, follow_symlinks=False):
-        dirnames[:] = sorted(d for d in dirnames if d not in SKIPPED_DIRS)
+        dirnames[:] = sorted(d for d in dirnames if d not in SKIPPED_DIRS and not is_left_out(folder, d, left_out))
         prefix = "" if dirpath == "." else dirpath.removeprefix("./") + "/"
         for name in dirnames:
             yield Entry(prefix + name, True, folder, name)
         for name in sorted(filenames):
             yield Entry(prefix + name, False, folder, name)
+
+
+def is_left_out(folder: int, name: str, left_out: frozenset[tuple[int, int]]) -> bool:
+    """Whether the folder `name` in the folder open as `folder` is one of `left_out` (a symlink never is)."""
+    if not left_out:
+        return False
+    try:
+        return identity_of(os.stat(name, dir_fd=folder, follow_symlinks=False)) in left_out
+    except OSError:
+        return True  # gone or unreadable meanwhile: nothing to show either way
 
 
 def check_pattern(pattern: str) -> None:
