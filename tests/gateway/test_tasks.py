@@ -16,12 +16,22 @@ import anyio
 import httpx
 import mcp_types as wire
 import pytest
-from gateway_testkit import BOUND, HeldReply, ServedApp, accept, served_app, session_status, write_file
+from gateway_testkit import (
+    BOUND,
+    HeldReply,
+    ServedApp,
+    accept,
+    embedded_env,
+    served_app,
+    session_status,
+    stdio_params,
+    write_file,
+)
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 
 from backend.mcp.tasks import start_task
-from backend.testing import Reply
+from backend.testing import Reply, ScriptedModelServer
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -267,3 +277,32 @@ async def test_tasks_result_waits_for_a_run_that_ends_while_it_waits(tmp_path, p
                     held.released.set()
     assert still.status == "working"
     assert collected[0].content[0].text == "late"
+
+
+async def test_over_stdio_a_task_runs_and_its_approval_is_asked_on_tasks_result(tmp_path):
+    async def allow(context: Any, params: wire.ElicitRequestParams) -> wire.ElicitResult:
+        return accept("allow_once")
+
+    with ScriptedModelServer([write_file(), Reply(text="wrote x.txt")]) as model:
+        params = stdio_params(["mcp"], embedded_env(tmp_path, model))
+        async with Client(params, mode="legacy", elicitation_callback=allow) as client:
+            with anyio.fail_after(BOUND):
+                task = await invoke_as_task(client)
+                collected = await result(client, task.task_id)
+                finished = await get(client, task.task_id)
+    assert task.status == "working"
+    assert collected.content[0].text == "wrote x.txt"
+    assert finished.status == "completed"
+
+
+async def test_a_task_started_through_the_bridge_is_collected_directly_at_mcp_once_the_bridge_is_gone(tmp_path, pool):
+    held = HeldReply(Reply(text="done"))
+    async with served_app(tmp_path, [held], pool=pool) as served:
+        env = embedded_env(tmp_path / "client", served.model) | {"OVERSEER_TOKEN": served.token}
+        with anyio.fail_after(BOUND):
+            async with Client(stdio_params(["mcp", "--host-url", served.url], env), mode="legacy") as bridged:
+                task = await invoke_as_task(bridged)
+            held.released.set()
+            async with served.client(mode="legacy") as direct:
+                collected = await result(direct, task.task_id)
+    assert collected.content[0].text == "done"
