@@ -26,6 +26,8 @@ from backend.domain.tools import ToolInfo
 from backend.app.managed_policy import ManagedPolicyView, refused, view_of
 from backend.config import PermissionsConfig, PolicyValue, Settings, append_allow_rules, update_config_file
 from backend.paths import private_dir, private_opener
+from backend.app.server_configs import skill_read_roots
+from backend.rules.own_data import OwnDataGuard
 from backend.rules.policy_engine import DEFAULT_POLICIES, PolicyEngine
 from backend.rules.grammar import RuleError, RuleSet
 from backend.rules.managed import NO_MANAGED_POLICY, ManagedLocked, ManagedPolicy
@@ -45,13 +47,16 @@ def build_policy(
     read_only_auto_allow: bool,
     managed: ManagedPolicy = NO_MANAGED_POLICY,
     allow_read_only_tools: bool = False,
+    own_data: OwnDataGuard | None = None,
 ) -> PolicyEngine:
-    """Rules from the config, policies over the defaults, the managed rules above both."""
+    """Rules from the config, policies over the defaults, the managed rules above both, and
+    Overseer's own folders (`own_data`) above everything."""
     rules = RuleSet.from_config(permissions.model_dump(), source="user") + mode_rules(permissions.defaultMode, managed)
     return PolicyEngine(
         rules, {**DEFAULT_POLICIES, **policies}, read_only_auto_allow=read_only_auto_allow,
         managed=managed.rules(),
         allow_read_only_tools=allow_read_only_tools,
+        own_data=own_data,
     )
 
 
@@ -67,6 +72,9 @@ class PolicyService:
         self._allow_read_only_tools = settings.allow_read_only_tools
         self._permissions = settings.permissions.model_copy(deep=True)
         self._policies: dict[str, PolicyValue] = dict(settings.policies)
+        self._own_data = OwnDataGuard.of(
+            data_dir=settings.data_dir, checkpoints_dir=settings.checkpoints_dir, read_roots=skill_read_roots(settings)
+        )
         self._engine = self._build(self._permissions, self._policies)
         self._scoped_file = settings.data_dir.expanduser() / SCOPED_RULES_FILE
         self._scoped = load_scoped(self._scoped_file)
@@ -178,6 +186,7 @@ class PolicyService:
             read_only_auto_allow=self._read_only_auto_allow,
             managed=self.managed,
             allow_read_only_tools=self._allow_read_only_tools,
+            own_data=self._own_data,
         )
 
 

@@ -1,5 +1,5 @@
-"""The PolicyEngine: one call in, a verdict out (managed deny > managed ask > deny > ask > allow >
-policy > read-only > ask)."""
+"""The PolicyEngine: one call in, a verdict out (Overseer's own folders > managed deny > managed ask >
+deny > ask > allow > policy > read-only > ask)."""
 
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ from backend.rules.scoped_allows import ScopedAllows
 from backend.rules import pinned_tools
 from backend.domain.tool_pins import ToolChange
 from backend.rules.managed import MANAGED_PREFIX
+from backend.rules.own_data import SOURCE as OWN_DATA_SOURCE, OwnDataGuard
 from backend.rules.grammar import (
     FILE_READ_TOOLS,
     FILE_WRITE_TOOLS,
@@ -134,8 +135,9 @@ class _PolicyEntry:
 class PolicyEngine:
     """Evaluates tool calls against pooled rules and per-tool policies.
 
-    Steps (RULES.md "Evaluation of one call"): first the managed layer (issue 34, item 2): its
-    deny rules block and its ask rules ask, whatever any other layer says; then deny rules block; ask rules ask; allow rules
+    Steps (RULES.md "Evaluation of one call"): before everything, Overseer's own folders (the
+    data dir, the checkpoints dir) are denied to the file tools (backend/rules/own_data.py);
+    then the managed layer (issue 34, item 2): its deny rules block and its ask rules ask, whatever any other layer says; then deny rules block; ask rules ask; allow rules
     allow (never a write in plan mode); then the tool's policy (mode policies first, the most
     specific key winning: tool > glob > server); then read-only auto-allow for trusted
     servers when enabled; otherwise ask.
@@ -151,11 +153,13 @@ class PolicyEngine:
         policies_source: str | None = None,
         managed: RuleSet | None = None,
         allow_read_only_tools: bool = False,
+        own_data: OwnDataGuard | None = None,
     ) -> None:
         """`policies=None` means DEFAULT_POLICIES; a mapping given replaces them (merge it yourself).
         `managed`: the managed policy's deny and ask rules, evaluated before everything else.
         `allow_read_only_tools`: a third-party tool its server annotates read-only runs unasked when
         its definition is the pinned one (issue 34, item 4); rules and policies still decide first.
+        `own_data`: Overseer's own folders, denied to the file tools before any rule is read.
 
         Reasons name a policy's source: `policies_source` if given, else "default" for a
         built-in value left as it is and "config" for anything else. Invalid keys or values
@@ -163,6 +167,7 @@ class PolicyEngine:
         """
         self.rules = rules
         self.managed = managed if managed is not None else RuleSet()
+        self.own_data = own_data
         self.policies: dict[str, Policy] = dict(DEFAULT_POLICIES if policies is None else policies)
         self.policies_source = policies_source
         self.read_only_auto_allow = read_only_auto_allow
@@ -185,6 +190,7 @@ class PolicyEngine:
             policies_source=self.policies_source,
             managed=self.managed,
             allow_read_only_tools=self.allow_read_only_tools,
+            own_data=self.own_data,
         )
 
     def evaluate(
@@ -200,6 +206,10 @@ class PolicyEngine:
         The managed layer first: its deny denies; its ask asks unless a layer below denies (a
         managed rule only ever makes a call stricter), whatever allows it below.
         """
+        if self.own_data is not None:
+            refused = self.own_data.refusal(call.name, call.arguments, call.workspace)
+            if refused is not None:
+                return Evaluation(verdict="deny", reason=refused, source=OWN_DATA_SOURCE)
         subject = Subject(call.name, call.arguments, call.workspace)
         managed = _managed_verdict(self.managed, subject) if len(self.managed) else None
         if managed is not None and managed.verdict == "deny":
@@ -289,7 +299,10 @@ class PolicyEngine:
         )
 
     def hides(self, path: str, workspace: Path) -> bool:
-        """Whether a deny rule forbids reading `path`, so that no search or listing may show it."""
+        """Whether a deny rule forbids reading `path`, or it is Overseer's own, so that no search or
+        listing may show it."""
+        if self.own_data is not None and self.own_data.hides(path, workspace):
+            return True
         subject = Subject(READ_PROBE, {"path": path}, workspace)
         denies = self.managed.rules("deny") + self.rules.rules("deny")
         carve_outs = [r for r in denies if r.carve_out]
