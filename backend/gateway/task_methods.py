@@ -25,6 +25,7 @@ from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.shared.exceptions import MCPError
+from mcp.shared.inbound import MCP_NAME_HEADER, decode_header_value
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import BaseModel, Field, ValidationError
 
@@ -69,6 +70,19 @@ def modern(ctx: ServerRequestContext[Any, Any]) -> bool:
     return ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
 
 
+def check_routing_name(ctx: ServerRequestContext[Any, Any], task_id: str) -> None:
+    """2026-07-28 over HTTP: an `Mcp-Name` header on a task method must name the body's task
+    (SEP-2663 routes a task's requests by it; the SDK checks the header on tools, prompts and
+    resources only). A request without one is let through: stdio has no headers to send."""
+    headers = getattr(ctx.request, "headers", None)
+    named = decode_header_value(headers.get(MCP_NAME_HEADER)) if headers is not None else None
+    if named is not None and named != task_id:
+        raise MCPError(
+            code=wire.HEADER_MISMATCH,
+            message=f"the Mcp-Name header ({named!r}) does not name the request's task ({task_id!r})",
+        )
+
+
 class UpdateTaskParams(wire.RequestParams):
     """2026-07-28 `tasks/update`: answers to the task's input requests, by key."""
 
@@ -110,6 +124,8 @@ class TaskMethods:
             raise MCPError(code=wire.INVALID_PARAMS, message=str(exc)) from None
 
     async def _mine(self, ctx: ServerRequestContext[Any, Any], task_id: str) -> tuple[Principal, TaskState]:
+        if modern(ctx):
+            check_routing_name(ctx, task_id)
         caller = self.principal(ctx)
         try:
             task = await self.tasks.find(task_id, caller=caller)

@@ -8,7 +8,7 @@ claimed shape itself (`allow_claimed`), then drives `tasks/get`, `tasks/update` 
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 import anyio
 import mcp_types as wire
@@ -194,3 +194,39 @@ async def test_the_handshake_eras_task_methods_are_not_served_on_2026(tmp_path, 
             with pytest.raises(MCPError) as no_list:
                 await client.session.send_request(wire.ListTasksRequest(), ANY)
     assert no_result.value.error.code == no_list.value.error.code == wire.METHOD_NOT_FOUND
+
+
+async def test_a_task_request_whose_mcp_name_header_names_another_task_is_refused(tmp_path, pool):
+    held = HeldReply(Reply(text="done"))
+    async with served_app(tmp_path, [held], pool=pool) as served, task_client(served) as client:
+        with anyio.fail_after(BOUND):
+            created = await invoke_as_task(client)
+            routed = await client.session.send_request(RoutedGet(params={"taskId": created.task_id}), ANY)
+            with pytest.raises(MCPError) as mismatched:
+                await client.session.send_request(
+                    MisroutedGet(params={"taskId": created.task_id}), ANY
+                )
+            held.released.set()
+    assert routed["taskId"] == created.task_id
+    assert mismatched.value.error.code == wire.HEADER_MISMATCH
+
+
+class RoutedGet(wire.Request[dict[str, Any], Literal["tasks/get"]]):
+    """`tasks/get` with `Mcp-Name: <taskId>`, as SEP-2663 has clients send it over HTTP."""
+
+    method: Literal["tasks/get"] = "tasks/get"
+    params: dict[str, Any]
+    name_param: ClassVar[str | None] = "taskId"
+
+
+class MisroutedGet(wire.Request[dict[str, Any], Literal["tasks/get"]]):
+    """`tasks/get` whose `Mcp-Name` names another task than its body."""
+
+    method: Literal["tasks/get"] = "tasks/get"
+    params: dict[str, Any]
+    name_param: ClassVar[str | None] = "otherTask"
+
+    def model_dump(self, **kwargs: Any) -> dict[str, Any]:
+        dumped = super().model_dump(**kwargs)
+        dumped["params"]["otherTask"] = "not-" + self.params["taskId"]
+        return dumped
