@@ -19,6 +19,8 @@ from mcp.client.extension import ClaimContext, ClientExtension, ResultClaim
 from mcp.shared.exceptions import MCPError
 from pydantic import TypeAdapter
 
+from backend.mcp.config import McpServerConfig
+from backend.mcp.pool import McpPool
 from backend.testing import Reply
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -230,3 +232,30 @@ class MisroutedGet(wire.Request[dict[str, Any], Literal["tasks/get"]]):
         dumped = super().model_dump(**kwargs)
         dumped["params"]["otherTask"] = "not-" + self.params["taskId"]
         return dumped
+
+
+async def test_overseers_own_client_calls_the_gateways_invoke_agent_as_a_task_and_gets_its_answer(tmp_path, pool):
+    # Two Overseers: the caller's MCP pool (backend/mcp, which declares the tasks extension on
+    # 2026-07-28) reaches the served host's `/mcp` as a `type: http` server.
+    started: list[str] = []
+
+    async def on_task(task_id: str) -> None:
+        started.append(task_id)
+
+    async with served_app(tmp_path, [Reply(text="from the other overseer")], pool=pool) as served:
+        config = McpServerConfig(
+            type="http", url=served.mcp_url, headers={"Authorization": f"Bearer {served.token}"}, start_timeout=BOUND
+        )
+        caller = McpPool({"peer": config}, log_dir=tmp_path / "logs")
+        await caller.start()
+        try:
+            with anyio.fail_after(BOUND):
+                await caller.wait_ready()
+                result = await caller.call(
+                    "mcp__peer__invoke_agent", {"prompt": "w"}, workspace=tmp_path, session_id="s1", on_task=on_task
+                )
+        finally:
+            await caller.aclose()
+        task = await served.host.store.gateway_task(started[0]) if started else None
+    assert result.text.startswith("from the other overseer"), result.text
+    assert task is not None and task.ended == "completed"  # it went as a task, not a plain call
