@@ -6,7 +6,9 @@ On 2026-07-28 a client that declares the extension in a request's capabilities a
 no flag. It polls `tasks/get`, which carries the result once the run ended, or, while an
 approval waits, the approval as an elicitation in `inputRequests`, answered with `tasks/update`
 (or anywhere else an approval is answered: the first answer counts). `tasks/cancel` stops the run.
-A client that does not declare the extension gets the plain, blocking call, as before.
+A client that does not declare the extension gets the plain, blocking call, as before; so does
+a call the plain path would refuse (it gets the tool's error result), and a retry round of a
+plain call begun earlier (it carries `requestState` or `inputResponses`).
 
 The SDK's extension interface registers the methods of both eras: `tasks/get` and `tasks/cancel`
 share a name across them, and one name has one handler (`task_methods.py` answers in the
@@ -22,6 +24,7 @@ from typing import Any
 import mcp_types as wire
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.extension import Extension, MethodBinding, RequestHandler
+from mcp.shared.exceptions import MCPError
 
 from backend.gateway.task_methods import METHODS, TASK_TOOL, TaskMethods, detailed, modern
 
@@ -71,5 +74,12 @@ class TasksExtension(Extension):
     ) -> HandlerResult:
         if params.name != TASK_TOOL or not modern(ctx) or not client_declares_tasks(ctx):
             return await call_next(ctx)
-        state = await self.bound.start(ctx, params)
+        if params.request_state is not None or params.input_responses is not None:
+            return await call_next(ctx)  # a round of a plain call begun earlier: it stays one
+        try:
+            state = await self.bound.start(ctx, params)
+        except MCPError:
+            # Refused before anything started (no role, bad arguments, a busy session): no task
+            # then, and the plain call refuses as it always does, with the tool's error result.
+            return await call_next(ctx)
         return {"resultType": "task", **detailed(state)}

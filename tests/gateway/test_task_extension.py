@@ -186,6 +186,21 @@ async def test_another_caller_cannot_read_answer_or_cancel_a_task(tmp_path, pool
     assert still["status"] == "working"
 
 
+async def test_a_call_the_plain_path_refuses_makes_no_task_and_gets_the_tools_error_result(tmp_path, pool):
+    async with served_app(tmp_path, pool=pool) as served:
+        viewer = served.app.state.auth.create_api_key("watcher", role="viewer")
+        async with task_client(served) as client, task_client(served, token=viewer) as weak:
+            with anyio.fail_after(BOUND):
+                busy = await client.session.call_tool(
+                    "invoke_agent", {"prompt": "w", "session_id": "nope"}, allow_claimed=True
+                )
+                refused = await weak.session.call_tool("invoke_agent", {"prompt": "w"}, allow_claimed=True)
+    assert isinstance(busy, wire.CallToolResult) and busy.is_error
+    assert "nope" in busy.content[0].text
+    assert isinstance(refused, wire.CallToolResult) and refused.is_error
+    assert served.model.requests == []  # nothing ran
+
+
 async def test_the_handshake_eras_task_methods_are_not_served_on_2026(tmp_path, pool):
     async with served_app(tmp_path, pool=pool) as served, task_client(served) as client:
         with anyio.fail_after(BOUND):
