@@ -202,18 +202,46 @@ class ShadowLock:
             if self._descriptor is None:
                 flags = os.O_RDWR | os.O_CREAT | os.O_CLOEXEC
                 self._descriptor = os.open(self.git_dir / "overseer.lock", flags, 0o600)
-            descriptor = self._descriptor
-            fcntl.flock(descriptor, fcntl.LOCK_EX)
-            try:
-                state = os.pread(descriptor, 9, 0)
-                if state[:1] == _BUSY:
-                    _clear_leftovers(self.git_dir)
-                self.generation = int.from_bytes(state[1:9], "big")
-                os.pwrite(descriptor, _BUSY, 0)
+            fcntl.flock(self._descriptor, fcntl.LOCK_EX)
+            with self._holding():
                 yield
-                os.pwrite(descriptor, _IDLE, 0)  # not reached on an error: the next holder checks
-            finally:
-                fcntl.flock(descriptor, fcntl.LOCK_UN)
+
+    @contextmanager
+    def held_if_free(self) -> Iterator[bool]:
+        """Hold it only if no thread nor process does now (never waits); yields whether it does."""
+        if self._descriptor is None or not self._threads.acquire(blocking=False):
+            yield False
+            return
+        try:
+            try:
+                fcntl.flock(self._descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                yield False
+                return
+            if os.pread(self._descriptor, 1, 0) == _BUSY:  # a dead holder's leftovers: not here
+                fcntl.flock(self._descriptor, fcntl.LOCK_UN)
+                yield False
+                return
+            with self._holding():
+                yield True
+        finally:
+            self._threads.release()
+
+    @contextmanager
+    def _holding(self) -> Iterator[None]:
+        """With the flock taken: the busy byte and the generation; the flock released after."""
+        descriptor = self._descriptor
+        assert descriptor is not None
+        try:
+            state = os.pread(descriptor, 9, 0)
+            if state[:1] == _BUSY:
+                _clear_leftovers(self.git_dir)
+            self.generation = int.from_bytes(state[1:9], "big")
+            os.pwrite(descriptor, _BUSY, 0)
+            yield
+            os.pwrite(descriptor, _IDLE, 0)  # not reached on an error: the next holder checks
+        finally:
+            fcntl.flock(descriptor, fcntl.LOCK_UN)
 
 
 _BUSY, _IDLE = b"1", b"0"

@@ -108,13 +108,36 @@ class Stager:
         if removals or additions:
             self._tracked_folders = None
         tree = index.write_tree()
-        self._unwritten += len(removals) + len(additions)
-        if self._unwritten >= INDEX_WRITE_AFTER_FILES or time.monotonic() - self._written_at > INDEX_WRITE_AFTER_S:
+        if self._index_due(len(removals) + len(additions)):
             index.write()
             self._unwritten, self._written_at = 0, time.monotonic()
             stamp = _stamp(self._index_path)
+        else:
+            self._unwritten += len(removals) + len(additions)
         self._index_stamp = stamp
         return str(tree), sorted(self._skipped.values(), key=lambda s: s.path)
+
+    def small(self, max_files: int, max_bytes: int) -> bool:
+        """Whether `stage()` now would look at no more than `max_files` files of `max_bytes` in
+        all, and write no index: cheap enough to run on the caller's own thread."""
+        if _stamp(self._index_path) != self._index_stamp:
+            return False
+        changed = self._watch.peek()
+        if changed is None or len(changed) > max_files or self._index_due(len(changed)):
+            return False
+        total = 0
+        for path in changed:
+            try:
+                total += os.lstat(os.path.join(self._root, path)).st_size
+            except OSError:
+                continue  # gone: nothing to read
+        return total <= max_bytes
+
+    def _index_due(self, changing: int) -> bool:
+        return (
+            self._unwritten + changing >= INDEX_WRITE_AFTER_FILES
+            or time.monotonic() - self._written_at > INDEX_WRITE_AFTER_S
+        )
 
     def close(self) -> None:
         """Let go of the workspace's watch (the Stager is being dropped)."""

@@ -179,6 +179,8 @@ class WorkspaceWatch:
         self._full_at = 0.0
         self.usable = _LIBC is not None and not is_remote(workspace)
         self.lock = threading.Lock()
+        self._pending: set[str] = set()  # read from the kernel by `peek`, not yet taken
+        self._must_look = False  # `peek` read that the next look must be a full one
 
     def changed(self) -> set[str] | None:
         """The workspace-relative paths of files changed since the last call, or None: look at
@@ -186,11 +188,27 @@ class WorkspaceWatch:
         if not self.usable:
             return None
         with self.lock:
-            if self._fd is None or self._clock() - self._full_at > FULL_EVERY_S:
+            pending, self._pending = self._pending, set()
+            if self._fd is None or self._must_look or self._clock() - self._full_at > FULL_EVERY_S:
                 return self._restart()
             WATCHES.used(self)
             paths = self._drain()
-            return self._restart() if paths is None else paths
+            return self._restart() if paths is None else pending | paths
+
+    def peek(self) -> set[str] | None:
+        """What `changed()` would answer now, without taking it: what it reads from the kernel is
+        kept for the next `changed()`. None when that would be a full look."""
+        if not self.usable:
+            return None
+        with self.lock:
+            if self._fd is None or self._must_look or self._clock() - self._full_at > FULL_EVERY_S:
+                return None
+            paths = self._drain()
+            if paths is None:
+                self._must_look = True
+                return None
+            self._pending |= paths
+            return set(self._pending)
 
     @property
     def watching(self) -> bool:
@@ -207,6 +225,7 @@ class WorkspaceWatch:
 
     def _restart(self) -> None:  # returns None: the caller's answer
         self.close()
+        self._pending, self._must_look = set(), False
         self._full_at = self._clock()
         try:
             self._watch_all()

@@ -219,7 +219,7 @@ class Checkpointer:
     async def _take(self, session_id: str, real: Path, call_id: str, tool_name: str) -> Checkpoint:
         async with self._locked_real(real):
             shadow = await self._shadow_of(real)
-            snapshot = await asyncio.to_thread(shadow.snapshot)
+            snapshot = shadow.snapshot_if_small() or await asyncio.to_thread(shadow.snapshot)
             step = await self.store.next_checkpoint_step(session_id)
             checkpoint = Checkpoint(
                 session_id=session_id,

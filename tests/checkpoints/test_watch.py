@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import random
 import subprocess
+import threading
 from pathlib import Path
 
 import pytest
@@ -215,7 +216,8 @@ def test_snapshots_taken_through_the_watch_equal_those_of_a_full_look_after_rand
     for step in range(120):
         kinds = [_random_change(workspace, rng) for _ in range(rng.randrange(1, 4))]
         fast = watched._stager is not None and watched._stager._watch.watching
-        one, two = watched.snapshot(), looking.snapshot()
+        one = (watched.snapshot_if_small() if rng.random() < 0.5 else None) or watched.snapshot()
+        two = looking.snapshot()
         tree_one = subprocess.run(["git", f"--git-dir={watched.git_dir}", "rev-parse", f"{one.commit}^{{tree}}"], capture_output=True, text=True).stdout
         tree_two = subprocess.run(["git", f"--git-dir={looking.git_dir}", "rev-parse", f"{two.commit}^{{tree}}"], capture_output=True, text=True).stdout
         assert tree_one == tree_two, f"step {step} after {kinds}"
@@ -225,3 +227,62 @@ def test_snapshots_taken_through_the_watch_equal_those_of_a_full_look_after_rand
         assert all(s.reason.startswith("ignored") for s in set(one.skipped) ^ set(two.skipped))
         fast_looks += fast
     assert fast_looks > 40  # most of them went the kernel's way
+
+
+def test_a_small_change_is_snapshotted_on_the_callers_thread_and_a_big_one_is_left_whole_for_a_worker(
+    tmp_path: Path,
+) -> None:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    (workspace / "a.txt").write_text("a")
+    shadow = ShadowRepo(workspace, root=tmp_path / "shadow")
+    full = ShadowRepo(workspace, root=tmp_path / "full", watch=False)
+    assert shadow.snapshot_if_small() is None  # nothing open yet: the worker opens it
+    shadow.snapshot()
+    (workspace / "a.txt").write_text("b")
+    small = shadow.snapshot_if_small()
+    assert small is not None and small.commit == full.snapshot().commit
+
+    for i in range(20):  # more files than run inline; what peek read from the kernel is kept
+        (workspace / f"many{i}.txt").write_text(str(i))
+    assert shadow.snapshot_if_small() is None
+    (workspace / "one-more.txt").write_text("x")
+    assert shadow.snapshot_if_small() is None
+    assert shadow.snapshot().commit == full.snapshot().commit
+
+    (workspace / "big.bin").write_bytes(b"x" * 300_000)  # too many bytes to hash inline
+    assert shadow.snapshot_if_small() is None
+    assert shadow.snapshot().commit == full.snapshot().commit
+
+    (workspace / "folder").mkdir()  # a full look: never inline
+    (workspace / "folder" / "f").write_text("f")
+    assert shadow.snapshot_if_small() is None
+    assert shadow.snapshot().commit == full.snapshot().commit
+
+
+@pytest.mark.parametrize("holder", ["another thread", "another process's lock"])
+def test_a_snapshot_never_runs_inline_while_someone_else_holds_the_repository(tmp_path: Path, holder: str) -> None:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    shadow = ShadowRepo(workspace, root=tmp_path / "shadow")
+    shadow.snapshot()
+    (workspace / "a.txt").write_text("a")
+    held, release = threading.Event(), threading.Event()
+    # Another ShadowRepo of the same repository has its own descriptor: its flock is what
+    # another process's would be.
+    lock = shadow._lock if holder == "another thread" else ShadowRepo(workspace, root=tmp_path / "shadow")._lock
+
+    def hold() -> None:
+        with lock.held():
+            held.set()
+            release.wait(30)
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    assert held.wait(30)
+    try:
+        assert shadow.snapshot_if_small() is None
+    finally:
+        release.set()
+        holder.join(30)
+    assert shadow.snapshot_if_small() is not None
