@@ -7,7 +7,8 @@ tool that is not annotated `readOnlyHint`, unless it is a built-in known to leav
 workspace's files alone (cron jobs live in the store; a sub-agent's own steps are checkpointed
 in its own session; the browser's page actions change a tab). Read-only tools get none.
 
-The snapshot runs on a thread under the workspace's lock, held in the store: on Postgres an
+The snapshot runs under the workspace's lock, held in the store (on the loop's own thread when
+a few small files changed, `ShadowRepo.snapshot_if_small`, else on a worker thread): on Postgres an
 advisory lock, so two hosts never write one shadow repository at once. Its row and its
 `checkpoint.created` event are written in one transaction, before the tool starts.
 
