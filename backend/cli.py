@@ -56,6 +56,13 @@ def _parser() -> argparse.ArgumentParser:
     mcp_sub = mcp.add_subparsers(dest="mcp_command")
     mcp_login = mcp_sub.add_parser("login", help="sign in to a remote MCP server that asks for OAuth")
     mcp_login.add_argument("name", help="the server's name in mcpServers")
+    mcp_cimd = mcp_sub.add_parser("client-metadata", help="print the client metadata document to publish at "
+                                                         "`oauth.client_metadata_url` (Client ID Metadata Documents)")
+    mcp_cimd.add_argument("url", nargs="?", help="where it is published (default: the one the config names)")
+    mcp_cimd.add_argument("--dashboard-url", action="append", help="a URL people open the dashboard at "
+                                                                   "(repeatable; default http://127.0.0.1:<port>)")
+    mcp_cimd.add_argument("--callback-port", type=int, action="append", help="a loopback port `mcp login` "
+                                                                             "waits on (repeatable; default: the config's)")
 
     mcp_config = sub.add_parser("mcp-config", help="print the JSON that adds Overseer to an MCP client")
     mcp_config.add_argument("client", choices=["claude-desktop", "claude-code"])

@@ -1,5 +1,6 @@
-"""`overseer mcp`, `overseer mcp login` and `overseer mcp-config`: Overseer as an MCP server for
-outside clients, a remote server's sign-in from the terminal, and the client's config snippet."""
+"""`overseer mcp`, `overseer mcp login`, `overseer mcp client-metadata` and `overseer mcp-config`:
+Overseer as an MCP server for outside clients, a remote server's sign-in from the terminal, the
+client metadata document to publish for remote sign-ins (CIMD), and the client's config snippet."""
 
 from __future__ import annotations
 
@@ -25,6 +26,8 @@ async def run_mcp(args: argparse.Namespace, settings_of: SettingsOf) -> int:
     """`overseer mcp`: Overseer as an MCP server over stdio, embedded or bridged to a running host."""
     if args.mcp_command == "login":
         return await _mcp_login(args, settings_of)
+    if args.mcp_command == "client-metadata":
+        return mcp_client_metadata(args, settings_of)
     if args.host_url:
         from backend.gateway.bridge import BridgeError, bridge
 
@@ -94,6 +97,37 @@ async def _mcp_login(args: argparse.Namespace, settings_of: SettingsOf) -> int:
         return 1
     print(f"Signed in to {args.name!r} (kept encrypted in {vault.folder}). A running `overseer serve` uses it "
           "the next time it tries the server (within 30 s), or at once after Restart on the Servers page.")
+    return 0
+
+
+def mcp_client_metadata(args: argparse.Namespace, settings_of: SettingsOf) -> int:
+    """`overseer mcp client-metadata [URL]`: the client metadata document to publish at URL (CIMD).
+
+    URL defaults to the one `oauth.client_metadata_url` names, when the config names exactly one.
+    """
+    from backend.mcp.oauth_cimd import client_metadata_document, configured_urls, redirect_uris, servers_using
+
+    settings = settings_of(args)
+    url = args.url
+    if url is None:
+        urls = configured_urls(settings.mcp_servers)
+        if len(urls) != 1:
+            found = f"the config names {len(urls)}: {', '.join(urls)}" if urls else "no server's `oauth:` names one"
+            print(f"overseer mcp client-metadata: give the URL the document will be published at ({found})", file=sys.stderr)
+            return 2
+        url = urls[0]
+    local = "127.0.0.1" if settings.host in ("0.0.0.0", "::", "") else settings.host
+    dashboards = args.dashboard_url or [f"http://{f'[{local}]' if ':' in local else local}:{settings.port}"]
+    uris = redirect_uris(url, settings.mcp_servers, dashboard_urls=dashboards, callback_ports=args.callback_port or ())
+    try:
+        document = client_metadata_document(url, uris)
+    except ValueError as exc:
+        print(f"overseer mcp client-metadata: {exc}", file=sys.stderr)
+        return 2
+    using = servers_using(url, settings.mcp_servers)
+    print(f"overseer mcp client-metadata: publish this at {url} (served as application/json); servers using it: "
+          f"{', '.join(using) or 'none yet (set `oauth: {client_metadata_url: ...}` on a remote server)'}", file=sys.stderr)
+    print(json.dumps(document, indent=2))
     return 0
 
 

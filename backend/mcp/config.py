@@ -9,6 +9,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
 
@@ -35,7 +36,10 @@ class OAuthClientConfig(BaseModel):
 
     Without `client_id`, Overseer registers itself dynamically (RFC 7591) where the server allows
     it; a pre-registered client must list Overseer's redirect URIs: `<dashboard URL>/oauth/callback`
-    and `http://127.0.0.1:<callback_port>/oauth/callback` (for `overseer mcp login`).
+    and `http://127.0.0.1:<callback_port>/oauth/callback` (for `overseer mcp login`). With
+    `client_metadata_url`, an authorization server that takes Client ID Metadata Documents gets
+    that URL as the client id instead of a registration (`overseer mcp client-metadata` prints the
+    document to publish there); one that does not still gets a registration.
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -47,12 +51,34 @@ class OAuthClientConfig(BaseModel):
     """Scopes to ask for; default: what the server's 401 or metadata names."""
     callback_port: int | None = Field(default=None, ge=1, le=65535)
     """The loopback port `overseer mcp login` waits on; default: any free port (fine with dynamic registration)."""
+    client_metadata_url: str | None = None
+    """Where Overseer's client metadata document is published (https, with a path): its client id
+    at an authorization server that advertises `client_id_metadata_document_supported`."""
 
     @model_validator(mode="after")
-    def _secret_needs_an_id(self) -> OAuthClientConfig:
+    def _client_named_once(self) -> OAuthClientConfig:
         if self.client_secret is not None and self.client_id is None:
             raise ValueError("`oauth.client_secret` needs `oauth.client_id`")
+        if self.client_metadata_url is not None:
+            if self.client_id is not None:
+                raise ValueError("`oauth.client_metadata_url` and `oauth.client_id` exclude each other: each names the client")
+            check_client_metadata_url(self.client_metadata_url)
         return self
+
+
+def check_client_metadata_url(url: str) -> None:
+    """Raise ValueError unless `url` can be a client id (draft-ietf-oauth-client-id-metadata-document, 3).
+
+    The authorization server fetches the document there, so it must be https on a host, with a
+    path naming the document (a bare origin is refused), and no fragment.
+    """
+    parts = urlsplit(url)
+    if parts.scheme != "https" or not parts.hostname:
+        raise ValueError(f"`oauth.client_metadata_url` must be an https:// URL, got {url!r}")
+    if parts.path in ("", "/"):
+        raise ValueError(f"`oauth.client_metadata_url` needs a path naming the document (https://host/overseer.json), got {url!r}")
+    if parts.fragment or url.endswith("#"):
+        raise ValueError(f"`oauth.client_metadata_url` must not have a #fragment, got {url!r}")
 
 
 class McpServerConfig(BaseModel):

@@ -92,6 +92,15 @@ def configured_client(config: McpServerConfig) -> OAuthClientInformationFull | N
     )
 
 
+def client_metadata_url(config: McpServerConfig) -> str | None:
+    """The client id the config publishes a metadata document for (`oauth.client_metadata_url`, CIMD).
+
+    The SDK sends it instead of registering where the authorization server advertises
+    `client_id_metadata_document_supported`; elsewhere it registers as before.
+    """
+    return config.oauth.client_metadata_url if config.oauth is not None else None
+
+
 def configured_client_auth(metadata: OAuthMetadata | None) -> str:
     """How a configured client with a secret authenticates at the token endpoint (RFC 6749 2.3.1).
 
@@ -124,6 +133,7 @@ class OverseerOAuthProvider(OAuthClientProvider):
         configured: OAuthClientInformationFull | None,
         redirect_handler: Callable[[str], Awaitable[None]] | None = None,
         callback_handler: Callable[[], Awaitable[AuthorizationCodeResult]] | None = None,
+        metadata_url: str | None = None,
     ) -> None:
         super().__init__(
             server_url=server_url,
@@ -131,6 +141,7 @@ class OverseerOAuthProvider(OAuthClientProvider):
             storage=storage,
             redirect_handler=redirect_handler,
             callback_handler=callback_handler,
+            client_metadata_url=metadata_url,
         )
         self.configured = configured
         self.extra_scope: str | None = None
@@ -212,6 +223,8 @@ class PoolAuth(httpx2.Auth):
             client_metadata=client_metadata(config, None),
             storage=storage,
             configured=storage.configured,
+            # Known to the refresh too: a client id that is this URL is no other server's registration (SEP-2352).
+            metadata_url=client_metadata_url(config),
         )
         _restore(self.provider, vault, name, storage)
 

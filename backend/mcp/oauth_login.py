@@ -4,10 +4,12 @@ The `mcp` SDK's `OAuthClientProvider` runs the protocol on probe requests to the
 handshake, then a listing: see `_probe`): the 401 and its `WWW-Authenticate`, protected-resource
 metadata (RFC 9728), the authorization server's metadata (RFC 8414), dynamic registration (RFC
 7591) unless the config names a client, the authorization URL with PKCE and the resource
-indicator (RFC 8707), the state check and the code exchange. Overseer supplies where the URL goes
-and where the answer comes from: the dashboard (`SignIns`, answered by `GET /oauth/callback`) or
-the terminal (`login_in_terminal`, answered on a loopback port). Tokens land in the vault, where
-the pool's connection finds them.
+indicator (RFC 8707), the state check and the code exchange. Where the config names a client
+metadata document (`oauth.client_metadata_url`) and the authorization server takes such
+documents, its URL is the client id instead of a registration (backend/mcp/oauth_cimd.py).
+Overseer supplies where the URL goes and where the answer comes from: the dashboard (`SignIns`,
+answered by `GET /oauth/callback`) or the terminal (`login_in_terminal`, answered on a loopback
+port). Tokens land in the vault, where the pool's connection finds them.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from backend.mcp.oauth_client import (
     OverseerOAuthProvider,
     ServerOAuthStorage,
     client_metadata,
+    client_metadata_url,
     sign_in_hint,
 )
 from backend.mcp.oauth_refusal import Credentials, refusal_message, request_method, what_it_said
@@ -85,11 +88,16 @@ def state_of(authorization_url: str) -> str:
 class _NewSignIn(ServerOAuthStorage):
     """The vault as a new sign-in sees it: no tokens (the person asked to sign in), and a stored
     registration only if it lists this sign-in's redirect URI (the dashboard's and the terminal's
-    differ; the authorization server checks it against the registration)."""
+    differ; the authorization server checks it against the registration).
+
+    With `oauth.client_metadata_url`, a registration made without it is set aside too: the flow
+    then sends the URL where the authorization server takes it, and registers anew where not.
+    """
 
     def __init__(self, vault: OAuthVault, name: str, config: McpServerConfig, redirect_uri: str) -> None:
         super().__init__(vault, name, config)
         self.redirect_uri = redirect_uri
+        self.metadata_url = client_metadata_url(config)
         self.signed_in = False
 
     async def get_tokens(self) -> OAuthToken | None:
@@ -103,9 +111,11 @@ class _NewSignIn(ServerOAuthStorage):
         if self.configured is not None:
             return self.configured
         stored = await self.stored.get_client_info()
-        if stored is not None and self.redirect_uri in {str(uri) for uri in stored.redirect_uris or []}:
-            return stored
-        return None
+        if stored is None or self.redirect_uri not in {str(uri) for uri in stored.redirect_uris or []}:
+            return None
+        if self.metadata_url is not None and stored.client_id != self.metadata_url:
+            return None
+        return stored
 
 
 async def sign_in(
@@ -130,6 +140,7 @@ async def sign_in(
         redirect_handler=show_url,
         callback_handler=answer,
         configured=storage.configured,
+        metadata_url=storage.metadata_url,
     )
     stored = vault.read(name)  # a small local file, as the pool's _restore reads it
     provider.extra_scope = stored.step_up_scope
