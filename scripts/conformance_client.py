@@ -11,6 +11,9 @@ form a server asks for is submitted as the server filled it in (`{}`, Overseer f
 backend/approvals/elicitation_desk.py), and a call refused for want of scope (SEP-835 step-up)
 is followed by the new sign-in its message asks for, and tried once more.
 
+auth/basic-cimd is run as by a person who publishes Overseer's client metadata document
+(`oauth.client_metadata_url`, backend/mcp/oauth_cimd.py) at the URL the suite expects.
+
 Where a scenario names the calls to make (`toolCalls` in its context: http-custom-headers), those
 arguments are sent; json-schema-2020-12-preservation asks for a tool's input schema, as Overseer's
 catalog holds it, to be echoed to its echo tool.
@@ -42,13 +45,20 @@ NAME = "conformance"
 REDIRECT = "http://127.0.0.1:8000/oauth/callback"  # the dashboard's callback; the suite redirects to it, no one listens
 BOUND_S = 25.0  # under the suite's 30 s per scenario
 STEP_UP = "needs more permission for this request"  # backend/mcp/oauth_step_up.py's refusal
+SUITE_CLIENT_METADATA_URL = "https://conformance-test.local/client-metadata.json"
+"""The client id auth/basic-cimd expects: where the suite's own clients say their document is (never fetched there)."""
+CIMD_SCENARIOS = frozenset({"auth/basic-cimd"})
+"""Scenarios run as by a person who publishes Overseer's client metadata document (`oauth.client_metadata_url`)."""
 
 
-def config_for(url: str, context: dict[str, Any]) -> McpServerConfig:
-    """A remote server entry as a person would write it, with a pre-registered client when the scenario gives one."""
+def config_for(url: str, context: dict[str, Any], scenario: str = "") -> McpServerConfig:
+    """A remote server entry as a person would write it: with a pre-registered client when the
+    scenario gives one, with a published client metadata document where the scenario looks for one."""
     entry: dict[str, Any] = {"type": "http", "url": url, "start_timeout": 10, "call_timeout": 10}
     if context.get("client_id"):
         entry["oauth"] = {"client_id": context["client_id"], "client_secret": context.get("client_secret")}
+    elif scenario in CIMD_SCENARIOS:
+        entry["oauth"] = {"client_metadata_url": SUITE_CLIENT_METADATA_URL}
     return McpServerConfig.model_validate(entry)
 
 
@@ -135,7 +145,7 @@ async def sign_in_again(pool: McpPool, config: McpServerConfig) -> None:
 async def main(url: str) -> int:
     context = json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}")
     scenario = os.environ.get("MCP_CONFORMANCE_SCENARIO", "")
-    config = config_for(url, context)
+    config = config_for(url, context, scenario)
     with tempfile.TemporaryDirectory(prefix="overseer-conformance-client-") as home:
         pool = McpPool({NAME: config}, log_dir=Path(home) / "logs", oauth_dir=Path(home) / "oauth")
         pool.elicitations.handler = as_filled_in
