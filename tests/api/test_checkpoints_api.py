@@ -6,6 +6,7 @@ can fork the conversation, and is refused while the session runs and to anyone b
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 import pytest_asyncio
@@ -53,6 +54,22 @@ async def run_session(api: Api, headers: dict[str, str], prompt: str = "change t
                 return session_id
     finally:
         api.host.bus.unsubscribe(events)
+
+
+async def start_until_running(api: Api, events: Any, headers: dict[str, str], call_id: str) -> str:
+    """Start a session as `headers`' owner and return its id once its call `call_id` runs
+    (answering any ask as them); `events` is a subscription made before."""
+    response = await api.anonymous.post("/api/sessions", json={"prompt": "wait"}, headers=headers)
+    session_id = response.json()["id"]
+    while True:
+        event = await events.get(timeout=BOUND)
+        if event.session_id != session_id:
+            continue
+        if event.type == "approval.requested":
+            answer = {"decision": "allow_once"}
+            await api.anonymous.post(f"/api/approvals/{event.data['id']}", json=answer, headers=headers)
+        if event.type == "tool.started" and event.data["id"] == call_id:
+            return session_id
 
 
 def three_steps(api: Api) -> Path:
@@ -155,16 +172,7 @@ async def test_a_rewind_is_refused_with_409_while_the_session_is_running_a_step(
     )
     events = api.host.bus.subscribe(None)
     try:
-        response = await api.anonymous.post("/api/sessions", json={"prompt": "wait"}, headers=alice)
-        session_id = response.json()["id"]
-        while True:  # until the shell step is running
-            event = await events.get(timeout=BOUND)
-            if event.session_id != session_id:
-                continue
-            if event.type == "approval.requested":
-                await api.anonymous.post(f"/api/approvals/{event.data['id']}", json={"decision": "allow_once"}, headers=alice)
-            if event.type == "tool.started" and event.data["id"] == "x1":
-                break
+        session_id = await start_until_running(api, events, alice, "x1")
         refused = await api.anonymous.post(f"/api/sessions/{session_id}/rewind", json={"step": 1}, headers=alice)
         assert refused.status_code == 409
         assert "running a step" in refused.json()["detail"]
@@ -189,16 +197,7 @@ async def test_a_rewind_is_refused_while_another_session_runs_a_step_in_the_same
     )
     events = api.host.bus.subscribe(None)
     try:
-        response = await api.anonymous.post("/api/sessions", json={"prompt": "wait"}, headers=alice)
-        running = response.json()["id"]
-        while True:  # until the other session's shell step is running
-            event = await events.get(timeout=BOUND)
-            if event.session_id != running:
-                continue
-            if event.type == "approval.requested":
-                await api.anonymous.post(f"/api/approvals/{event.data['id']}", json={"decision": "allow_once"}, headers=alice)
-            if event.type == "tool.started" and event.data["id"] == "x1":
-                break
+        running = await start_until_running(api, events, alice, "x1")
         refused = await api.anonymous.post(f"/api/sessions/{finished}/rewind", json={"step": 1}, headers=alice)
         assert refused.status_code == 409
         assert f"session {running} is running a step in the same workspace" in refused.json()["detail"]
