@@ -113,7 +113,8 @@ def mcp_client_metadata(args: argparse.Namespace, settings_of: SettingsOf) -> in
         urls = configured_urls(settings.mcp_servers)
         if len(urls) != 1:
             found = f"the config names {len(urls)}: {', '.join(urls)}" if urls else "no server's `oauth:` names one"
-            print(f"overseer mcp client-metadata: give the URL the document will be published at ({found})", file=sys.stderr)
+            print(f"overseer mcp client-metadata: give the URL the document will be published at ({found})",
+                  file=sys.stderr)
             return 2
         url = urls[0]
     local = "127.0.0.1" if settings.host in ("0.0.0.0", "::", "") else settings.host
@@ -124,9 +125,9 @@ def mcp_client_metadata(args: argparse.Namespace, settings_of: SettingsOf) -> in
     except ValueError as exc:
         print(f"overseer mcp client-metadata: {exc}", file=sys.stderr)
         return 2
-    using = servers_using(url, settings.mcp_servers)
-    print(f"overseer mcp client-metadata: publish this at {url} (served as application/json); servers using it: "
-          f"{', '.join(using) or 'none yet (set `oauth: {client_metadata_url: ...}` on a remote server)'}", file=sys.stderr)
+    using = ", ".join(servers_using(url, settings.mcp_servers)) or "none yet (set `oauth.client_metadata_url` on one)"
+    print(f"overseer mcp client-metadata: publish this at {url} (served as application/json); "
+          f"servers using it: {using}", file=sys.stderr)
     print(json.dumps(document, indent=2))
     return 0
 

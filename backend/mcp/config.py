@@ -61,7 +61,9 @@ class OAuthClientConfig(BaseModel):
             raise ValueError("`oauth.client_secret` needs `oauth.client_id`")
         if self.client_metadata_url is not None:
             if self.client_id is not None:
-                raise ValueError("`oauth.client_metadata_url` and `oauth.client_id` exclude each other: each names the client")
+                raise ValueError(
+                    "`oauth.client_metadata_url` and `oauth.client_id` exclude each other: each names the client"
+                )
             check_client_metadata_url(self.client_metadata_url)
         return self
 
@@ -76,7 +78,9 @@ def check_client_metadata_url(url: str) -> None:
     if parts.scheme != "https" or not parts.hostname:
         raise ValueError(f"`oauth.client_metadata_url` must be an https:// URL, got {url!r}")
     if parts.path in ("", "/"):
-        raise ValueError(f"`oauth.client_metadata_url` needs a path naming the document (https://host/overseer.json), got {url!r}")
+        raise ValueError(
+            f"`oauth.client_metadata_url` needs a path naming the document (https://host/overseer.json), got {url!r}"
+        )
     if parts.fragment or url.endswith("#"):
         raise ValueError(f"`oauth.client_metadata_url` must not have a #fragment, got {url!r}")
 

@@ -38,7 +38,9 @@ def loopback_redirect_uri(port: int | None) -> str:
 
 def servers_using(url: str, servers: Mapping[str, McpServerConfig]) -> list[str]:
     """The names of the configured servers whose `oauth.client_metadata_url` is `url`."""
-    return [name for name, config in servers.items() if config.oauth is not None and config.oauth.client_metadata_url == url]
+    return [
+        name for name, config in servers.items() if config.oauth is not None and config.oauth.client_metadata_url == url
+    ]
 
 
 def configured_urls(servers: Mapping[str, McpServerConfig]) -> list[str]:
@@ -48,7 +50,11 @@ def configured_urls(servers: Mapping[str, McpServerConfig]) -> list[str]:
 
 
 def redirect_uris(
-    url: str, servers: Mapping[str, McpServerConfig], *, dashboard_urls: Iterable[str], callback_ports: Iterable[int] = ()
+    url: str,
+    servers: Mapping[str, McpServerConfig],
+    *,
+    dashboard_urls: Iterable[str],
+    callback_ports: Iterable[int] = (),
 ) -> list[str]:
     """Every redirect URI a sign-in with client id `url` may send: the dashboards' callbacks, then
     the terminal's on each `callback_port` its servers name (the port-less form for one without)."""

@@ -94,7 +94,8 @@ async def sign_in(pool: McpPool, config: McpServerConfig) -> None:
     flows = SignIns(pool.oauth, on_signed_in=reconnect)
     url = await flows.begin("docs", config, redirect_uri=REDIRECT)
     location = await give_consent(url)
-    await flows.finish(AuthorizationResponse.model_validate({k: v[0] for k, v in parse_qs(urlsplit(location).query).items()}))
+    query = {k: v[0] for k, v in parse_qs(urlsplit(location).query).items()}
+    await flows.finish(AuthorizationResponse.model_validate(query))
     await until(pool, ready)
 
 
