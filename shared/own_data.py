@@ -49,36 +49,70 @@ def own_folder_of(
     """
     if not folders:
         return None
-    own = [(f, _real(f.path)) for f in folders]
-    own_ids = {ident: f for f, real in own if (ident := _identity(real)) is not None}
-    own_paths = {real: f for f, real in own}
-    usable_real = [_real(p) for p in usable]
-    usable_ids = {ident for real in usable_real if (ident := _identity(real)) is not None}
-    for folder in (resolved, *resolved.parents):
-        if folder in own_paths:
-            return own_paths[folder]
-        ident = _identity(folder)
+    # Plain strings and os.path: a listing's every line is judged (pathlib costs 3x as much).
+    own_paths: dict[str, OwnFolder] = {}
+    own_ids: dict[tuple[int, int], OwnFolder] = {}
+    for folder in folders:
+        real, ident = _real(folder.path)
+        own_paths[real] = folder
+        if ident is not None:
+            own_ids[ident] = folder
+    usable_paths: set[str] = set()
+    usable_ids: set[tuple[int, int]] = set()
+    for path in usable:
+        real, ident = _real(path)
+        usable_paths.add(real)
+        if ident is not None:
+            usable_ids.add(ident)
+    current = str(resolved)
+    while True:
+        if current in own_paths:
+            return own_paths[current]
+        ident = _identity(current)
         if ident is not None and ident in own_ids:
             return own_ids[ident]
-        if folder in usable_real or (ident is not None and ident in usable_ids):
+        if current in usable_paths or (ident is not None and ident in usable_ids):
             return None
-    return None
+        parent = os.path.dirname(current)
+        if parent == current:
+            return None
+        current = parent
 
 
 def own_identities(folders: Sequence[OwnFolder]) -> frozenset[tuple[int, int]]:
     """(device, inode) of each own folder that exists: what a walk leaves out."""
-    return frozenset(ident for f in folders if (ident := _identity(_real(f.path))) is not None)
+    return frozenset(ident for f in folders if (ident := _real(f.path)[1]) is not None)
+
+
+_REAL_KEPT: dict[str, tuple[str, tuple[int, int]]] = {}
+_REAL_KEPT_MAX = 256
 
 
 def identity_of(st: os.stat_result) -> tuple[int, int]:
     return (st.st_dev, st.st_ino)
 
 
-def _real(path: Path) -> Path:
-    return Path(os.path.realpath(path.expanduser()))
+def _real(path: Path) -> tuple[str, tuple[int, int] | None]:
+    """`path` resolved, and its (device, inode) if it exists; kept while a stat through it still
+    finds the same folder.
+
+    realpath walks name by name in Python, and every line of a listing is judged: one stat
+    (the kernel's walk) tells whether the last answer still holds.
+    """
+    given = os.path.expanduser(path)
+    ident = _identity(given)
+    kept = _REAL_KEPT.get(given)
+    if kept is not None and ident is not None and kept[1] == ident:
+        return kept[0], ident
+    real = os.path.realpath(given)
+    if ident is not None:
+        if len(_REAL_KEPT) >= _REAL_KEPT_MAX:
+            _REAL_KEPT.clear()
+        _REAL_KEPT[given] = (real, ident)
+    return real, ident
 
 
-def _identity(path: Path) -> tuple[int, int] | None:
+def _identity(path: str) -> tuple[int, int] | None:
     try:
         return identity_of(os.stat(path))
     except (OSError, ValueError):
