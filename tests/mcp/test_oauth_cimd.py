@@ -21,12 +21,14 @@ from backend.mcp import McpPool
 from backend.mcp.config import McpServerConfig
 from backend.mcp.oauth_cimd import client_metadata_document, redirect_uris
 from backend.mcp.oauth_login import AuthorizationResponse, SignIns
+from backend.mcp.oauth_loopback import login_in_terminal
+from backend.mcp.oauth_store import OAuthVault
 from backend.mcp.server import ServerRunner
 
 sys.path.insert(0, str(Path(__file__).parent / "fixtures"))
 from oauth_cimd import DocumentClients  # noqa: E402
 from oauth_gates import wrap_authorization  # noqa: E402
-from oauth_server import OAuthServers, give_consent  # noqa: E402
+from oauth_server import OAuthServers, free_port, give_consent  # noqa: E402
 
 BOUND = 20  # seconds; a bound on waits, never a timing assertion
 DASHBOARD = "http://127.0.0.1:8000"
@@ -192,3 +194,31 @@ async def test_a_document_that_does_not_list_the_callback_makes_the_sign_in_fail
     # The authorization server checked our redirect against the published document, not a registration.
     assert refused.status_code == 400 and servers.authority.registrations == 0
     assert authority.client_ids == [URL]
+
+
+async def test_the_terminal_sign_in_uses_the_url_with_the_loopback_callback_the_document_lists(tmp_path: Path):
+    async with cimd_servers(takes_documents=True) as (servers, authority):
+        config = docs_config(servers, client_metadata_url=URL, callback_port=free_port())
+        publish(authority, config)
+        vault = OAuthVault(tmp_path / "oauth")
+        shown: list[str] = []
+        came_back: list[int] = []
+
+        async def browser(url: str) -> None:
+            location = await give_consent(url)
+            async with httpx.AsyncClient(timeout=BOUND) as client:
+                came_back.append((await client.get(location)).status_code)
+
+        def say(line: str) -> None:
+            if line.startswith("Open this URL"):
+                shown.append(line.split()[-1])
+                task_group.start_soon(browser, shown[-1])
+
+        with anyio.fail_after(BOUND):
+            async with anyio.create_task_group() as task_group:
+                await login_in_terminal("docs", config, vault, say=say)
+    assert came_back == [200]
+    assert parse_qs(urlsplit(shown[0]).query)["client_id"] == [URL]
+    assert servers.authority.registrations == 0 and servers.authority.code_exchanges == 1
+    stored = vault.read("docs")
+    assert stored.tokens is not None and stored.client_info is not None and stored.client_info.client_id == URL
