@@ -13,9 +13,9 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from shared.own_data import identity_of
-
 from mcp.server.mcpserver.exceptions import ToolError
+
+from shared.own_data import identity_of
 
 SKIPPED_DIRS = frozenset(
     {
