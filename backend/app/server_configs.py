@@ -42,7 +42,8 @@ def server_configs(
             file = servers["file"]
             own = ["--data-dir", str(settings.data_dir.expanduser().absolute())]
             own += ["--checkpoints-dir", str(settings.checkpoints_dir.absolute())]
-            servers["file"] = file.model_copy(update={"args": [*file.args[:4], *own, *file.args[4:]]})  # after --root
+            args = [*file.args[:4], *own, *file.args[4:]]  # right after `--root DIR`
+            servers["file"] = file.model_copy(update={"args": args})
         if not detect(settings.sandbox.backend).confined and settings.sandbox.backend != "off":
             # Nothing confines commands here and no admin said `sandbox: off`: no shell at all.
             servers.pop("shell", None)

@@ -40,7 +40,10 @@ class OwnDataGuard:
 
     @classmethod
     def of(cls, *, data_dir: Path, checkpoints_dir: Path, read_roots: Sequence[Path] = ()) -> OwnDataGuard:
-        folders = (OwnFolder("data dir", data_dir.expanduser()), OwnFolder("checkpoints dir", checkpoints_dir.expanduser()))
+        folders = (
+            OwnFolder("data dir", data_dir.expanduser()),
+            OwnFolder("checkpoints dir", checkpoints_dir.expanduser()),
+        )
         return cls(folders=folders, read_roots=tuple(read_roots))
 
     def refusal(self, name: str, arguments: dict[str, Any], workspace: Path) -> str | None:

@@ -51,7 +51,9 @@ def walk(start: int, left_out: frozenset[tuple[int, int]] = frozenset()) -> Iter
     `left_out`: (device, inode) of folders never entered nor shown, Overseer's own.
     """
     for dirpath, dirnames, filenames, folder in os.fwalk(".", dir_fd=start, follow_symlinks=False):
-        dirnames[:] = sorted(d for d in dirnames if d not in SKIPPED_DIRS and not is_left_out(folder, d, left_out))
+        dirnames[:] = sorted(
+            d for d in dirnames if d not in SKIPPED_DIRS and not is_left_out(folder, d, left_out)
+        )
         prefix = "" if dirpath == "." else dirpath.removeprefix("./") + "/"
         for name in dirnames:
             yield Entry(prefix + name, True, folder, name)

@@ -23,7 +23,9 @@ ALLOW_ALL = {"allow": ["Read(./**)", "Edit(./**)"]}
 
 def calls(*specs: tuple[str, dict]) -> list[Reply]:
     """One reply making every call (ids c0, c1, ...), then a closing text."""
-    made = [ScriptedToolCall(id=f"c{i}", name=f"mcp__file__{tool}", arguments=args) for i, (tool, args) in enumerate(specs)]
+    made = [
+        ScriptedToolCall(id=f"c{i}", name=f"mcp__file__{tool}", arguments=args) for i, (tool, args) in enumerate(specs)
+    ]
     return [Reply(tool_calls=made), Reply(text="done")]
 
 
@@ -83,8 +85,10 @@ async def test_a_checkpoints_dir_inside_the_workspace_is_closed_to_every_file_to
         records = await run(h)
         audit = await audit_of(h, records)
 
-    for index, shown in enumerate([*spellings, ".snapshots", ".snapshots", ".snapshots/ws-1/objects/cd34", object_path]):
-        assert denied_for(records[f"c{index}"], audit, shown, "checkpoints dir"), (index, records[f"c{index}"].result)
+    refused = [*spellings, ".snapshots", ".snapshots", ".snapshots/ws-1/objects/cd34", object_path]
+    for index, shown in enumerate(refused):
+        record = records[f"c{index}"]
+        assert denied_for(record, audit, shown, "checkpoints dir"), (index, record.result)
     assert sorted(p.name for p in (moved / "ws-1" / "objects").iterdir()) == ["ab12"]
     assert (moved / "ws-1" / "objects" / "ab12").read_text() == f"{MARK}\n"
     assert records["c8"].result == f"no matches for {MARK!r} under ."

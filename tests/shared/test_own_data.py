@@ -58,7 +58,8 @@ def test_an_own_folder_configured_through_a_symlink_is_found_by_where_it_leads(h
 
 def test_the_refusal_names_the_path_as_written_and_which_folder_it_is(home: Path) -> None:
     text = refusal("link/overseer.db", folders(home)[0])
-    assert text == f"'link/overseer.db' is Overseer's own data (its data dir, {home / '.overseer'}), never open to tools"
+    data = home / ".overseer"
+    assert text == f"'link/overseer.db' is Overseer's own data (its data dir, {data}), never open to tools"
 
 
 def test_an_own_folder_named_by_a_symlink_follows_the_link_when_it_is_pointed_elsewhere(home: Path) -> None:
