@@ -71,11 +71,12 @@ async def test_a_checkpoints_dir_inside_the_workspace_is_closed_to_every_file_to
         ("grep", {"pattern": MARK}),
         ("list_dir", {"path": "."}),
         ("glob", {"pattern": "**/ab12"}),
-        ("read_file", {"path": "src/main.py"}),
+        ("read_file", {"path": "src/README.md"}),  # calls of one reply may run at once: not the edited file
         ("edit_file", {"path": "src/main.py", "old_text": "hi", "new_text": "hello"}),
     )
     (workspace / "src").mkdir(parents=True)
     (workspace / "src" / "main.py").write_text("print('hi')\n")
+    (workspace / "src" / "README.md").write_text("read me\n")
     plant(moved, "ws-1/objects/ab12")
     os.symlink(moved, workspace / "link")
     async with scripted_host(
@@ -95,7 +96,7 @@ async def test_a_checkpoints_dir_inside_the_workspace_is_closed_to_every_file_to
     listed = records["c9"].result.split("\n")
     assert listed[0] == "src/" and "link/" not in listed  # the link's line is hidden too (hides)
     assert records["c10"].result == "no paths match '**/ab12' under ."
-    assert records["c11"].result == "print('hi')\n"
+    assert records["c11"].result == "read me\n"
     assert records["c12"].status == "done" and (workspace / "src" / "main.py").read_text() == "print('hello')\n"
 
 
