@@ -286,8 +286,10 @@ class Checkpointer:
             ]
             self._counts[real] = len(checkpoints) - len(doomed)
             # Running sessions keep theirs: the next prune after a step waits for a fifth more
-            # than what stays, or it would come after every step of a long session.
-            slack = max(10, self.keep_last // 5)
+            # than what stays, or it would come after every step of a long session (or of many
+            # sessions at once: a prune reads every row of the workspace, so its cost must be
+            # spread over steps in proportion).
+            slack = max(10, self.keep_last // 5, self._counts[real] // 5)
             self._prune_at[real] = max(self.keep_last, self._counts[real]) + slack
             if not doomed:
                 return 0

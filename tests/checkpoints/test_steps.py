@@ -203,3 +203,28 @@ async def test_retention_keeps_the_last_n_and_the_recent_ones_but_every_checkpoi
     assert [(w.workspace, w.checkpoints) for w in usage.workspaces] == [(str(workspace), 2)]
     assert usage.bytes >= usage.workspaces[0].bytes > 0
     assert (usage.keep_last, usage.keep_days) == (3, 30)
+
+
+async def test_retention_after_steps_reads_the_workspaces_rows_ever_more_rarely_while_nothing_can_go(
+    tmp_path: Path,
+) -> None:
+    # Many running sessions in one workspace keep every checkpoint: each prune reads all rows
+    # and frees none, so how often it runs must shrink as the rows grow.
+    workspace = workspace_with(tmp_path, "")
+    async with SqliteStore(tmp_path / "o.db") as store:
+        checkpointer = Checkpointer(store=store, bus=EventBus(store), root=tmp_path / "checkpoints", keep_last=3)
+        await store.create_session(Session(id="running", workspace=str(workspace), status="running"))
+        reads = 0
+        real_read = store.workspace_checkpoints
+
+        async def counted(workspace: str):
+            nonlocal reads
+            reads += 1
+            return await real_read(workspace)
+
+        store.workspace_checkpoints = counted  # type: ignore[method-assign]
+        for first in range(0, 300, 50):
+            await take(checkpointer, workspace, "running", 50, first=first)
+            await checkpointer.aclose()  # the prunes begun meanwhile have finished
+        assert len(await store.list_checkpoints("running")) == 300
+    assert reads <= 20  # a prune every 10 steps would be 30; a fifth more each time is ~16
