@@ -115,6 +115,7 @@ def lock_key(workspace: Path | str) -> str:
     return _key_of(real_workspace(workspace))
 
 
+@functools.lru_cache(maxsize=1024)
 def _key_of(real: Path) -> str:
     return hashlib.sha256(str(real).encode()).hexdigest()[:32]
 
@@ -158,8 +159,24 @@ class Checkpointer:
         """Checkpoints per workspace as this host last counted them (its own since added): retention
         after a checkpoint runs only past `keep_last` (the periodic sweep sees the others' too)."""
         self._sweeper: asyncio.Task[None] | None = None
+        self._reals: dict[str, tuple[Path, tuple[int, int]]] = {}
 
     # the shadow repositories and their lock
+
+    def _real_of(self, workspace: Path) -> Path:
+        """`real_workspace`, remembered per name while the name still leads to the same folder
+        (one stat instead of an lstat per folder of the path, every step)."""
+        name = str(workspace)
+        try:
+            info = os.stat(name)
+        except OSError:
+            return real_workspace(workspace)
+        known = self._reals.get(name)
+        if known is not None and known[1] == (info.st_dev, info.st_ino):
+            return known[0]
+        real = real_workspace(workspace)
+        self._reals[name] = (real, (info.st_dev, info.st_ino))
+        return real
 
     async def shadow_for(self, workspace: Path) -> ShadowRepo:
         """The workspace's shadow repository (made on a thread the first time)."""
@@ -202,7 +219,7 @@ class Checkpointer:
         """
         if not self.enabled or not needs_checkpoint(tool_name, annotations):
             return None
-        real = real_workspace(workspace)  # once per step: it costs an lstat per folder of the path
+        real = self._real_of(workspace)
         taking = asyncio.ensure_future(self._take(session_id, real, call_id, tool_name))
         try:
             checkpoint = await asyncio.shield(taking)
@@ -286,10 +303,10 @@ class Checkpointer:
             ]
             self._counts[real] = len(checkpoints) - len(doomed)
             # Running sessions keep theirs: the next prune after a step waits for a fifth more
-            # than what stays, or it would come after every step of a long session (or of many
-            # sessions at once: a prune reads every row of the workspace, so its cost must be
-            # spread over steps in proportion).
-            slack = max(10, self.keep_last // 5, self._counts[real] // 5)
+            # than keep_last and half more than what stays, or it would come after every step of
+            # a long session (or of many sessions at once: a prune reads every row of the
+            # workspace, so its cost must be spread over steps in proportion).
+            slack = max(10, self.keep_last // 5, self._counts[real] // 2)
             self._prune_at[real] = max(self.keep_last, self._counts[real]) + slack
             if not doomed:
                 return 0

@@ -227,4 +227,25 @@ async def test_retention_after_steps_reads_the_workspaces_rows_ever_more_rarely_
             await take(checkpointer, workspace, "running", 50, first=first)
             await checkpointer.aclose()  # the prunes begun meanwhile have finished
         assert len(await store.list_checkpoints("running")) == 300
-    assert reads <= 20  # a prune every 10 steps would be 30; a fifth more each time is ~16
+    assert reads <= 16  # a prune every 10 steps would be 30; half more each time is ~11
+
+
+async def test_a_workspace_named_by_a_link_that_is_repointed_is_checkpointed_where_the_link_now_leads(
+    tmp_path: Path,
+) -> None:
+    first, second = tmp_path / "first", tmp_path / "second"
+    first.mkdir()
+    second.mkdir()
+    link = tmp_path / "ws"
+    link.symlink_to(first)
+    async with SqliteStore(tmp_path / "o.db") as store:
+        checkpointer = Checkpointer(store=store, bus=EventBus(store), root=tmp_path / "checkpoints")
+        (first / "a.txt").write_text("first\n")
+        one = await checkpointer.before_step(session_id="s", workspace=link, call_id="c1", tool_name=WRITE, annotations=None)
+        link.unlink()
+        link.symlink_to(second)
+        (second / "b.txt").write_text("second\n")
+        two = await checkpointer.before_step(session_id="s", workspace=link, call_id="c2", tool_name=WRITE, annotations=None)
+        await checkpointer.aclose()
+    assert one is not None and two is not None
+    assert (one.workspace, two.workspace) == (str(first.resolve()), str(second.resolve()))
