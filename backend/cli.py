@@ -336,7 +336,10 @@ def _api_key(args: argparse.Namespace) -> int:
 def _rules_check(args: argparse.Namespace) -> int:
     from backend.rules.policy_engine import DEFAULT_POLICIES, PolicyEngine, ToolCallView
     from backend.rules.grammar import RuleSet
+    from backend.rules.own_data import OwnDataGuard
     from backend.rules.permission_modes import mode_rules
+    from backend.app.managed_policy import load_managed_policy
+    from backend.app.server_configs import skill_read_roots
     from backend.approvals.hook_tools import hook_names
     from backend.domain.hook_config import HooksConfig
 
@@ -350,21 +353,27 @@ def _rules_check(args: argparse.Namespace) -> int:
         return 2
     # Every command honours OVERSEER_WORKSPACE / `workspace:`; `./.env` means that folder's .env.
     workspace = _settings(args, workspace=args.workspace).resolved_workspace
+    settings = _settings(args)
+    # What the host puts above every rule: the managed policy, and Overseer's own folders.
+    managed = load_managed_policy()
+    own_data = OwnDataGuard.of(
+        data_dir=settings.data_dir, checkpoints_dir=settings.checkpoints_dir, read_roots=skill_read_roots(settings)
+    )
     if args.config:
         path = Path(args.config)
         data = json.loads(path.read_text()) if path.suffix == ".json" else read_yaml(path)
         pasted = data.get("permissions") or {}
         rules = RuleSet.from_config(pasted, source=str(path))
-        rules += mode_rules(pasted.get("defaultMode") if isinstance(pasted, dict) else None)  # as the host maps it
+        default_mode = pasted.get("defaultMode") if isinstance(pasted, dict) else None
+        rules += mode_rules(default_mode, managed)  # as the host maps it
         policies = {**DEFAULT_POLICIES, **(data.get("policies") or {})}
         hooks = HooksConfig.model_validate(data.get("hooks") or {})
     else:
-        settings = _settings(args)
         rules = RuleSet.from_config(settings.permissions.model_dump(), source="user")
-        rules += mode_rules(settings.permissions.defaultMode)
+        rules += mode_rules(settings.permissions.defaultMode, managed)
         policies = {**DEFAULT_POLICIES, **settings.policies}
         hooks = settings.hooks
-    engine = PolicyEngine(rules, policies)
+    engine = PolicyEngine(rules, policies, managed=managed.rules(), own_data=own_data)
     tool = CLI_ALIASES.get(args.tool, args.tool)
     verdict = engine.evaluate(
         ToolCallView(name=tool, arguments=arguments, workspace=workspace)

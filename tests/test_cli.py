@@ -140,6 +140,30 @@ def test_rules_check_reads_dot_paths_in_the_workspace_overseer_workspace_names(w
     assert capsys.readouterr().out.split("\t")[0] != "deny"
 
 
+def test_rules_check_answers_as_the_host_does_for_overseers_own_folders_and_the_managed_policy(
+    tmp_path, monkeypatch, capsys
+):
+    data = tmp_path / "home" / "data"
+    data.mkdir(parents=True)
+    (data / "overseer.db").write_text("")
+    monkeypatch.setenv("OVERSEER_DATA_DIR", str(data))
+    monkeypatch.setenv("OVERSEER_WORKSPACE", str(tmp_path / "home"))
+    managed = tmp_path / "managed.yaml"
+    managed.write_text("permissions:\n  deny: ['Bash(curl *)']\n")
+    monkeypatch.setenv("OVERSEER_MANAGED_POLICY", str(managed))
+    config = tmp_path / "settings.json"
+    config.write_text(json.dumps({"permissions": {"allow": ["Read(./**)", "Bash"]}}))
+
+    assert main(["rules", "check", "Read", json.dumps({"path": str(data / "overseer.db")}), "--config", str(config)]) == 0
+    verdict, reason = capsys.readouterr().out.strip().split("\t")
+    assert verdict == "deny" and "Overseer's own data" in reason
+    assert main(["rules", "check", "Bash", '{"command": "curl example.org"}', "--config", str(config)]) == 0
+    verdict, reason = capsys.readouterr().out.strip().split("\t")
+    assert verdict == "deny" and "Bash(curl *)" in reason
+    assert main(["rules", "check", "Read", json.dumps({"path": str(tmp_path / "home" / "notes.txt")}), "--config", str(config)]) == 0
+    assert capsys.readouterr().out.split("\t")[0] == "allow"
+
+
 @pytest.mark.parametrize(
     ("flags", "libraries_at"), [([], logging.WARNING), (["-v"], logging.WARNING), (["-vv"], logging.INFO)]
 )
