@@ -6,8 +6,8 @@ update-ref cost ~10 ms of host CPU per step), and it writes as few files as it c
 of what changed (a blob per file, a tree per folder on its way), one line appended to the
 snapshot log instead of a ref, and the index only now and then. A snapshot is its tree: a commit
 around it would say nothing a checkpoint's row does not, and cost one more file per step (each
-object is a file made and renamed into place, most of a snapshot's cost). Everything else a shadow repository does (diff, restore,
-prune) is rare and stays with the git program.
+object is a file made and renamed into place, most of a snapshot's cost). Everything else a
+shadow repository does (diff, restore, prune) is rare and stays with the git program.
 
 Both speak the same repository: libgit2 reads and writes git's index, objects and refs in git's
 formats and through the same lock files, and takes its settings from the shadow repository's
@@ -154,16 +154,9 @@ class Stager:
                 if os.path.lexists(os.path.join(self._root, path)):
                     self._skipped[path] = Skipped(path=path, reason=_ignored_reason(path))
                 continue
-            reason = self._left_out(path)
-            if reason == "gone":
-                if tracked:
-                    removals.append(path)
-            elif reason is not None:
-                self._skipped[path] = Skipped(path=path, reason=reason)
-                if tracked:
-                    removals.append(path)
-            else:
-                additions.append(path)
+            left_out = self._sort(path, tracked, removals, additions)
+            if left_out is not None:
+                self._skipped[path] = left_out
 
     def _look_at_all(self, index: pygit2.Index, removals: list[str], additions: list[str]) -> dict[str, Skipped]:
         """Every file, through the index's stat cache (only what it says changed is hashed)."""
@@ -179,18 +172,24 @@ class Stager:
             elif status == DeltaStatus.DELETED:
                 removals.append(path)
             elif status in (DeltaStatus.UNTRACKED, DeltaStatus.MODIFIED, DeltaStatus.TYPECHANGE):
-                tracked = status != DeltaStatus.UNTRACKED
-                reason = self._left_out(path)
-                if reason == "gone":
-                    if tracked:
-                        removals.append(path)
-                elif reason is not None:
-                    skipped.append(Skipped(path=path, reason=reason))
-                    if tracked:  # it grew past the limit, or became unreadable: out of the index too
-                        removals.append(path)
-                else:
-                    additions.append(path)
+                left_out = self._sort(path, status != DeltaStatus.UNTRACKED, removals, additions)
+                if left_out is not None:
+                    skipped.append(left_out)
         return {s.path: s for s in skipped}
+
+    def _sort(self, path: str, tracked: bool, removals: list[str], additions: list[str]) -> Skipped | None:
+        """A file that changed: into the index, out of it, or left out (returned, with why)."""
+        reason = self._left_out(path)
+        if reason == "gone":
+            if tracked:
+                removals.append(path)
+            return None
+        if reason is not None:
+            if tracked:  # it grew past the limit, or became unreadable: out of the index too
+                removals.append(path)
+            return Skipped(path=path, reason=reason)
+        additions.append(path)
+        return None
 
     def keep(self, tree: str) -> str:
         """Keep `tree` as a snapshot, by a line in the snapshot log (not again if it is the last
