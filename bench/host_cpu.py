@@ -11,6 +11,12 @@ is warm, and again when every session has ended; the load itself is what is meas
 too (cutime + cstime), so `--checkpoints off` against `on` is what a step's checkpoint costs.
 
     python bench/host_cpu.py [--sessions 100] [--runs 3] [--tool read|write] [--checkpoints on|off] [--profile out.txt]
+    python bench/host_cpu.py --tool write --pairs 12 [--sessions 200]
+
+`--pairs N` settles what checkpoints cost: N pairs of runs, checkpoints off and on, one model
+server, the order alternating (off-on, on-off, ...) so a drifting machine weighs on both alike.
+It reports each pair's difference, their median and a 95% bootstrap interval of the median
+relative rise. Use it with `--tool write` (a `read_file` step takes no checkpoint).
 
 `--profile` records the serve process with py-spy (if installed) during the first run.
 Prints JSON.
@@ -22,6 +28,7 @@ import argparse
 import json
 import multiprocessing
 import os
+import random
 import shutil
 import socket
 import statistics
@@ -96,8 +103,18 @@ def one_run(sessions: int, api_base: str, profile: Path | None, *, tool: str = "
                 if serve.poll() is not None:
                     sys.exit(f"overseer serve exited:\n{(root / 'serve.log').read_text()[-3000:]}")
 
+            polls = 0
+
             def finished(ids: list[str]) -> bool:
-                states = {s["id"]: s["status"] for s in client.get("/api/sessions").json()}
+                # One active session (limit 1) is all a poll asks for while the load runs: a
+                # listing of every session costs the host milliseconds, and a run that takes
+                # longer would pay it more often (checkpoints on against off, say).
+                nonlocal polls
+                polls += 1
+                for active in ("running", "waiting_approval"):
+                    if client.get("/api/sessions", params={"status": active, "limit": 1}).json():
+                        return False
+                states = {s["id"]: s["status"] for s in client.get("/api/sessions", params={"limit": 1000}).json()}
                 return all(states.get(i) in ("completed", "error", "stopped") for i in ids)
 
             warm = client.post("/api/sessions", json={"prompt": "warm up"}).json()["id"]
@@ -110,11 +127,10 @@ def one_run(sessions: int, api_base: str, profile: Path | None, *, tool: str = "
             before = cpu_seconds(serve.pid)
             started = time.perf_counter()
             ids = [client.post("/api/sessions", json={"prompt": f"task {i}"}).json()["id"] for i in range(sessions)]
-            # Polled every 2 s: each listing costs the host CPU too, which is not the load's.
-            wait_until(lambda: finished(ids), f"{sessions} sessions", every=2.0)
+            wait_until(lambda: finished(ids), f"{sessions} sessions", every=0.5)
             wall = time.perf_counter() - started
             cpu = cpu_seconds(serve.pid) - before
-            states = [s for s in client.get("/api/sessions").json() if s["id"] in ids]
+            states = [s for s in client.get("/api/sessions", params={"limit": 1000}).json() if s["id"] in ids]
         finally:
             if spy is not None:
                 spy.send_signal(2)
@@ -128,7 +144,8 @@ def one_run(sessions: int, api_base: str, profile: Path | None, *, tool: str = "
         "steps": steps,
         "wall_s": round(wall, 2),
         "cpu_s": round(cpu, 2),
-        "cpu_ms_per_step": round(cpu * 1000 / steps, 2),
+        "cpu_ms_per_step": round(cpu * 1000 / steps, 3),
+        "polls": polls,
     }
 
 
@@ -143,6 +160,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--sessions", type=int, default=100)
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--pairs", type=int, default=0, help="checkpoints off against on, N interleaved pairs")
     parser.add_argument("--profile", type=Path)
     parser.add_argument("--tool", choices=("read", "write"), default="read")
     parser.add_argument("--checkpoints", choices=("on", "off"), default="on")
@@ -153,26 +171,61 @@ def main() -> None:
     model.start()
     try:
         api_base = port_out.get(timeout=60)
-        runs = [
-            one_run(
-                args.sessions, api_base, args.profile if i == 0 else None,
-                tool=args.tool, checkpoints=args.checkpoints == "on",
-            )
-            for i in range(args.runs)
-        ]
+        if args.pairs:
+            report = compare_checkpoints(args.pairs, args.sessions, api_base, args.tool)
+        else:
+            report = repeat(args, api_base)
     finally:
         model.terminate()
         model.join(10)
+    print(json.dumps({"benchmark": "host_cpu", "sessions": args.sessions, "tool": args.tool, **report}, indent=2))
+
+
+def repeat(args: argparse.Namespace, api_base: str) -> dict:
+    runs = [
+        one_run(
+            args.sessions, api_base, args.profile if i == 0 else None,
+            tool=args.tool, checkpoints=args.checkpoints == "on",
+        )
+        for i in range(args.runs)
+    ]
     per_step = [r["cpu_ms_per_step"] for r in runs]
-    print(json.dumps({
-        "benchmark": "host_cpu",
-        "sessions": args.sessions,
-        "tool": args.tool,
+    return {
         "checkpoints": args.checkpoints,
         "runs": runs,
         "cpu_ms_per_step_median": statistics.median(per_step),
         "target_cpu_ms_per_step": 5.0,
-    }, indent=2))
+    }
+
+
+def compare_checkpoints(pairs: int, sessions: int, api_base: str, tool: str) -> dict:
+    """Checkpoints off against on in `pairs` pairs of runs, alternating which goes first."""
+    rows = []
+    for i in range(pairs):
+        order = (False, True) if i % 2 == 0 else (True, False)
+        ran = {on: one_run(sessions, api_base, None, tool=tool, checkpoints=on)["cpu_ms_per_step"] for on in order}
+        rows.append((ran[False], ran[True]))
+        print(f"pair {i + 1}: off {ran[False]:.3f} ms, on {ran[True]:.3f} ms", file=sys.stderr, flush=True)
+    off = [a for a, _ in rows]
+    on = [b for _, b in rows]
+    rises = [b / a - 1 for a, b in rows]
+    low, high = _bootstrap_median(rises)
+    return {
+        "pairs": [{"off": a, "on": b} for a, b in rows],
+        "off_median_ms": round(statistics.median(off), 3),
+        "on_median_ms": round(statistics.median(on), 3),
+        "pair_difference_median_ms": round(statistics.median(b - a for a, b in rows), 3),
+        "rise_median": round(statistics.median(rises), 4),
+        "rise_median_95ci": [round(low, 4), round(high, 4)],
+        "target_rise": 0.10,
+    }
+
+
+def _bootstrap_median(values: list[float], rounds: int = 10_000) -> tuple[float, float]:
+    """A 95% percentile-bootstrap interval of the median (seeded: the same pairs give the same interval)."""
+    rng = random.Random(32)
+    medians = sorted(statistics.median(rng.choices(values, k=len(values))) for _ in range(rounds))
+    return medians[int(rounds * 0.025)], medians[int(rounds * 0.975) - 1]
 
 
 if __name__ == "__main__":
