@@ -208,7 +208,11 @@ class ShadowLock:
 
     @contextmanager
     def held_if_free(self) -> Iterator[bool]:
-        """Hold it only if no thread nor process does now (never waits); yields whether it does."""
+        """Hold it only if no thread nor process does now (never waits); yields whether it does.
+
+        For work that makes no git lock file (a snapshot of a few files: objects and a line of
+        the log, see `_stage.py`), so the busy byte is left alone: a death part way leaves
+        nothing for the next holder to clear."""
         if self._descriptor is None or not self._threads.acquire(blocking=False):
             yield False
             return
@@ -218,12 +222,15 @@ class ShadowLock:
             except BlockingIOError:
                 yield False
                 return
-            if os.pread(self._descriptor, 1, 0) == _BUSY:  # a dead holder's leftovers: not here
-                fcntl.flock(self._descriptor, fcntl.LOCK_UN)
-                yield False
-                return
-            with self._holding():
+            try:
+                state = os.pread(self._descriptor, 9, 0)
+                if state[:1] == _BUSY:  # a dead holder's leftovers: not here
+                    yield False
+                    return
+                self.generation = int.from_bytes(state[1:9], "big")
                 yield True
+            finally:
+                fcntl.flock(self._descriptor, fcntl.LOCK_UN)
         finally:
             self._threads.release()
 

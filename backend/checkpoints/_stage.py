@@ -27,6 +27,7 @@ import pygit2
 from pygit2.enums import ConfigLevel, DeltaStatus, DiffOption, RepositoryOpenFlag
 
 from backend.checkpoints._git import BUILT_IN_IGNORED, CONFIG
+from backend.checkpoints._trees import Blob, Trees, read_blob
 from backend.checkpoints._watch import WorkspaceWatch
 from backend.checkpoints.values import Skipped
 
@@ -52,8 +53,11 @@ pygit2.settings.owner_validation = False
 pygit2.settings.enable_strict_object_creation(False)
 
 _COMMIT = re.compile(r"[0-9a-f]{40}")
+# UPDATE_INDEX: an entry the few-files path added (`_apply_few`) has no stat data, so the
+# first full look hashes it; this keeps what it learnt (libgit2 writes the index then).
 _DIFF_FLAGS = (
-    DiffOption.INCLUDE_UNTRACKED
+    DiffOption.UPDATE_INDEX
+    | DiffOption.INCLUDE_UNTRACKED
     | DiffOption.RECURSE_UNTRACKED_DIRS
     | DiffOption.INCLUDE_IGNORED
     | DiffOption.INCLUDE_TYPECHANGE
@@ -82,6 +86,7 @@ class Stager:
         self._index_stamp: tuple[int, int, int] | None = None  # the index file as we last knew it
         self._index_path = os.path.join(git_dir, "index")
         self._root = str(workspace)  # strings, not Paths: this runs before every step
+        self._trees = Trees(self._repo)
 
     def stage(self) -> tuple[str, list[Skipped]]:
         """Bring the shadow index up to the workspace and write its tree; returns the tree id and
@@ -93,22 +98,53 @@ class Stager:
         if stamp != self._index_stamp:  # another process (a rewind from the CLI) wrote it
             index.read(force=False)
             changed = None
+        return self._stage(index, changed, stamp, index_write=True)
+
+    def stage_small(self, max_files: int, max_bytes: int) -> tuple[str, list[Skipped]] | None:
+        """`stage()` when the kernel's list holds at most `max_files` files of `max_bytes` in all
+        and the index is not due to be written: cheap enough for the caller's own thread, and it
+        writes objects and nothing else (no git lock file, see `ShadowLock.held_if_free`).
+        Else None, touching nothing: what was read from the kernel is kept for `stage()`."""
+        if _stamp(self._index_path) != self._index_stamp:
+            return None
+        changed = self._watch.peek()
+        if changed is None or len(changed) > max_files or self._index_due(len(changed)):
+            return None
+        total = 0
+        for path in changed:
+            try:
+                total += os.lstat(os.path.join(self._root, path)).st_size
+            except OSError:
+                continue  # gone: nothing to read
+        if total > max_bytes:
+            return None
+        self._watch.take_peeked()  # events since are the next snapshot's
+        return self._stage(self._repo.index, changed, self._index_stamp, index_write=False)
+
+    def _stage(
+        self, index: pygit2.Index, changed: set[str] | None, stamp: tuple[int, int, int] | None, *, index_write: bool
+    ) -> tuple[str, list[Skipped]]:
         removals: list[str] = []
         additions: list[str] = []
+        tree: pygit2.Oid | None = None
         if changed is None:
             self._skipped = self._look_at_all(index, removals, additions)
+            stamp = _stamp(self._index_path)  # the look may have written the stat cache
         else:
             self._look_at(changed, index, removals, additions)
-        # Removals first: a file that became a folder (or the reverse) frees its name before
-        # the new entries take it.
-        for path in removals:
-            index.remove(path)
-        for path in additions:
-            index.add(path)
+            tree = self._apply_few(index, removals, additions)
+        if tree is None:
+            # Removals first: a file that became a folder (or the reverse) frees its name
+            # before the new entries take it.
+            for path in removals:
+                index.remove(path)
+            for path in additions:
+                index.add(path)
+            tree = index.write_tree()
+            self._trees.reset(tree)
         if removals or additions:
             self._tracked_folders = None
-        tree = index.write_tree()
-        if self._index_due(len(removals) + len(additions)):
+        if index_write and self._index_due(len(removals) + len(additions)):
             index.write()
             self._unwritten, self._written_at = 0, time.monotonic()
             stamp = _stamp(self._index_path)
@@ -117,21 +153,32 @@ class Stager:
         self._index_stamp = stamp
         return str(tree), sorted(self._skipped.values(), key=lambda s: s.path)
 
-    def small(self, max_files: int, max_bytes: int) -> bool:
-        """Whether `stage()` now would look at no more than `max_files` files of `max_bytes` in
-        all, and write no index: cheap enough to run on the caller's own thread."""
-        if _stamp(self._index_path) != self._index_stamp:
-            return False
-        changed = self._watch.peek()
-        if changed is None or len(changed) > max_files or self._index_due(len(changed)):
-            return False
-        total = 0
-        for path in changed:
+    def _apply_few(self, index: pygit2.Index, removals: list[str], additions: list[str]) -> pygit2.Oid | None:
+        """The kernel's few changes written as blobs and trees of their own (`_trees.py`), the
+        index kept in step; None, touching nothing, when a file is not one this can store (the
+        index adds them itself then)."""
+        if not self._trees.ready:
+            return None
+        blobs: dict[str, Blob] = {}
+        if additions:
+            root = os.open(self._root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
             try:
-                total += os.lstat(os.path.join(self._root, path)).st_size
-            except OSError:
-                continue  # gone: nothing to read
-        return total <= max_bytes
+                for path in additions:
+                    blob = read_blob(self._repo, root, path, self.max_file_bytes)
+                    if blob is None:
+                        return None
+                    blobs[path] = blob
+            finally:
+                os.close(root)
+        for path in removals:
+            index.remove(path)
+        for path, blob in blobs.items():
+            index.add(pygit2.IndexEntry(path, blob.id, blob.mode))
+        tree = self._trees.apply(removals, blobs)
+        if tree is None:
+            tree = index.write_tree()
+            self._trees.reset(tree)
+        return tree
 
     def _index_due(self, changing: int) -> bool:
         return (

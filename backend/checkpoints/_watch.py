@@ -210,6 +210,11 @@ class WorkspaceWatch:
             self._pending |= paths
             return set(self._pending)
 
+    def take_peeked(self) -> None:
+        """What `peek` answered is being looked at now: `changed()` will not answer it again."""
+        with self.lock:
+            self._pending = set()
+
     @property
     def watching(self) -> bool:
         return self._fd is not None

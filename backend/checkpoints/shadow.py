@@ -88,9 +88,10 @@ class ShadowRepo:
             stager = self._stager
             if stager is None or self._stager_generation != self._lock.generation:
                 return None  # opening it, or again after a prune, is the worker's
-            if not stager.small(SMALL_FILES, SMALL_BYTES):
+            staged = stager.stage_small(SMALL_FILES, SMALL_BYTES)
+            if staged is None:
                 return None
-            tree, skipped = stager.stage()
+            tree, skipped = staged
             return Snapshot(commit=stager.keep(tree), skipped=tuple(skipped))
 
     def snapshot(self) -> Snapshot:

@@ -27,11 +27,11 @@ import functools
 import hashlib
 import logging
 import os
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
@@ -45,6 +45,7 @@ from backend.store.base import Store, Written
 from backend.store.ready import then
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 WRITERS = frozenset(
     {
@@ -215,18 +216,17 @@ class Checkpointer:
         call gets none (read-only, checkpoints off) or none could be taken (its event says why).
 
         Never raises but for a cancellation: the step runs either way. A cancellation does not
-        cut a snapshot short: the lock, the snapshot and the row finish together first.
+        cut a snapshot short (a worker's is waited for before the lock is let go); one that lands
+        after the snapshot, before its row, leaves a snapshot no row names, which the next prune
+        drops, and the step it was for does not run.
         """
         if not self.enabled or not needs_checkpoint(tool_name, annotations):
             return None
         real = self._real_of(workspace)
-        taking = asyncio.ensure_future(self._take(session_id, real, call_id, tool_name))
         try:
-            checkpoint = await asyncio.shield(taking)
-        except asyncio.CancelledError:
-            with contextlib.suppress(Exception, asyncio.CancelledError):
-                await taking
-            raise
+            # Awaited, not wrapped in a task: with SQLite and a few files changed nothing here
+            # yields to the loop, and a task's rounds of it cost a step more than the rest.
+            checkpoint = await self._take(session_id, real, call_id, tool_name)
         except Exception as exc:
             log.warning("no checkpoint before %s (%s) in %s: %s", tool_name, call_id, workspace, exc)
             await self._tell_none(session_id, call_id, tool_name, exc)
@@ -237,7 +237,7 @@ class Checkpointer:
     async def _take(self, session_id: str, real: Path, call_id: str, tool_name: str) -> Checkpoint:
         async with self._locked_real(real):
             shadow = await self._shadow_of(real)
-            snapshot = shadow.snapshot_if_small() or await asyncio.to_thread(shadow.snapshot)
+            snapshot = shadow.snapshot_if_small() or await _whole(asyncio.to_thread(shadow.snapshot))
             step = await self.store.next_checkpoint_step(session_id)
             checkpoint = Checkpoint(
                 session_id=session_id,
@@ -398,6 +398,18 @@ def _folder_bytes(root: Path) -> int:
             with contextlib.suppress(OSError):
                 total += os.lstat(os.path.join(folder, name)).st_size
     return total
+
+
+async def _whole(work: Awaitable[T]) -> T:
+    """`work`'s result; a cancellation waits for it to end first (a thread cannot be stopped,
+    and the workspace's lock must not be let go while it still writes the repository)."""
+    running = asyncio.ensure_future(work)
+    try:
+        return await asyncio.shield(running)
+    except asyncio.CancelledError:
+        with contextlib.suppress(Exception, asyncio.CancelledError):
+            await asyncio.wait([running])
+        raise
 
 
 def _event_of(written: Written) -> Event:

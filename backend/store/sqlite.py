@@ -191,11 +191,14 @@ class SqliteStore(SqlStore):
     async def workspace_lock(self, key: str, *, timeout: float) -> AsyncIterator[None]:
         """A lock of this process: an embedded store serves one host (see `Store.workspace_lock`)."""
         lock = self._workspace_locks.setdefault((self._real_path, key), asyncio.Lock())
-        try:
-            async with asyncio.timeout(timeout):
-                await lock.acquire()
-        except TimeoutError:
-            raise WorkspaceBusy(f"the workspace's checkpoints stayed locked for {timeout:g} s") from None
+        if lock.locked():  # a free lock is taken at once: no timer to set for it (every step's case)
+            try:
+                async with asyncio.timeout(timeout):
+                    await lock.acquire()
+            except TimeoutError:
+                raise WorkspaceBusy(f"the workspace's checkpoints stayed locked for {timeout:g} s") from None
+        else:
+            await lock.acquire()
         try:
             yield
         finally:

@@ -169,6 +169,9 @@ async def take(checkpointer: Checkpointer, workspace: Path, session_id: str, n: 
         )
         assert cp is not None
         commits.append(cp.commit)
+        # A checkpoint of a few files never yields to the loop: the retention it may have
+        # started is let finish here, as a host's next awaits would.
+        await checkpointer.aclose()
     return commits
 
 
