@@ -196,11 +196,15 @@ class Stager:
         for path in paths:
             self._skipped.pop(path, None)
             tracked = path in index
-            # As git: ignore rules apply to untracked files only.
-            if not tracked and self._repo.path_is_ignored(path):
-                if os.path.lexists(os.path.join(self._root, path)):
+            if not tracked:
+                # Gone and never kept (a tool's temporary file, renamed into place): nothing
+                # to do, and no ignore rules to read for it.
+                if not os.path.lexists(os.path.join(self._root, path)):
+                    continue
+                # As git: ignore rules apply to untracked files only.
+                if self._repo.path_is_ignored(path):
                     self._skipped[path] = Skipped(path=path, reason=_ignored_reason(path))
-                continue
+                    continue
             left_out = self._sort(path, tracked, removals, additions)
             if left_out is not None:
                 self._skipped[path] = left_out
