@@ -55,7 +55,10 @@ _WANTED = (
     | _IN_DELETE_SELF | _IN_MOVE_SELF | _IN_ONLYDIR | _IN_DONT_FOLLOW | _IN_EXCL_UNLINK
 )
 _LOOK_AT_ALL = _IN_DELETE_SELF | _IN_MOVE_SELF | _IN_UNMOUNT | _IN_Q_OVERFLOW | _IN_IGNORED
+_FULL_LOOK = _LOOK_AT_ALL | _IN_ISDIR
 _EVENT = struct.Struct("iIII")
+_MAX_EVENT = _EVENT.size + 256  # NAME_MAX and its padding
+_READ_BYTES = 64 * 1024
 _LOOK_AGAIN_NAMES = frozenset({".gitignore", ".git"})
 """A change to one of these may change what every other file counts as (ignored, nested)."""
 
@@ -274,28 +277,36 @@ class WorkspaceWatch:
                         pending.append(child)
 
     def _drain(self) -> set[str] | None:
+        """The paths of the events queued now (None: a full look is due). Runs before every
+        snapshot, so each event costs as little as it can: names are decoded once per file, and
+        a read that came back short emptied the queue (no last read to fail)."""
         assert self._fd is not None
-        paths: set[str] = set()
+        names: set[tuple[int, bytes]] = set()
+        unpack, header = _EVENT.unpack_from, _EVENT.size
         while True:
             try:
-                data = os.read(self._fd, 64 * 1024)
+                data = os.read(self._fd, _READ_BYTES)
             except BlockingIOError:
-                return paths
-            offset = 0
-            while offset < len(data):
-                wd, mask, _cookie, length = _EVENT.unpack_from(data, offset)
-                raw = data[offset + _EVENT.size : offset + _EVENT.size + length].rstrip(b"\0")
-                offset += _EVENT.size + length
-                if mask & _LOOK_AT_ALL or mask & _IN_ISDIR:
+                break
+            offset, end = 0, len(data)
+            while offset < end:
+                wd, mask, _cookie, length = unpack(data, offset)
+                start, offset = offset + header, offset + header + length
+                if mask & _FULL_LOOK:
                     return None  # a folder came, went or moved (or the queue overflowed)
-                folder = self._folders.get(wd)
-                if folder is None:
-                    return None
-                name = os.fsdecode(raw)
-                if name in _LOOK_AGAIN_NAMES:
-                    return None
-                paths.add(f"{folder}/{name}" if folder else name)
-
+                names.add((wd, data[start:offset]))
+            if end <= _READ_BYTES - _MAX_EVENT:
+                break  # it would have held another event: the queue is empty
+        paths: set[str] = set()
+        for wd, raw in names:
+            folder = self._folders.get(wd)
+            if folder is None:
+                return None
+            name = os.fsdecode(raw.rstrip(b"\0"))
+            if name in _LOOK_AGAIN_NAMES:
+                return None
+            paths.add(f"{folder}/{name}" if folder else name)
+        return paths
 
 
 WATCHES = _Watches()
