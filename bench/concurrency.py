@@ -37,12 +37,23 @@ def five_reads(request: ModelRequest) -> Reply:
 
 
 def five_writes(request: ModelRequest) -> Reply:
-    """Five steps that change the workspace (each gets a checkpoint, issue 32)."""
+    """Five steps that change the workspace (each gets a checkpoint, issue 32). Each writes what
+    no step wrote before (the session's prompt is in it), as an agent's writes usually do: a
+    checkpoint then stores new content, not a copy it already holds."""
     done = len(request.tool_results())
     if done < CALLS_PER_SESSION:
-        call = ScriptedToolCall(name="mcp__file__write_file", arguments={"path": f"note-{done}.txt", "content": f"{done}\n" * 10})
+        prompt = next((_text(m) for m in request.messages if m.get("role") == "user"), "")
+        content = f"{prompt} step {done}\n" * 10
+        call = ScriptedToolCall(name="mcp__file__write_file", arguments={"path": f"note-{done}.txt", "content": content})
         return Reply(tool_calls=[call])
     return Reply(text=f"wrote {done} files")
+
+
+def _text(message: dict) -> str:
+    content = message.get("content")
+    if isinstance(content, str):
+        return content
+    return " ".join(part.get("text", "") for part in content or [] if isinstance(part, dict))
 
 
 SCRIPTS = {"read": five_reads, "write": five_writes}
