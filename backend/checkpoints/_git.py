@@ -20,6 +20,8 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
+from backend.checkpoints._journal import pack_journal
+
 AUTHOR = ("Overseer", "overseer@localhost")
 
 # What a snapshot always leaves out (git itself never enters a folder named `.git`).
@@ -208,11 +210,8 @@ class ShadowLock:
 
     @contextmanager
     def held_if_free(self) -> Iterator[bool]:
-        """Hold it only if no thread nor process does now (never waits); yields whether it does.
-
-        For work that makes no git lock file (a snapshot of a few files: objects and a line of
-        the log, see `_stage.py`), so the busy byte is left alone: a death part way leaves
-        nothing for the next holder to clear."""
+        """Hold it only if no thread nor process does now (never waits); yields whether it
+        does. A dead holder's leftovers are not cleared here: then it yields False."""
         if self._descriptor is None or not self._threads.acquire(blocking=False):
             yield False
             return
@@ -224,11 +223,15 @@ class ShadowLock:
                 return
             try:
                 state = os.pread(self._descriptor, 9, 0)
-                if state[:1] == _BUSY:  # a dead holder's leftovers: not here
+                if state[:1] == _BUSY:
                     yield False
                     return
                 self.generation = int.from_bytes(state[1:9], "big")
+                # Busy while held: a journal record cut short by a kill is found and dropped
+                # by the next holder before anyone appends after it.
+                os.pwrite(self._descriptor, _BUSY, 0)
                 yield True
+                os.pwrite(self._descriptor, _IDLE, 0)
             finally:
                 fcntl.flock(self._descriptor, fcntl.LOCK_UN)
         finally:
@@ -255,6 +258,7 @@ _BUSY, _IDLE = b"1", b"0"
 
 
 def _clear_leftovers(git_dir: Path) -> None:
+    pack_journal(git_dir)  # its last record may be cut short: only whole ones are kept
     names = ("index.lock", "HEAD.lock", "packed-refs.lock", "shallow.lock", "config.lock")
     locks = [git_dir / name for name in names]
     for folder, _dirs, files in os.walk(git_dir / "refs"):

@@ -24,9 +24,10 @@ import time
 from pathlib import Path
 
 import pygit2
-from pygit2.enums import ConfigLevel, DeltaStatus, DiffOption, RepositoryOpenFlag
+from pygit2.enums import ConfigLevel, DeltaStatus, DiffOption, FileMode, RepositoryOpenFlag
 
 from backend.checkpoints._git import BUILT_IN_IGNORED, CONFIG
+from backend.checkpoints._journal import BLOB, Journal, pack_journal
 from backend.checkpoints._trees import Blob, Trees, read_blob
 from backend.checkpoints._watch import WorkspaceWatch
 from backend.checkpoints.values import Skipped
@@ -86,12 +87,15 @@ class Stager:
         self._index_stamp: tuple[int, int, int] | None = None  # the index file as we last knew it
         self._index_path = os.path.join(git_dir, "index")
         self._root = str(workspace)  # strings, not Paths: this runs before every step
-        self._trees = Trees(self._repo)
+        self._journal = Journal(git_dir)
+        self._trees = Trees(self._repo, self._journal)
 
     def stage(self) -> tuple[str, list[Skipped]]:
         """Bring the shadow index up to the workspace and write its tree; returns the tree id and
         what was left out. Only the files the kernel says changed are looked at when it can say
         (`_watch.py`); otherwise every file, through the index's stat cache."""
+        if self._journal.full:
+            self.settle()
         index = self._repo.index
         changed = self._watch.changed()
         stamp = _stamp(self._index_path)
@@ -108,7 +112,7 @@ class Stager:
         if _stamp(self._index_path) != self._index_stamp:
             return None
         changed = self._watch.peek()
-        if changed is None or len(changed) > max_files or self._index_due(len(changed)):
+        if changed is None or len(changed) > max_files or self._index_due(len(changed)) or self._journal.full:
             return None
         total = 0
         for path in changed:
@@ -134,6 +138,8 @@ class Stager:
             self._look_at(changed, index, removals, additions)
             tree = self._apply_few(index, removals, additions)
         if tree is None:
+            if self._journal.objects:
+                self.settle()  # the index's own tree may name what only the journal holds
             # Removals first: a file that became a folder (or the reverse) frees its name
             # before the new entries take it.
             for path in removals:
@@ -154,31 +160,43 @@ class Stager:
         return str(tree), sorted(self._skipped.values(), key=lambda s: s.path)
 
     def _apply_few(self, index: pygit2.Index, removals: list[str], additions: list[str]) -> pygit2.Oid | None:
-        """The kernel's few changes written as blobs and trees of their own (`_trees.py`), the
-        index kept in step; None, touching nothing, when a file is not one this can store (the
-        index adds them itself then)."""
-        if not self._trees.ready:
+        """The kernel's few changes made into blobs and trees of their own (`_trees.py`), their
+        new objects appended to the journal in one write, the index kept in step; None, touching
+        nothing, when a file is not one this can store or the trees do not fit (the index adds
+        them itself then)."""
+        if not self._trees.ready or self._journal.full:
             return None
         blobs: dict[str, Blob] = {}
         if additions:
             root = os.open(self._root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
             try:
                 for path in additions:
-                    blob = read_blob(self._repo, root, path, self.max_file_bytes)
+                    blob = read_blob(root, path, self.max_file_bytes)
                     if blob is None:
                         return None
                     blobs[path] = blob
             finally:
                 os.close(root)
+        built = self._trees.apply(removals, blobs)
+        if built is None:
+            return None
+        tree, trees = built
+        try:
+            self._journal.append([(blob.id, BLOB, blob.data) for blob in blobs.values()] + trees)
+        except BaseException:
+            self._trees.reset(None)  # it holds a tree nothing stored
+            raise
         for path in removals:
             index.remove(path)
         for path, blob in blobs.items():
-            index.add(pygit2.IndexEntry(path, blob.id, blob.mode))
-        tree = self._trees.apply(removals, blobs)
-        if tree is None:
-            tree = index.write_tree()
-            self._trees.reset(tree)
-        return tree
+            index.add(pygit2.IndexEntry(path, pygit2.Oid(raw=blob.id), FileMode(blob.mode)))
+        return pygit2.Oid(hex=tree)
+
+    def settle(self) -> None:
+        """The journal packed into git's store (see `_journal.py`): for whatever reads objects
+        through git or libgit2 next. Call with the repository's lock held."""
+        pack_journal(self.git_dir)
+        self._journal.packed()
 
     def _index_due(self, changing: int) -> bool:
         return (
@@ -187,8 +205,9 @@ class Stager:
         )
 
     def close(self) -> None:
-        """Let go of the workspace's watch (the Stager is being dropped)."""
+        """Let go of the workspace's watch and the journal (the Stager is being dropped)."""
         self._watch.close()
+        self._journal.close()
 
     def _look_at(self, paths: set[str], index: pygit2.Index, removals: list[str], additions: list[str]) -> None:
         """The changed files only (none of them a folder: a folder's change makes the watch

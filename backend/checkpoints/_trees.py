@@ -1,18 +1,18 @@
-"""A snapshot's tree written from the last one and the few files that changed.
+"""A snapshot's tree made from the last one and the few files that changed.
 
 `Index.write_tree()` rebuilds the trees the index changed and then reads each one back from
 disk for its tree cache; `Index.add(path)` looks up `.gitattributes` in three places and
-resolves the path's real name, twice, before it hashes the file. For the handful of files a
-step changes that is most of a snapshot's cost. Here the blobs are written from the bytes read
-(the shadow repository applies no filter: see `_git.py`'s `info/attributes`), and the trees
-through builders kept per folder from the last snapshot: only the changed files' folders, and
-theirs up to the root, are written, and nothing is read back.
+resolves the path's real name, twice, before it hashes the file; and each writes its objects as
+a file apiece. For the handful of files a step changes that was most of a snapshot's cost. Here
+a blob is the bytes read (the shadow repository applies no filter: see `_git.py`'s
+`info/attributes`), the trees are kept in memory per folder from the last snapshot, and only
+the changed files' folders, and theirs up to the root, are hashed again. Nothing is written
+here: the caller appends the new objects to the journal (`_journal.py`) in one write.
 
 The caller keeps the index in step (`Index.add(IndexEntry)`, `Index.remove`), so the next tree
-the index writes itself (a full look) is the one these builders would give. Anything this does
-not expect (a name that is a file in one and a folder in the other, a removal of what the tree
-does not hold, a name libgit2 cannot take) answers None, and the caller lets the index write the
-tree instead.
+the index writes itself (a full look) is the one made here. Anything this does not expect (a
+name that is a file in one and a folder in the other, a removal of what the tree does not hold)
+answers None, and the caller lets the index write the tree instead.
 """
 
 from __future__ import annotations
@@ -21,20 +21,26 @@ import os
 from dataclasses import dataclass
 
 import pygit2
-from pygit2.enums import FileMode
 
-_REGULAR, _LINK = 0o100000, 0o120000
+from backend.checkpoints._journal import BLOB, TREE, Journal, object_id
 
-MAX_BUILDERS = 256
-"""Folders kept as builders between snapshots; past it they are let go (and read again when used)."""
+FOLDER, FILE, EXECUTABLE, LINK = 0o040000, 0o100644, 0o100755, 0o120000
+_REGULAR = 0o100000
+
+MAX_FOLDERS = 256
+"""Folders kept in memory between snapshots; past it they are let go (and read again when used)."""
+
+Entries = dict[bytes, tuple[int, bytes]]
+"""A folder's tree: name -> (mode, raw id)."""
 
 
 @dataclass(frozen=True, slots=True)
 class Blob:
-    """A file's content as stored, and its mode in the tree."""
+    """A file's content as stored (a link's: its target), its raw id and its mode in the tree."""
 
-    id: pygit2.Oid
-    mode: FileMode
+    id: bytes
+    mode: int
+    data: bytes
 
 
 class _Unexpected(Exception):
@@ -42,12 +48,13 @@ class _Unexpected(Exception):
 
 
 class Trees:
-    """The last snapshot's tree of one shadow repository, as builders of the folders used."""
+    """The last snapshot's tree of one shadow repository, as the folders used, in memory."""
 
-    def __init__(self, repo: pygit2.Repository) -> None:
+    def __init__(self, repo: pygit2.Repository, journal: Journal) -> None:
         self._repo = repo
-        self._root: pygit2.Oid | None = None
-        self._builders: dict[str, pygit2.TreeBuilder] = {}
+        self._journal = journal
+        self._root: bytes | None = None
+        self._folders: dict[str, Entries] = {}
 
     @property
     def ready(self) -> bool:
@@ -56,100 +63,127 @@ class Trees:
 
     def reset(self, tree: pygit2.Oid | None) -> None:
         """The last snapshot is `tree` (written by the index); None: unknown, `apply` declines."""
-        self._root = tree
-        self._builders.clear()
+        self._root = None if tree is None else tree.raw
+        self._folders.clear()
 
-    def apply(self, removals: list[str], blobs: dict[str, Blob]) -> pygit2.Oid | None:
+    def apply(self, removals: list[str], blobs: dict[str, Blob]) -> tuple[str, list[tuple[bytes, int, bytes]]] | None:
         """The tree of the last snapshot with `removals` taken out and `blobs` put in (paths
-        relative, `/`-separated), written; None when it cannot say (the index writes it then)."""
+        relative, `/`-separated): its id and the trees to store for it (id, type, bytes); None
+        when it cannot say (then it forgets what it held, and the index writes the tree)."""
         if self._root is None:
             return None
-        if len(self._builders) > MAX_BUILDERS:
-            self._builders.clear()
+        if len(self._folders) > MAX_FOLDERS:
+            self._folders.clear()
         try:
             changed: set[str] = set()
             for path in removals:
                 folder, name = _split(path)
-                builder = self._builder(folder, make=False)
-                if builder is None or builder.get(name) is None:
+                entries = self._folder(folder, make=False)
+                if entries is None or entries.pop(name, None) is None:
                     raise _Unexpected(path)
-                builder.remove(name)
                 changed.add(folder)
             for path, blob in blobs.items():
                 folder, name = _split(path)
-                builder = self._builder(folder, make=True)
-                assert builder is not None
-                present = builder.get(name)
-                if present is not None and present.filemode == FileMode.TREE:
+                entries = self._folder(folder, make=True)
+                assert entries is not None
+                present = entries.get(name)
+                if present is not None and present[0] == FOLDER:
                     raise _Unexpected(path)
-                builder.insert(name, blob.id, blob.mode)
+                entries[name] = (blob.mode, blob.id)
                 changed.add(folder)
-            root = self._write(changed)
-        except (_Unexpected, pygit2.GitError, KeyError, ValueError, UnicodeError):
-            self.reset(None)  # builders may hold half the change
+            records = self._write(changed)
+        except (_Unexpected, KeyError, ValueError, UnicodeError, pygit2.GitError):
+            self.reset(None)  # the folders may hold half the change
             return None
-        self._root = root
-        return root
+        assert self._root is not None
+        return self._root.hex(), records
 
-    def _builder(self, folder: str, *, make: bool) -> pygit2.TreeBuilder | None:
-        """The builder of `folder` ("" for the root); a missing folder is made empty with `make`,
-        else None."""
-        builder = self._builders.get(folder)
-        if builder is not None:
-            return builder
+    def _folder(self, folder: str, *, make: bool) -> Entries | None:
+        """The entries of `folder` ("" for the root); a missing folder is made empty with
+        `make`, else None."""
+        entries = self._folders.get(folder)
+        if entries is not None:
+            return entries
         if not folder:
             assert self._root is not None
-            builder = self._repo.TreeBuilder(self._repo[self._root])
+            entries = self._read(self._root)
         else:
             parent, name = _split(folder)
-            above = self._builder(parent, make=make)
+            above = self._folder(parent, make=make)
             if above is None:
                 return None
             entry = above.get(name)
             if entry is None:
                 if not make:
                     return None
-                builder = self._repo.TreeBuilder()
-            elif entry.filemode != FileMode.TREE:
+                entries = {}
+            elif entry[0] != FOLDER:
                 raise _Unexpected(folder)
             else:
-                builder = self._repo.TreeBuilder(self._repo[entry.id])
-        self._builders[folder] = builder
-        return builder
+                entries = self._read(entry[1])
+        self._folders[folder] = entries
+        return entries
 
-    def _write(self, changed: set[str]) -> pygit2.Oid:
-        """Write the changed folders' trees, deepest first, each into its parent; the root's id.
-        A folder left empty leaves its parent (the index never writes an empty tree)."""
+    def _read(self, oid: bytes) -> Entries:
+        body = self._journal.trees.get(oid)
+        if body is None:
+            kind, body = self._repo.odb.read(pygit2.Oid(raw=oid))
+            if kind != pygit2.enums.ObjectType.TREE:
+                raise _Unexpected(oid.hex())
+        return parse_tree(body)
+
+    def _write(self, changed: set[str]) -> list[tuple[bytes, int, bytes]]:
+        """Hash the changed folders' trees, deepest first, each into its parent; the records of
+        those that differ. A folder left empty leaves its parent (the index never writes an
+        empty tree)."""
         pending = set(changed)
-        for folder in list(changed):
+        for folder in changed:
             while folder:
                 folder = _split(folder)[0]
                 pending.add(folder)
-        for folder in sorted(pending, key=lambda f: f.count("/") + (1 if f else 0), reverse=True):
+        records: list[tuple[bytes, int, bytes]] = []
+        for folder in sorted(pending, key=_depth, reverse=True):
+            entries = self._folders[folder]
+            body = serialize_tree(entries)
+            oid = object_id(TREE, body)
             if not folder:
+                if oid != self._root:
+                    records.append((oid, TREE, body))
+                self._root = oid
                 continue
-            builder = self._builders[folder]
             parent, name = _split(folder)
-            above = self._builders[parent]
-            if len(builder):
-                above.insert(name, builder.write(), FileMode.TREE)
-            else:
-                if above.get(name) is not None:
-                    above.remove(name)
-                del self._builders[folder]
-        root = self._builders.get("")
-        if root is None:  # nothing changed
-            assert self._root is not None
-            return self._root
-        return root.write()
+            above = self._folders[parent]
+            if not entries:
+                above.pop(name, None)
+                del self._folders[folder]
+            elif above.get(name) != (FOLDER, oid):
+                above[name] = (FOLDER, oid)
+                records.append((oid, TREE, body))
+        return records
 
 
-def read_blob(repo: pygit2.Repository, root_fd: int, path: str, max_bytes: int) -> Blob | None:
-    """Store the file at `path` (relative to the open folder `root_fd`) as a blob, as
-    `Index.add(path)` would: a symlink as its target, a file's bytes with its executable bit.
-    Never follows a link on the way (a folder swapped for a link after it was looked at is not
-    read through). None for what is not a plain file or link, or past `max_bytes`: the index
-    decides those itself."""
+def serialize_tree(entries: Entries) -> bytes:
+    """A tree's bytes as git writes them: entries by name, a folder's as if it ended in `/`."""
+    ordered = sorted(entries.items(), key=lambda item: item[0] + b"/" if item[1][0] == FOLDER else item[0])
+    return b"".join(b"%o %s\0%s" % (mode, name, oid) for name, (mode, oid) in ordered)
+
+
+def parse_tree(body: bytes) -> Entries:
+    entries: Entries = {}
+    offset = 0
+    while offset < len(body):
+        space = body.index(b" ", offset)
+        nul = body.index(b"\0", space)
+        entries[body[space + 1 : nul]] = (int(body[offset:space], 8), body[nul + 1 : nul + 21])
+        offset = nul + 21
+    return entries
+
+
+def read_blob(root_fd: int, path: str, max_bytes: int) -> Blob | None:
+    """The file at `path` (relative to the open folder `root_fd`) as `Index.add(path)` would
+    store it: a symlink as its target, a file's bytes with its executable bit. Never follows a
+    link on the way (a folder swapped for a link after it was looked at is not read through).
+    None for what is not a plain file or link, or past `max_bytes`: the index decides those."""
     *folders, name = path.split("/")
     fd = root_fd
     try:
@@ -159,8 +193,9 @@ def read_blob(repo: pygit2.Repository, root_fd: int, path: str, max_bytes: int) 
                 os.close(fd)
             fd = inner
         kind = os.stat(name, dir_fd=fd, follow_symlinks=False).st_mode & 0o170000
-        if kind == _LINK:
-            return Blob(repo.create_blob(os.readlink(os.fsencode(name), dir_fd=fd)), FileMode.LINK)
+        if kind == LINK:
+            target = os.readlink(os.fsencode(name), dir_fd=fd)
+            return Blob(object_id(BLOB, target), LINK, target)
         if kind != _REGULAR:  # a fifo, a device, a folder: never opened here
             return None
         # O_NOFOLLOW: a link put in its place since is not read through.
@@ -179,7 +214,7 @@ def read_blob(repo: pygit2.Repository, root_fd: int, path: str, max_bytes: int) 
             os.close(fd)
     if data is None:
         return None
-    return Blob(repo.create_blob(data), FileMode.BLOB_EXECUTABLE if info.st_mode & 0o100 else FileMode.BLOB)
+    return Blob(object_id(BLOB, data), EXECUTABLE if info.st_mode & 0o100 else FILE, data)
 
 
 def _read_all(fd: int, max_bytes: int) -> bytes | None:
@@ -196,6 +231,10 @@ def _read_all(fd: int, max_bytes: int) -> bytes | None:
         parts.append(part)
 
 
-def _split(path: str) -> tuple[str, str]:
+def _split(path: str) -> tuple[str, bytes]:
     folder, _, name = path.rpartition("/")
-    return folder, name
+    return folder, os.fsencode(name)
+
+
+def _depth(folder: str) -> int:
+    return folder.count("/") + 1 if folder else 0

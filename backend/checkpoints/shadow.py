@@ -37,6 +37,7 @@ from contextlib import contextmanager
 from pathlib import Path, PurePosixPath
 
 from backend.checkpoints._git import Git, ShadowLock, create_repository
+from backend.checkpoints._journal import pack_journal
 from backend.checkpoints._restore import restore_files
 from backend.checkpoints._stage import LATEST as _LATEST
 from backend.checkpoints._stage import SNAPSHOT_REFS as _SNAPSHOTS
@@ -96,11 +97,18 @@ class ShadowRepo:
 
     def snapshot(self) -> Snapshot:
         """The whole workspace now, untracked files included (see the module's docstring)."""
-        with self._held():
-            tree, skipped = self._stage()
-            assert self._stager is not None
-            kept = self._stager.keep(tree)
+        with self._held(settle=False):  # it reads no object git must find (see `_journal.py`)
+            stager = self._open_stager()
+            tree, skipped = stager.stage()
+            kept = stager.keep(tree)
         return Snapshot(commit=kept, skipped=tuple(skipped))
+
+    def settle(self) -> None:
+        """Every object of every snapshot in git's own store (the journal packed, see
+        `_journal.py`), for a program that reads the repository by itself. Whatever this class
+        does that reads objects settles first."""
+        with self._held():
+            pass
 
     def changes(self, before: str, after: str | None = None) -> list[FileChange]:
         """The files that differ from `before` to `after` (a commit, or None: the workspace now), by path."""
@@ -183,13 +191,20 @@ class ShadowRepo:
         return list(dict.fromkeys([c for ref, c in refs.items() if ref != _LATEST] + logged))
 
     @contextmanager
-    def _held(self) -> Iterator[None]:
+    def _held(self, *, settle: bool = True) -> Iterator[None]:
+        """The repository held whole; with `settle`, its journal packed first (git and libgit2
+        read objects only from their store)."""
         create_repository(self.git_dir, self.workspace)
         with self._lock.held():
             if self._stager is not None and self._stager_generation != self._lock.generation:
                 # Pruned since it was opened (by another process, say): its index in memory and
                 # its list of packs may name objects that are gone.
                 self._drop_stager()
+            if settle:
+                if self._stager is not None:
+                    self._stager.settle()
+                else:
+                    pack_journal(self.git_dir)
             yield
 
     def _resolve(self, commit: str) -> str:
@@ -218,7 +233,11 @@ class ShadowRepo:
         return str(pure)
 
     def _stage(self) -> tuple[str, list[Skipped]]:
-        return self._open_stager().stage()
+        """The workspace now, for a reader: its objects settled, so git finds them."""
+        stager = self._open_stager()
+        staged = stager.stage()
+        stager.settle()
+        return staged
 
     def _drop_stager(self) -> None:
         if self._stager is not None:

@@ -1,4 +1,4 @@
-"""A snapshot's tree written from the last one and the files that changed (`_trees.py`): the very
+"""A snapshot's tree made from the last one and the files that changed (`_trees.py`): the very
 tree the index writes, the index kept in step, and every case it does not expect left to the index."""
 
 from __future__ import annotations
@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pygit2
 import pytest
-from pygit2.enums import FileMode
 
 from backend.checkpoints import ShadowRepo
-from backend.checkpoints._trees import Blob, Trees, read_blob
+from backend.checkpoints._journal import BLOB, Journal
+from backend.checkpoints._trees import EXECUTABLE, FILE, LINK, Blob, Trees, read_blob
 
 
 def bare_repo(tmp_path: Path, workspace: Path) -> pygit2.Repository:
@@ -35,7 +35,8 @@ def test_trees_built_from_the_last_one_equal_the_trees_the_index_writes_after_ra
     workspace.mkdir()
     repo = bare_repo(tmp_path, workspace)
     index = repo.index
-    trees = Trees(repo)
+    journal = Journal(tmp_path / "git")
+    trees = Trees(repo, journal)
     trees.reset(index.write_tree())
     rng = random.Random(7)
     present: dict[str, bytes] = {}
@@ -59,7 +60,7 @@ def test_trees_built_from_the_last_one_equal_the_trees_the_index_writes_after_ra
                 full.write_bytes(os.urandom(rng.randrange(0, 50)))
                 full.chmod(rng.choice([0o644, 0o755]))
                 present[path] = b""
-                blob = read_blob(repo, root, path, 1000)
+                blob = read_blob(root, path, 1000)
                 assert blob is not None
                 blobs[path] = blob
                 if path in removals:
@@ -67,10 +68,12 @@ def test_trees_built_from_the_last_one_equal_the_trees_the_index_writes_after_ra
             for path in removals:
                 index.remove(path)
             for path, blob in blobs.items():
-                index.add(pygit2.IndexEntry(path, blob.id, blob.mode))
+                index.add(pygit2.IndexEntry(path, pygit2.Oid(raw=blob.id), pygit2.enums.FileMode(blob.mode)))
             built = trees.apply(removals, blobs)
             assert built is not None, f"step {step}"
-            assert built == index.write_tree(), f"step {step}: {removals} {list(blobs)}"
+            tree, records = built
+            journal.append([(b.id, BLOB, b.data) for b in blobs.values()] + records)
+            assert tree == str(index.write_tree()), f"step {step}: {removals} {list(blobs)}"
     finally:
         os.close(root)
 
@@ -89,16 +92,16 @@ def test_a_change_the_last_tree_does_not_fit_is_declined_and_forgets_the_builder
     index = repo.index
     index.add("d/f")
     index.add("g")
-    trees = Trees(repo)
+    trees = Trees(repo, Journal(tmp_path / "git"))
     trees.reset(index.write_tree())
-    blob = repo.create_blob(b"x")
+    blob = Blob(repo.create_blob(b"x").raw, FILE, b"x")
     assert trees.apply(["not-there"], {}) is None  # a removal of what the tree does not hold
     assert not trees.ready
     trees.reset(index.write_tree())
-    assert trees.apply([], {"d": Blob(blob, FileMode.BLOB)}) is None  # a file where a folder is
+    assert trees.apply([], {"d": blob}) is None  # a file where a folder is
     trees.reset(index.write_tree())
-    assert trees.apply([], {"g/inside": Blob(blob, FileMode.BLOB)}) is None  # a folder where a file is
-    assert Trees(repo).apply([], {}) is None  # no last tree known
+    assert trees.apply([], {"g/inside": blob}) is None  # a folder where a file is
+    assert Trees(repo, Journal(tmp_path / "git")).apply([], {}) is None  # no last tree known
 
 
 def test_a_blob_is_read_as_the_index_would_and_never_through_a_link(tmp_path: Path) -> None:
@@ -115,28 +118,28 @@ def test_a_blob_is_read_as_the_index_would_and_never_through_a_link(tmp_path: Pa
     repo = bare_repo(tmp_path, workspace)
     root = os.open(workspace, os.O_RDONLY | os.O_DIRECTORY)
     try:
-        executable = read_blob(repo, root, "run.sh", 1000)
-        link = read_blob(repo, root, "link", 1000)
-        nested = read_blob(repo, root, "real/f", 1000)
-        assert executable is not None and executable.mode == FileMode.BLOB_EXECUTABLE
-        assert link is not None and link.mode == FileMode.LINK and repo[link.id].data == b"real/f"
-        assert nested is not None and repo[nested.id].data == b"inside"
-        assert read_blob(repo, root, "via/secret", 1000) is None  # a linked folder is not entered
-        assert read_blob(repo, root, "pipe", 1000) is None  # left to the index (never opened here)
-        assert read_blob(repo, root, "real/f", 3) is None  # over the limit
-        assert read_blob(repo, root, "gone", 1000) is None
+        executable = read_blob(root, "run.sh", 1000)
+        link = read_blob(root, "link", 1000)
+        nested = read_blob(root, "real/f", 1000)
+        assert executable is not None and executable.mode == EXECUTABLE
+        assert link is not None and link.mode == LINK and link.data == b"real/f"
+        assert nested is not None and nested.mode == FILE and nested.data == b"inside"
+        assert read_blob(root, "via/secret", 1000) is None  # a linked folder is not entered
+        assert read_blob(root, "pipe", 1000) is None  # left to the index (never opened here)
+        assert read_blob(root, "real/f", 3) is None  # over the limit
+        assert read_blob(root, "gone", 1000) is None
     finally:
         os.close(root)
     index = repo.index
     for path in ("run.sh", "link", "real/f"):
         index.add(path)
-    assert [(e.path, e.id, e.mode) for e in index] == [
+    assert [(e.path, e.id.raw, int(e.mode)) for e in index] == [
         ("link", link.id, link.mode), ("real/f", nested.id, nested.mode), ("run.sh", executable.id, executable.mode)
     ]
 
 
 @pytest.mark.parametrize("seed", range(3))
-def test_snapshots_of_a_few_changed_files_take_the_builders_way_and_equal_a_full_look(
+def test_snapshots_of_a_few_changed_files_take_the_journals_way_and_equal_a_full_look(
     tmp_path: Path, seed: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     workspace = tmp_path / "ws"
@@ -163,5 +166,6 @@ def test_snapshots_of_a_few_changed_files_take_the_builders_way_and_equal_a_full
         elif action == "chmod" and target.exists() and not target.is_symlink():
             target.chmod(rng.choice([0o644, 0o700]))
         one = watched.snapshot_if_small() or watched.snapshot()
+        watched.settle()  # git reads objects from its own store only
         assert tree_of(watched, one.commit) == tree_of(looking, looking.snapshot().commit), f"step {step}"
     assert sum(tree is not None for tree in built) > 40
