@@ -38,6 +38,10 @@ yet given a ref, a line each."""
 SNAPSHOT_REFS = "refs/snapshots/"
 LATEST = "refs/heads/latest"
 
+FEW_FILES = 64
+"""At most this many changed files are stored through the journal (`_journal.py`); more go
+through the index, each object a file, as git stores them."""
+
 INDEX_WRITE_AFTER_FILES = 64
 INDEX_WRITE_AFTER_S = 10.0
 """The index is git's stat cache, nothing more: the one in memory is current, and the one on disk
@@ -102,6 +106,7 @@ class Stager:
         if stamp != self._index_stamp:  # another process (a rewind from the CLI) wrote it
             index.read(force=False)
             changed = None
+            self._trees.reset(None)  # the look that follows is from its index, not our last tree
         return self._stage(index, changed, stamp, index_write=True)
 
     def stage_small(self, max_files: int, max_bytes: int) -> tuple[str, list[Skipped]] | None:
@@ -136,6 +141,7 @@ class Stager:
             stamp = _stamp(self._index_path)  # the look may have written the stat cache
         else:
             self._look_at(changed, index, removals, additions)
+        if len(additions) <= FEW_FILES:  # their bytes are held until the one write
             tree = self._apply_few(index, removals, additions)
         if tree is None:
             if self._journal.objects:
