@@ -150,16 +150,18 @@ class ShadowRepo:
             if not _COMMIT_ID.fullmatch(commit):
                 raise UnknownCommit(f"{commit!r} is not a commit id")
             wanted.add(commit)
-        with self._held():
+        # Only collecting reads objects (git's prune and repack walk them); the list alone does not.
+        with self._held(settle=collect):
             stager = self._open_stager()
             refs = stager.snapshot_refs()
             logged = stager.logged()
             if not refs and not logged:
                 return
             # A state the workspace came back to is logged again: once is enough.
-            kept_logged = list(dict.fromkeys(commit for commit in logged if _kept(commit, wanted)))
+            shortened = [commit for commit in wanted if len(commit) < 40]
+            kept_logged = list(dict.fromkeys(commit for commit in logged if _kept(commit, wanted, shortened)))
             # `latest` (written by earlier versions) goes, so it keeps nothing alive.
-            dropped = [ref for ref, commit in refs.items() if ref == _LATEST or not _kept(commit, wanted)]
+            dropped = [ref for ref, commit in refs.items() if ref == _LATEST or not _kept(commit, wanted, shortened)]
             try:
                 if collect and kept_logged:
                     # git's prune and repack keep only what refs reach: the logged ones get refs.
@@ -251,5 +253,6 @@ class ShadowRepo:
         return self._stager
 
 
-def _kept(commit: str, wanted: set[str]) -> bool:
-    return any(commit.startswith(prefix) for prefix in wanted)
+def _kept(commit: str, wanted: set[str], shortened: list[str]) -> bool:
+    # Whole ids (a checkpoint row's) by one lookup; only shortened ones are matched as prefixes.
+    return commit in wanted or any(commit.startswith(prefix) for prefix in shortened)
