@@ -30,8 +30,60 @@ _REGULAR = 0o100000
 MAX_FOLDERS = 256
 """Folders kept in memory between snapshots; past it they are let go (and read again when used)."""
 
-Entries = dict[bytes, tuple[int, bytes]]
-"""A folder's tree: name -> (mode, raw id)."""
+
+
+class Folder:
+    """One folder's tree: its entries, and each entry's line of the tree as git writes it, kept
+    in git's order, so a tree of many entries is joined again, not formatted and sorted again,
+    when one of its files changed."""
+
+    __slots__ = ("entries", "_lines", "_order")
+
+    def __init__(self) -> None:
+        self.entries: dict[bytes, tuple[int, bytes]] = {}
+        self._lines: dict[bytes, bytes] = {}
+        self._order: list[bytes] | None = []
+
+    @classmethod
+    def parse(cls, body: bytes) -> Folder:
+        folder = cls()
+        offset = 0
+        while offset < len(body):
+            space = body.index(b" ", offset)
+            nul = body.index(b"\0", space)
+            name = body[space + 1 : nul]
+            folder.entries[name] = (int(body[offset:space], 8), body[nul + 1 : nul + 21])
+            folder._lines[name] = body[offset : nul + 21]
+            offset = nul + 21
+        folder._order = None  # as stored; sorted again once, on first use
+        return folder
+
+    def get(self, name: bytes) -> tuple[int, bytes] | None:
+        return self.entries.get(name)
+
+    def put(self, name: bytes, mode: int, oid: bytes) -> None:
+        before = self.entries.get(name)
+        if before is None or (before[0] == FOLDER) != (mode == FOLDER):
+            self._order = None  # a new name, or one that sorts as a folder now: the order changes
+        self.entries[name] = (mode, oid)
+        self._lines[name] = b"%o %s\0%s" % (mode, name, oid)
+
+    def pop(self, name: bytes) -> tuple[int, bytes] | None:
+        entry = self.entries.pop(name, None)
+        if entry is not None:
+            del self._lines[name]
+            self._order = None
+        return entry
+
+    def body(self) -> bytes:
+        """The tree's bytes: entries by name, a folder's as if it ended in `/`."""
+        if self._order is None:
+            entries = self.entries
+            self._order = sorted(entries, key=lambda name: name + b"/" if entries[name][0] == FOLDER else name)
+        return b"".join(map(self._lines.__getitem__, self._order))
+
+    def __len__(self) -> int:
+        return len(self.entries)
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,7 +106,7 @@ class Trees:
         self._repo = repo
         self._journal = journal
         self._root: bytes | None = None
-        self._folders: dict[str, Entries] = {}
+        self._folders: dict[str, Folder] = {}
 
     @property
     def ready(self) -> bool:
@@ -79,7 +131,7 @@ class Trees:
             for path in removals:
                 folder, name = _split(path)
                 entries = self._folder(folder, make=False)
-                if entries is None or entries.pop(name, None) is None:
+                if entries is None or entries.pop(name) is None:
                     raise _Unexpected(path)
                 changed.add(folder)
             for path, blob in blobs.items():
@@ -89,7 +141,7 @@ class Trees:
                 present = entries.get(name)
                 if present is not None and present[0] == FOLDER:
                     raise _Unexpected(path)
-                entries[name] = (blob.mode, blob.id)
+                entries.put(name, blob.mode, blob.id)
                 changed.add(folder)
             records = self._write(changed)
         except (_Unexpected, KeyError, ValueError, UnicodeError, pygit2.GitError):
@@ -98,7 +150,7 @@ class Trees:
         assert self._root is not None
         return self._root.hex(), records
 
-    def _folder(self, folder: str, *, make: bool) -> Entries | None:
+    def _folder(self, folder: str, *, make: bool) -> Folder | None:
         """The entries of `folder` ("" for the root); a missing folder is made empty with
         `make`, else None."""
         entries = self._folders.get(folder)
@@ -116,7 +168,7 @@ class Trees:
             if entry is None:
                 if not make:
                     return None
-                entries = {}
+                entries = Folder()
             elif entry[0] != FOLDER:
                 raise _Unexpected(folder)
             else:
@@ -124,13 +176,13 @@ class Trees:
         self._folders[folder] = entries
         return entries
 
-    def _read(self, oid: bytes) -> Entries:
+    def _read(self, oid: bytes) -> Folder:
         body = self._journal.trees.get(oid)
         if body is None:
             kind, body = self._repo.odb.read(pygit2.Oid(raw=oid))
             if kind != pygit2.enums.ObjectType.TREE:
                 raise _Unexpected(oid.hex())
-        return parse_tree(body)
+        return Folder.parse(body)
 
     def _write(self, changed: set[str]) -> list[tuple[bytes, int, bytes]]:
         """Hash the changed folders' trees, deepest first, each into its parent; the records of
@@ -144,7 +196,7 @@ class Trees:
         records: list[tuple[bytes, int, bytes]] = []
         for folder in sorted(pending, key=_depth, reverse=True):
             entries = self._folders[folder]
-            body = serialize_tree(entries)
+            body = entries.body()
             oid = object_id(TREE, body)
             if not folder:
                 if oid != self._root:
@@ -154,29 +206,12 @@ class Trees:
             parent, name = _split(folder)
             above = self._folders[parent]
             if not entries:
-                above.pop(name, None)
+                above.pop(name)
                 del self._folders[folder]
             elif above.get(name) != (FOLDER, oid):
-                above[name] = (FOLDER, oid)
+                above.put(name, FOLDER, oid)
                 records.append((oid, TREE, body))
         return records
-
-
-def serialize_tree(entries: Entries) -> bytes:
-    """A tree's bytes as git writes them: entries by name, a folder's as if it ended in `/`."""
-    ordered = sorted(entries.items(), key=lambda item: item[0] + b"/" if item[1][0] == FOLDER else item[0])
-    return b"".join(b"%o %s\0%s" % (mode, name, oid) for name, (mode, oid) in ordered)
-
-
-def parse_tree(body: bytes) -> Entries:
-    entries: Entries = {}
-    offset = 0
-    while offset < len(body):
-        space = body.index(b" ", offset)
-        nul = body.index(b"\0", space)
-        entries[body[space + 1 : nul]] = (int(body[offset:space], 8), body[nul + 1 : nul + 21])
-        offset = nul + 21
-    return entries
 
 
 def read_blob(root_fd: int, path: str, max_bytes: int) -> Blob | None:
