@@ -21,6 +21,7 @@ from backend.approvals.hook_gate import place_of
 from backend.approvals.result_taint import ResultTaint
 from backend.approvals.tool_hooks import ToolHooks
 from backend.approvals.untrusted import UntrustedContent, marked
+from backend.domain.checkpoints import Checkpoint
 from backend.domain.media import MediaFile
 from backend.mcp.tasks import kept_while
 from backend.domain.models import OVERSEER, Approval, AuditEntry, DecidedBy, Decider, Event, Message, ToolCallRecord, utcnow
@@ -67,14 +68,29 @@ class GateRunning:
     ) -> ToolResult:
         record.status = "running"
         record.started_at = utcnow()
-        # The allow decision, the running state and the announcement land together, before the
-        # tool starts: one transaction, not three.
-        await self.bus.publish(
-            session.session_id,
-            "tool.started",
-            {"id": record.id, "name": record.name, "arguments": record.arguments, "decision": record.decision},
-            persist=lambda event: then(self.store.record_decision(allow, record, event=event), event_of),
-        )
+        started = {"id": record.id, "name": record.name, "arguments": record.arguments, "decision": record.decision}
+
+        async def start(checkpoint: Checkpoint | None, taken: dict[str, Any] | None) -> None:
+            # The allow decision, the running state and the announcement land together, before
+            # the tool starts: one transaction, not three; with the checkpoint of the workspace
+            # taken just before, its row and `checkpoint.created` too.
+            if checkpoint is None or taken is None:
+                await self.bus.publish(
+                    session.session_id,
+                    "tool.started",
+                    started,
+                    persist=lambda event: then(self.store.record_decision(allow, record, event=event), event_of),
+                )
+                return
+            await self.bus.publish_pair(
+                session.session_id,
+                ("tool.started", started),
+                ("checkpoint.created", taken),
+                persist=lambda first, second: then(
+                    self.store.record_start(allow, record, checkpoint, event=first, second=second), events_of
+                ),
+            )
+
         if self.checkpoints is not None:  # the workspace as it was before this step, stored before it runs
             await self.checkpoints.before_step(
                 session_id=session.session_id,
@@ -82,7 +98,10 @@ class GateRunning:
                 call_id=record.id,
                 tool_name=record.name,
                 annotations=view.annotations,
+                start=start,
             )
+        else:
+            await start(None, None)
         plan: CommandPlan | None = None
         try:
             if self.confinement is not None and self.confinement.applies(record.name):
@@ -274,3 +293,8 @@ class GateRunning:
 def event_of(written: Written) -> Event:
     assert written.event is not None
     return written.event
+
+
+def events_of(written: Written) -> tuple[Event, Event]:
+    assert written.event is not None and written.second is not None
+    return written.event, written.second

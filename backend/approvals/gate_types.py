@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from backend.domain.checkpoints import Checkpoint
 from backend.domain.models import AuditEntry, Event, EventType, StandingScope, ToolCallRecord
 from backend.domain.tools import ToolAnnotations, ToolInfo, ToolResult
 from backend.rules.agent_fence import AgentFence
@@ -66,12 +67,23 @@ class GateBus(Publisher, Protocol):
 
     async def publish_delta(self, session_id: str, type_: EventType, data: dict[str, Any]) -> Event: ...
 
+    async def publish_pair(
+        self,
+        session_id: str,
+        first: tuple[EventType, dict[str, Any]],
+        second: tuple[EventType, dict[str, Any]],
+        *,
+        persist: Callable[[Event, Event], Awaitable[tuple[Event, Event]]],
+    ) -> tuple[Event, Event]: ...
+
 
 class StepCheckpoints(Protocol):
     """Takes the checkpoint of the workspace before a step (`backend.checkpoints.steps.Checkpointer`).
 
-    The gate calls it after the allow is recorded and before the tool starts. It never blocks the
-    step: a checkpoint it cannot take is said in the session's events, and the step runs."""
+    The gate calls it once the call is allowed, before the tool starts, and hands it the
+    step's start to write (`start`): with the checkpoint's row and event when one was taken, in
+    one transaction. It never blocks the step: a checkpoint it cannot take is said in the
+    session's events, and the step runs."""
 
     async def before_step(
         self,
@@ -81,6 +93,7 @@ class StepCheckpoints(Protocol):
         call_id: str,
         tool_name: str,
         annotations: ToolAnnotations | None,
+        start: Callable[[Checkpoint | None, dict[str, Any] | None], Awaitable[None]] | None = None,
     ) -> object | None: ...
 
 

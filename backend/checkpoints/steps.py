@@ -86,6 +86,11 @@ def needs_checkpoint(tool_name: str, annotations: ToolAnnotations | None) -> boo
 
 
 
+StepStart = Callable[[Checkpoint | None, dict[str, Any] | None], Awaitable[None]]
+"""Writes a step's start; given a checkpoint, its row and `checkpoint.created` event too (see
+`Checkpointer.before_step`)."""
+
+
 class WorkspaceUsage(BaseModel):
     """One workspace's checkpoints and the disk its shadow repository takes."""
 
@@ -211,30 +216,52 @@ class Checkpointer:
         call_id: str,
         tool_name: str,
         annotations: ToolAnnotations | None,
+        start: StepStart | None = None,
     ) -> Checkpoint | None:
         """The checkpoint of the workspace before this call, stored with its event; None when the
         call gets none (read-only, checkpoints off) or none could be taken (its event says why).
 
-        Never raises but for a cancellation: the step runs either way. A cancellation does not
-        cut a snapshot short (a worker's is waited for before the lock is let go); one that lands
-        after the snapshot, before its row, leaves a snapshot no row names, which the next prune
-        drops, and the step it was for does not run.
+        `start`, when given, writes the step's start: it is called once, with the checkpoint
+        and its `checkpoint.created` data while the workspace's lock is held (it must store the
+        row and that event, with its own, in one transaction), or with (None, None) when there
+        is none, before a failure is said. Its errors are the caller's: they propagate.
+
+        Never raises but for a cancellation or `start`'s error: the step runs either way. A
+        cancellation does not cut a snapshot short (a worker's is waited for before the lock is
+        let go); one that lands after the snapshot, before its row, leaves a snapshot no row
+        names, which the next prune drops, and the step it was for does not run.
         """
         if not self.enabled or not needs_checkpoint(tool_name, annotations):
+            if start is not None:
+                await start(None, None)
             return None
         real = self._real_of(workspace)
+        began = False
+
+        async def starting(checkpoint: Checkpoint | None, data: dict[str, Any] | None) -> None:
+            nonlocal began
+            began = True
+            assert start is not None
+            await start(checkpoint, data)
+
         try:
             # Awaited, not wrapped in a task: with SQLite and a few files changed nothing here
             # yields to the loop, and a task's rounds of it cost a step more than the rest.
-            checkpoint = await self._take(session_id, real, call_id, tool_name)
+            checkpoint = await self._take(session_id, real, call_id, tool_name, starting if start is not None else None)
         except Exception as exc:
+            if began:
+                raise
             log.warning("no checkpoint before %s (%s) in %s: %s", tool_name, call_id, workspace, exc)
+            if start is not None:
+                await start(None, None)
             await self._tell_none(session_id, call_id, tool_name, exc)
             return None
         self._prune_soon(real)
         return checkpoint
 
-    async def _take(self, session_id: str, real: Path, call_id: str, tool_name: str) -> Checkpoint:
+    async def _take(
+        self, session_id: str, real: Path, call_id: str, tool_name: str, start: StepStart | None
+    ) -> Checkpoint:
         async with self._locked_real(real):
             shadow = await self._shadow_of(real)
             snapshot = shadow.snapshot_if_small() or await _whole(asyncio.to_thread(shadow.snapshot))
@@ -258,12 +285,15 @@ class Checkpointer:
                 "commit": snapshot.commit,
                 "skipped": checkpoint.skipped,
             }
-            await self.bus.publish(
-                session_id,
-                "checkpoint.created",
-                data,
-                persist=lambda event: then(self.store.add_checkpoint(checkpoint, event=event), _event_of),
-            )
+            if start is not None:
+                await start(checkpoint, data)
+            else:
+                await self.bus.publish(
+                    session_id,
+                    "checkpoint.created",
+                    data,
+                    persist=lambda event: then(self.store.add_checkpoint(checkpoint, event=event), _event_of),
+                )
             return checkpoint
 
     async def _tell_none(self, session_id: str, call_id: str, tool_name: str, exc: Exception) -> None:

@@ -11,15 +11,16 @@ import asyncio
 import contextlib
 import logging
 from collections import deque
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from backend.domain.models import EVENT_TYPES, Event, EventType
 from backend.store.base import Store
 from backend.store.ready import is_done
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 
 @dataclass(kw_only=True)
@@ -203,29 +204,55 @@ class EventBus:
         async with self._lock(session_id):
             draft = Event(session_id=session_id, seq=0, type=type_, data=data or {})
             written = (persist or self._store.append_event)(draft)
-            if is_done(written):
-                event = await written
-            else:
-                writing = asyncio.ensure_future(written)
-                try:
-                    event = await asyncio.shield(writing)
-                except asyncio.CancelledError:
-                    # A stop landed while the write was under way, and it may commit regardless:
-                    # let it finish and deliver what it stored before the cancellation goes on,
-                    # so no stored event is left undelivered (or the numbering torn).
-                    with contextlib.suppress(Exception, asyncio.CancelledError):
-                        self._delivered(await writing)
-                    raise
-            known = self._last_seq.get(event.session_id, 0 if event.seq == 1 else None)
-            if not self.shared or known == event.seq - 1:
-                self._delivered(event)
-            elif known is not None:
-                # Another host wrote events of this session that its notices have not brought
-                # yet: they are committed, so deliver them from the store, then this one.
-                await self._deliver_stored(event.session_id, event.seq)
-            # else: a session this host has not heard of yet. Its notices come in commit order,
-            # this event's own last, and the first to arrive delivers from there (event_bridge.py).
+            event = await written if is_done(written) else await self._whole_write(written, lambda e: (e,))
+            await self._deliver_in_order((event,))
         return event
+
+    async def publish_pair(
+        self,
+        session_id: str,
+        first: tuple[EventType, dict[str, Any]],
+        second: tuple[EventType, dict[str, Any]],
+        *,
+        persist: Callable[[Event, Event], Awaitable[tuple[Event, Event]]],
+    ) -> tuple[Event, Event]:
+        """Two events of one session persisted in one transaction (`persist` numbers them seq and
+        seq + 1, with the rows it writes), then delivered in that order, as `publish` does one."""
+        check_event_type(first[0])
+        check_event_type(second[0])
+        async with self._lock(session_id):
+            drafts = [Event(session_id=session_id, seq=0, type=t, data=data) for t, data in (first, second)]
+            written = persist(*drafts)
+            events = await written if is_done(written) else await self._whole_write(written, lambda pair: pair)
+            await self._deliver_in_order(events)
+        return events
+
+    async def _whole_write(self, written: Awaitable[T], stored: Callable[[T], Sequence[Event]]) -> T:
+        """Wait for a write under way. A stop that lands meanwhile (the write may commit
+        regardless) lets it finish and delivers what it stored before the cancellation goes on,
+        so no stored event is left undelivered (or the numbering torn)."""
+        writing = asyncio.ensure_future(written)
+        try:
+            return await asyncio.shield(writing)
+        except asyncio.CancelledError:
+            with contextlib.suppress(Exception, asyncio.CancelledError):
+                for event in stored(await writing):
+                    self._delivered(event)
+            raise
+
+    async def _deliver_in_order(self, events: Sequence[Event]) -> None:
+        """Deliver events just stored (consecutive seqs of one session)."""
+        first, last = events[0], events[-1]
+        known = self._last_seq.get(first.session_id, 0 if first.seq == 1 else None)
+        if not self.shared or known == first.seq - 1:
+            for event in events:
+                self._delivered(event)
+        elif known is not None:
+            # Another host wrote events of this session that its notices have not brought
+            # yet: they are committed, so deliver them from the store, then these.
+            await self._deliver_stored(first.session_id, last.seq)
+        # else: a session this host has not heard of yet. Its notices come in commit order,
+        # these events' own last, and the first to arrive delivers from there (event_bridge.py).
 
     def _delivered(self, event: Event) -> Event:
         if event.seq > self._last_seq.get(event.session_id, 0):

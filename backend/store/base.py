@@ -48,6 +48,8 @@ class Written:
     message: Message | None = None
     event: Event | None = None
     row_id: int | None = None
+    second: Event | None = None
+    """The event written right after `event`, in the same session and transaction (seq + 1)."""
 
 
 SessionDecision = Callable[[Session], dict[str, object] | None]
@@ -138,6 +140,12 @@ class Store(Protocol):
         self, entry: AuditEntry, record: ToolCallRecord | None = None, *, event: Event | None = None
     ) -> Awaitable[Written]:
         """Write an audit row and, in the same transaction, the tool call's new state (and event)."""
+        ...
+    def record_start(
+        self, entry: AuditEntry, record: ToolCallRecord, checkpoint: Checkpoint, *, event: Event, second: Event
+    ) -> Awaitable[Written]:
+        """A step's start in one transaction: the allow's audit row, the call's running state, the
+        checkpoint taken before it, and their two events (`event`, then `second`)."""
         ...
     async def list_audit(
         self, *, limit: int = 100, offset: int = 0, session_id: str | None = None, query: AuditQuery | None = None

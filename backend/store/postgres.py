@@ -149,6 +149,7 @@ class PostgresStore(SqlStore):
         *,
         message: Message | None = None,
         event: Event | None = None,
+        second: Event | None = None,
     ) -> Written:
         """Write statements plus an optional message and event as one transaction.
 
@@ -180,12 +181,20 @@ class PostgresStore(SqlStore):
                     self.sql.insert_message,  # type: ignore[arg-type]
                     (stored_message.session_id, idx, stored_message.model_dump_json()),
                 )
+            stored_second = None
             if event is not None:
                 stored_event = event.model_copy(update={"seq": seq})
-                row = (stored_event.session_id, seq, stored_event.type, stored_event.model_dump_json())
-                notice = (EVENTS_CHANNEL, event_notice(stored_event.session_id, seq))
-                await conn.execute(_INSERT_EVENT_AND_NOTIFY, (*row, *notice))  # type: ignore[arg-type]
-            return Written(message=stored_message, event=stored_event, row_id=row_id)
+                await self._insert_event(conn, stored_event)
+                if second is not None:
+                    stored_second = second.model_copy(update={"seq": seq + 1})
+                    await self._insert_event(conn, stored_second)
+            return Written(message=stored_message, event=stored_event, row_id=row_id, second=stored_second)
+
+    @staticmethod
+    async def _insert_event(conn: Any, event: Event) -> None:
+        row = (event.session_id, event.seq, event.type, event.model_dump_json())
+        notice = (EVENTS_CHANNEL, event_notice(event.session_id, event.seq))
+        await conn.execute(_INSERT_EVENT_AND_NOTIFY, (*row, *notice))
 
     # what Postgres does its own way
 

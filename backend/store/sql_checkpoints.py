@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Iterable
 
 from backend.domain.checkpoints import Checkpoint
-from backend.domain.models import Event
+from backend.domain.models import AuditEntry, Event, ToolCallRecord
 from backend.store.base import NotFound, Written
 from backend.store.sql_seam import SqlSeam
 
@@ -22,9 +22,15 @@ class SqlCheckpoints(SqlSeam):
 
     def add_checkpoint(self, checkpoint: Checkpoint, *, event: Event | None = None) -> Awaitable[Written]:
         """Store a checkpoint's row and, in the same transaction, its event (numbered)."""
-        cp = checkpoint
-        row = (cp.session_id, cp.step, cp.workspace, self.sql.dialect.time(cp.created_at), cp.model_dump_json())
-        return self._unit([(self.sql.insert_checkpoint, row)], event=event)
+        return self._unit([self._checkpoint_write(checkpoint)], event=event)
+
+    def record_start(
+        self, entry: AuditEntry, record: ToolCallRecord, checkpoint: Checkpoint, *, event: Event, second: Event
+    ) -> Awaitable[Written]:
+        """A step's start in one transaction: the allow's audit row, the call's running state, the
+        checkpoint taken before it, and their two events (one transaction a step, not two)."""
+        audit = (self.sql.insert_audit, (entry.session_id, self.sql.dialect.time(entry.created_at), entry.model_dump_json()))
+        return self._unit([audit, self._call_write(record), self._checkpoint_write(checkpoint)], event=event, second=second)
 
     async def next_checkpoint_step(self, session_id: str) -> int:
         """The number the session's next checkpoint takes: 1 for its first. Never one it gave

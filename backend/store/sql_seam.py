@@ -7,6 +7,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Awaitable
 from typing import Any, ClassVar
 
+from backend.domain.checkpoints import Checkpoint
 from backend.domain.models import Event, Message, ToolCallRecord
 from backend.store.base import Written
 from backend.store.statements import Statements
@@ -43,13 +44,20 @@ class SqlSeam(ABC):
         *,
         message: Message | None = None,
         event: Event | None = None,
+        second: Event | None = None,
     ) -> Awaitable[Written]:
         """Statements plus an optional message and event, in one transaction.
 
         The message's idx and the event's seq are the session's next numbers, read inside the
-        transaction, so they stay gapless and distinct whichever process writes. The id the first
-        statement made (the audit row's) comes back as `row_id`.
+        transaction, so they stay gapless and distinct whichever process writes; `second`, an
+        event of the same session, takes the seq after `event`'s. The id the first statement
+        made (the audit row's) comes back as `row_id`.
         """
+
+    def _checkpoint_write(self, checkpoint: Checkpoint) -> Statement:
+        """The insert of a checkpoint's row."""
+        cp = checkpoint
+        return self.sql.insert_checkpoint, (cp.session_id, cp.step, cp.workspace, self.sql.dialect.time(cp.created_at), cp.model_dump_json())
 
     def _call_write(self, record: ToolCallRecord) -> Statement:
         """The upsert of a tool call's row."""

@@ -113,6 +113,7 @@ class SqliteStore(SqlStore):
         *,
         message: Message | None = None,
         event: Event | None = None,
+        second: Event | None = None,
     ) -> Awaitable[Written]:
         """Write statements plus an optional message and event as one transaction, in one hop.
 
@@ -133,11 +134,18 @@ class SqliteStore(SqlStore):
                 stored_message = message.model_copy(update={"idx": idx})
                 row = (stored_message.session_id, idx, stored_message.model_dump_json())
                 row_ids.append(conn.execute(sql.insert_message, row).lastrowid)
+            stored_second = None
             if event is not None:
                 stored_event = event.model_copy(update={"seq": seq})
                 row = (stored_event.session_id, seq, stored_event.type, stored_event.model_dump_json())
                 row_ids.append(conn.execute(sql.insert_event, row).lastrowid)
-            return Written(message=stored_message, event=stored_event, row_id=row_ids[0] if row_ids else None)
+                if second is not None:
+                    stored_second = second.model_copy(update={"seq": seq + 1})
+                    row = (stored_second.session_id, seq + 1, stored_second.type, stored_second.model_dump_json())
+                    conn.execute(sql.insert_event, row)
+            return Written(
+                message=stored_message, event=stored_event, row_id=row_ids[0] if row_ids else None, second=stored_second
+            )
 
         single = writes[0] if message is None and event is None and len(writes) == 1 else None
         if not self._lock.locked():

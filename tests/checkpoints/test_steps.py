@@ -54,7 +54,11 @@ async def test_a_write_and_a_shell_command_get_checkpoints_1_and_2_holding_the_w
         before_write = shadow.changes(first.commit, second.commit)
         before_exec = shadow.changes(second.commit)
         created = await events_of(h.host, session.id, "checkpoint.created")
+        events = await h.host.store.list_events(session.id)
     assert [c.status for c in calls] == ["done", "done"]
+    # Each step's start and its checkpoint were written together (one transaction, seq and seq + 1).
+    starts = [(e.seq, e.data["id"]) for e in events if e.type == "tool.started"]
+    assert [(e.seq, e.data["id"]) for e in events if e.type == "checkpoint.created"] == [(n + 1, i) for n, i in starts]
     assert (first.step, first.tool_name, first.tool_call_id) == (1, WRITE, calls[0].id)
     assert (second.step, second.tool_name, second.tool_call_id) == (2, EXEC, calls[1].id)
     assert first.workspace == str(workspace) and first.kind == "step"

@@ -12,6 +12,7 @@ import pytest
 from backend.domain.models import EVENT_TYPES, Event, EventType
 from backend.engine.events import EventBus, UnknownEventType
 from backend.store import SqliteStore
+from backend.store.ready import then
 
 BACKEND = Path(__file__).resolve().parents[2] / "backend"
 
@@ -57,6 +58,40 @@ async def test_a_publish_cancelled_after_its_write_still_delivers_what_it_wrote(
     after = await bus.publish("a", "notice", {"i": 2})
     assert after.seq == 2
     assert (await sub.get(timeout=5)).seq == 2
+
+
+async def test_a_pair_written_in_one_transaction_is_delivered_in_turn_even_when_its_caller_is_stopped(bus):
+    sub = bus.subscribe("a")
+    await bus.publish("a", "notice", {"i": 0})
+    store = bus._store
+
+    def together(first: Event, second: Event):
+        return then(store._unit(event=first, second=second), lambda w: (w.event, w.second))
+
+    first, second = await bus.publish_pair("a", ("tool.started", {"i": 1}), ("checkpoint.created", {"i": 2}), persist=together)
+    assert [(e.seq, e.type) for e in (first, second)] == [(2, "tool.started"), (3, "checkpoint.created")]
+    assert [(await sub.get(timeout=1)).seq for _ in range(3)] == [1, 2, 3]
+
+    written, release = asyncio.Event(), asyncio.Event()
+
+    async def slow(first: Event, second: Event) -> tuple[Event, Event]:
+        stored = await together(first, second)
+        written.set()
+        await release.wait()  # committed; a stop lands here
+        return stored
+
+    publishing = asyncio.create_task(bus.publish_pair("a", ("notice", {}), ("notice", {}), persist=slow))
+    async with asyncio.timeout(5):
+        await written.wait()
+    publishing.cancel()
+    release.set()
+    with pytest.raises(asyncio.CancelledError):
+        async with asyncio.timeout(5):
+            await publishing
+    assert [(await sub.get(timeout=5)).seq for _ in range(2)] == [4, 5]
+    with pytest.raises(UnknownEventType):
+        await bus.publish_pair("a", ("notice", {}), ("no.such.type", {}), persist=together)  # type: ignore[arg-type]
+    assert (await bus.publish("a", "notice")).seq == 6
 
 
 async def test_reconnecting_client_gets_exactly_what_it_missed(bus):

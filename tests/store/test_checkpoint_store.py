@@ -12,7 +12,7 @@ import pytest
 from psycopg.errors import UniqueViolation
 
 from backend.domain.checkpoints import Checkpoint, WorkspaceBusy
-from backend.domain.models import Decider, Event, Session
+from backend.domain.models import AuditEntry, Decider, Event, Session, ToolCallRecord
 from backend.store import NotFound
 
 T0 = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
@@ -151,3 +151,33 @@ async def test_a_host_that_dies_holding_a_workspace_lock_lets_go_of_it(empty_pos
     finally:
         await dying.close()
         await other.close()
+
+
+async def test_a_steps_start_its_checkpoint_and_both_events_are_one_transaction_numbered_in_turn(store):
+    await store.create_session(Session(id="s", workspace="/w"))
+    await store.append_event(Event(session_id="s", seq=0, type="session.status", data={"status": "running"}))
+    record = ToolCallRecord(id="call-1", session_id="s", name="mcp__file__write_file", arguments={"path": "a"}, status="running")
+    allow = AuditEntry.of(record, "allow", "policy", "always_allow")
+    started = Event(session_id="s", seq=0, type="tool.started", data={"id": "call-1"})
+    created = Event(session_id="s", seq=0, type="checkpoint.created", data={"step": 1, "id": "call-1"})
+
+    written = await store.record_start(allow, record, checkpoint("s", 1), event=started, second=created)
+
+    assert written.event is not None and written.second is not None
+    assert (written.event.seq, written.second.seq) == (2, 3)
+    assert [(e.seq, e.type) for e in await store.list_events("s")] == [
+        (1, "session.status"), (2, "tool.started"), (3, "checkpoint.created")
+    ]
+    assert await store.list_checkpoints("s") == [checkpoint("s", 1)]
+    assert [(c.id, c.status) for c in await store.list_tool_calls("s")] == [("call-1", "running")]
+    assert [(a.tool_call_id, a.decision) for a in await store.list_audit(session_id="s")] == [("call-1", "allow")]
+
+    # A number taken twice refuses the whole start: no row, no event, no running state of it.
+    again = ToolCallRecord(id="call-2", session_id="s", name="mcp__file__write_file", arguments={}, status="running")
+    with pytest.raises((sqlite3.IntegrityError, UniqueViolation)):
+        await store.record_start(
+            AuditEntry.of(again, "allow", "policy", "always_allow"), again, checkpoint("s", 1),
+            event=started, second=created,
+        )
+    assert len(await store.list_events("s")) == 3
+    assert [c.id for c in await store.list_tool_calls("s")] == ["call-1"]
