@@ -10,7 +10,8 @@ in its own session; the browser's page actions change a tab). Read-only tools ge
 The snapshot runs under the workspace's lock, held in the store (on the loop's own thread when
 a few small files changed, `ShadowRepo.snapshot_if_small`, else on a worker thread): on Postgres an
 advisory lock, so two hosts never write one shadow repository at once. Its row and its
-`checkpoint.created` event are written in one transaction, before the tool starts.
+`checkpoint.created` event are written in one transaction, before the tool starts: with the
+step's start (the allow, the running state, `tool.started`) when the gate hands that over.
 
 A checkpoint that cannot be taken never blocks the step, and never fails silently: the step
 runs, and its `checkpoint.created` event says "no checkpoint: <why>" (`commit` None), so a
