@@ -2,11 +2,11 @@
 
 This is the path every checkpointed step takes, so it runs inside the host through libgit2
 (pygit2) instead of starting five git processes (status, update-index, write-tree, commit-tree,
-update-ref cost ~10 ms of host CPU per step), and it writes as few files as it can: the objects
-of what changed (a blob per file, a tree per folder on its way), one line appended to the
-snapshot log instead of a ref, and the index only now and then. A snapshot is its tree: a commit
-around it would say nothing a checkpoint's row does not, and cost one more file per step (each
-object is a file made and renamed into place, most of a snapshot's cost). Everything else a
+update-ref cost ~10 ms of host CPU per step), and it writes as little as it can: the objects of
+what changed (a blob per file, a tree per folder on its way), made in memory (`_trees.py`) and
+appended to the object journal in one write (`_journal.py`) when a few files changed; one line
+appended to the snapshot log instead of a ref; and the index only now and then. A snapshot is
+its tree: a commit around it would say nothing a checkpoint's row does not. Everything else a
 shadow repository does (diff, restore, prune) is rare and stays with the git program.
 
 Both speak the same repository: libgit2 reads and writes git's index, objects and refs in git's
@@ -112,7 +112,7 @@ class Stager:
     def stage_small(self, max_files: int, max_bytes: int) -> tuple[str, list[Skipped]] | None:
         """`stage()` when the kernel's list holds at most `max_files` files of `max_bytes` in all
         and the index is not due to be written: cheap enough for the caller's own thread, and it
-        writes objects and nothing else (no git lock file, see `ShadowLock.held_if_free`).
+        writes nothing but the journal and the snapshot log (no git lock file).
         Else None, touching nothing: what was read from the kernel is kept for `stage()`."""
         if _stamp(self._index_path) != self._index_stamp:
             return None
