@@ -42,18 +42,11 @@ def five_writes(request: ModelRequest) -> Reply:
     checkpoint then stores new content, not a copy it already holds."""
     done = len(request.tool_results())
     if done < CALLS_PER_SESSION:
-        prompt = next((_text(m) for m in request.messages if m.get("role") == "user"), "")
-        content = f"{prompt} step {done}\n" * 10
+        content = f"{request.last_prompt()} step {done}\n" * 10
         call = ScriptedToolCall(name="mcp__file__write_file", arguments={"path": f"note-{done}.txt", "content": content})
         return Reply(tool_calls=[call])
     return Reply(text=f"wrote {done} files")
 
-
-def _text(message: dict) -> str:
-    content = message.get("content")
-    if isinstance(content, str):
-        return content
-    return " ".join(part.get("text", "") for part in content or [] if isinstance(part, dict))
 
 
 SCRIPTS = {"read": five_reads, "write": five_writes}

@@ -205,7 +205,7 @@ class ShadowLock:
                 flags = os.O_RDWR | os.O_CREAT | os.O_CLOEXEC
                 self._descriptor = os.open(self.git_dir / "overseer.lock", flags, 0o600)
             fcntl.flock(self._descriptor, fcntl.LOCK_EX)
-            with self._holding():
+            with self._holding(clear=True):
                 yield
 
     @contextmanager
@@ -221,34 +221,29 @@ class ShadowLock:
             except BlockingIOError:
                 yield False
                 return
-            try:
-                state = os.pread(self._descriptor, 9, 0)
-                if state[:1] == _BUSY:
-                    yield False
-                    return
-                self.generation = int.from_bytes(state[1:9], "big")
-                # Busy while held: a journal record cut short by a kill is found and dropped
-                # by the next holder before anyone appends after it.
-                os.pwrite(self._descriptor, _BUSY, 0)
-                yield True
-                os.pwrite(self._descriptor, _IDLE, 0)
-            finally:
-                fcntl.flock(self._descriptor, fcntl.LOCK_UN)
+            with self._holding(clear=False) as holding:
+                yield holding
         finally:
             self._threads.release()
 
     @contextmanager
-    def _holding(self) -> Iterator[None]:
-        """With the flock taken: the busy byte and the generation; the flock released after."""
+    def _holding(self, *, clear: bool) -> Iterator[bool]:
+        """With the flock taken: the busy byte and the generation; the flock released after.
+        A dead holder's leftovers (the busy byte found set) are cleared with `clear`; without,
+        it yields False and holds nothing. Busy while held: a journal record cut short by a
+        kill is found and dropped by the next holder before anyone appends after it."""
         descriptor = self._descriptor
         assert descriptor is not None
         try:
             state = os.pread(descriptor, 9, 0)
             if state[:1] == _BUSY:
+                if not clear:
+                    yield False
+                    return
                 _clear_leftovers(self.git_dir)
             self.generation = int.from_bytes(state[1:9], "big")
             os.pwrite(descriptor, _BUSY, 0)
-            yield
+            yield True
             os.pwrite(descriptor, _IDLE, 0)  # not reached on an error: the next holder checks
         finally:
             fcntl.flock(descriptor, fcntl.LOCK_UN)

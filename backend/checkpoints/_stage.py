@@ -170,7 +170,7 @@ class Stager:
         new objects appended to the journal in one write, the index kept in step; None, touching
         nothing, when a file is not one this can store or the trees do not fit (the index adds
         them itself then)."""
-        if not self._trees.ready or self._journal.full:
+        if not self._trees.ready:  # (a full journal was packed before: `stage`, `stage_small`)
             return None
         blobs: dict[str, Blob] = {}
         if additions:

@@ -66,8 +66,7 @@ class SqlApprovals(SqlSeam):
     def record_decision(
         self, entry: AuditEntry, record: ToolCallRecord | None = None, *, event: Event | None = None
     ) -> Awaitable[Written]:
-        when = self.sql.dialect.time(entry.created_at)
-        writes: list[Statement] = [(self.sql.insert_audit, (entry.session_id, when, entry.model_dump_json()))]
+        writes: list[Statement] = [self._audit_write(entry)]
         if record is not None:
             writes.append(self._call_write(record))
         return self._unit(writes, event=event)

@@ -29,8 +29,8 @@ class SqlCheckpoints(SqlSeam):
     ) -> Awaitable[Written]:
         """A step's start in one transaction: the allow's audit row, the call's running state, the
         checkpoint taken before it, and their two events (one transaction a step, not two)."""
-        audit = (self.sql.insert_audit, (entry.session_id, self.sql.dialect.time(entry.created_at), entry.model_dump_json()))
-        return self._unit([audit, self._call_write(record), self._checkpoint_write(checkpoint)], event=event, second=second)
+        writes = [self._audit_write(entry), self._call_write(record), self._checkpoint_write(checkpoint)]
+        return self._unit(writes, event=event, second=second)
 
     async def next_checkpoint_step(self, session_id: str) -> int:
         """The number the session's next checkpoint takes: 1 for its first. Never one it gave

@@ -8,7 +8,7 @@ from collections.abc import Awaitable
 from typing import Any, ClassVar
 
 from backend.domain.checkpoints import Checkpoint
-from backend.domain.models import Event, Message, ToolCallRecord
+from backend.domain.models import AuditEntry, Event, Message, ToolCallRecord
 from backend.store.base import Written
 from backend.store.statements import Statements
 
@@ -53,6 +53,10 @@ class SqlSeam(ABC):
         event of the same session, takes the seq after `event`'s. The id the first statement
         made (the audit row's) comes back as `row_id`.
         """
+
+    def _audit_write(self, entry: AuditEntry) -> Statement:
+        """The insert of an audit row."""
+        return self.sql.insert_audit, (entry.session_id, self.sql.dialect.time(entry.created_at), entry.model_dump_json())
 
     def _checkpoint_write(self, checkpoint: Checkpoint) -> Statement:
         """The insert of a checkpoint's row."""

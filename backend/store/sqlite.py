@@ -137,12 +137,12 @@ class SqliteStore(SqlStore):
             stored_second = None
             if event is not None:
                 stored_event = event.model_copy(update={"seq": seq})
-                row = (stored_event.session_id, seq, stored_event.type, stored_event.model_dump_json())
-                row_ids.append(conn.execute(sql.insert_event, row).lastrowid)
                 if second is not None:
                     stored_second = second.model_copy(update={"seq": seq + 1})
-                    row = (stored_second.session_id, seq + 1, stored_second.type, stored_second.model_dump_json())
-                    conn.execute(sql.insert_event, row)
+                for stored in (stored_event, stored_second):
+                    if stored is not None:
+                        row = (stored.session_id, stored.seq, stored.type, stored.model_dump_json())
+                        row_ids.append(conn.execute(sql.insert_event, row).lastrowid)
             return Written(
                 message=stored_message, event=stored_event, row_id=row_ids[0] if row_ids else None, second=stored_second
             )
