@@ -52,8 +52,15 @@ export function isOnScreen(element: HTMLElement): boolean {
 }
 
 /** Bring an approval card into view: the whole card when it fits, else at least its decision
- * buttons, clear of the top bar and the composer. */
+ * buttons, clear of the top bar and the composer. A panel open on it (a reason being typed,
+ * arguments edited) is what the person is at: it stays in view instead of the card's top (the
+ * transcript growing scrolled a tall card's top into view and its open panel out of it). */
 export function revealDecision(card: HTMLElement): void {
+  const panel = card.querySelector<HTMLElement>(".mode-panel");
+  if (panel) {
+    if (!isOnScreen(panel)) reveal(panel);
+    return;
+  }
   const buttons = card.querySelector<HTMLElement>(".decision-actions");
   if (buttons && isOnScreen(buttons) && isOnScreen(card)) return;
   reveal(card);
