@@ -38,7 +38,7 @@ from pydantic import BaseModel
 
 from backend.checkpoints.shadow import ShadowRepo
 from backend.domain.checkpoints import Checkpoint
-from backend.domain.models import ACTIVE_STATUSES, Event, utcnow
+from backend.domain.models import Event, utcnow
 from backend.domain.publisher import EventPublisher
 from backend.domain.tools import ToolAnnotations
 from backend.paths import private_dir
@@ -323,15 +323,10 @@ class Checkpointer:
         taken meanwhile is lost. How many were pruned."""
         real = real_workspace(workspace)
         async with self.locked(real):
-            checkpoints = await self.store.workspace_checkpoints(str(real))
-            active = {s.id for s in await self.store.list_sessions(statuses=ACTIVE_STATUSES, limit=100_000)}
             cutoff = self.clock() - timedelta(days=self.keep_days)
+            checkpoints = await self.store.retained_checkpoints(str(real), before=cutoff)
             beyond = len(checkpoints) - self.keep_last
-            doomed = [
-                cp
-                for i, cp in enumerate(checkpoints)
-                if (i < beyond or cp.created_at < cutoff) and cp.session_id not in active
-            ]
+            doomed = [cp for i, cp in enumerate(checkpoints) if (i < beyond or cp.old) and not cp.active]
             self._counts[real] = len(checkpoints) - len(doomed)
             # Running sessions keep theirs: the next prune after a step waits for a fifth more
             # than keep_last and half more than what stays, or it would come after every step of

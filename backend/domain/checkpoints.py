@@ -3,6 +3,7 @@ shadow repository beside the data dir (backend/checkpoints/), and its row in the
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
 
@@ -34,6 +35,21 @@ class Checkpoint(BaseModel):
     """What the snapshot left out, each as "path: reason" (over the size limit, ignored)."""
     by: Decider | None = None
     """For a rewind: who asked."""
+
+
+@dataclass(slots=True)
+class RetainedCheckpoint:
+    """What retention weighs of one checkpoint's row, read without parsing the row's JSON (it
+    runs every few dozen steps over every row of a workspace; not frozen: a frozen dataclass
+    takes three times as long to make)."""
+
+    session_id: str
+    step: int
+    commit: str
+    old: bool
+    """Taken before the time retention asked about."""
+    active: bool
+    """Its session is running or waiting (it may rewind to any of its checkpoints)."""
 
 
 class WorkspaceBusy(Conflict):

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
 
-from backend.domain.checkpoints import Checkpoint
+from backend.domain.checkpoints import Checkpoint, RetainedCheckpoint
 from backend.domain.errors import NotFound
 from backend.domain.models import (
     Approval,
@@ -199,10 +199,14 @@ class Store(Protocol):
     async def workspace_checkpoints(self, workspace: str) -> list[Checkpoint]:
         """Every session's checkpoints of one workspace, oldest first (retention)."""
         ...
+    async def retained_checkpoints(self, workspace: str, *, before: datetime) -> list[RetainedCheckpoint]:
+        """What retention weighs of a workspace's checkpoints (taken `before` that time? their
+        session active?), oldest first, without reading the rows' JSON."""
+        ...
     async def checkpoint_workspaces(self) -> list[str]:
         """The workspaces that have checkpoints."""
         ...
-    async def delete_checkpoints(self, checkpoints: Iterable[Checkpoint]) -> int:
+    async def delete_checkpoints(self, checkpoints: Iterable[Checkpoint | RetainedCheckpoint]) -> int:
         """Delete these rows in one transaction (retention); how many there were."""
         ...
     async def pin_tool(self, pin: ToolPin) -> ToolPin:

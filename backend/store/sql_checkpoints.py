@@ -10,9 +10,10 @@ number there (`next_checkpoint_step`).
 from __future__ import annotations
 
 from collections.abc import Awaitable, Iterable
+from datetime import datetime
 
-from backend.domain.checkpoints import Checkpoint
-from backend.domain.models import AuditEntry, Event, ToolCallRecord
+from backend.domain.checkpoints import Checkpoint, RetainedCheckpoint
+from backend.domain.models import ACTIVE_STATUSES, AuditEntry, Event, ToolCallRecord
 from backend.store.base import NotFound, Written
 from backend.store.sql_seam import SqlSeam
 
@@ -64,11 +65,19 @@ class SqlCheckpoints(SqlSeam):
         rows = await self._fetch_all(self.sql.workspace_checkpoints, (workspace,))
         return [Checkpoint.model_validate_json(r[0]) for r in rows]
 
+    async def retained_checkpoints(self, workspace: str, *, before: datetime) -> list[RetainedCheckpoint]:
+        """What retention weighs of a workspace's checkpoints, oldest first."""
+        d = self.sql.dialect
+        rows = await self._fetch_all(
+            self.sql.retained_checkpoints, (d.time(before), *sorted(ACTIVE_STATUSES), workspace)
+        )
+        return [RetainedCheckpoint(r[0], int(r[1]), r[2], bool(r[3]), bool(r[4])) for r in rows]
+
     async def checkpoint_workspaces(self) -> list[str]:
         """The workspaces that have checkpoints."""
         return sorted(r[0] for r in await self._fetch_all(self.sql.checkpoint_workspaces))
 
-    async def delete_checkpoints(self, checkpoints: Iterable[Checkpoint]) -> int:
+    async def delete_checkpoints(self, checkpoints: Iterable[Checkpoint | RetainedCheckpoint]) -> int:
         """Delete these rows (retention), in one transaction; how many there were."""
         keys = [(self.sql.delete_checkpoint, (cp.session_id, cp.step)) for cp in checkpoints]
         return sum(await self._execute_all(keys)) if keys else 0

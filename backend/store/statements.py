@@ -6,6 +6,7 @@ whose WHERE varies are put together where they run (`sql_store.py`, with `querie
 
 from __future__ import annotations
 
+from backend.domain.models import ACTIVE_STATUSES
 from backend.store.dialect import POSTGRES, SQLITE, Dialect
 
 SESSION_ROWS = ("messages", "tool_calls", "approvals", "events", "checkpoints")
@@ -107,6 +108,11 @@ class Statements:
         self.get_checkpoint = f"SELECT data FROM checkpoints WHERE session_id = {m} AND step = {m}"
         self.workspace_checkpoints = (
             f"SELECT data FROM checkpoints WHERE workspace = {m} ORDER BY created_at, {order}"
+        )
+        self.retained_checkpoints = (
+            f"SELECT c.session_id, c.step, {d.field('c.data', 'commit')}, c.created_at < {m}, s.status IN ({_marks(d, len(ACTIVE_STATUSES))}) "
+            f"FROM checkpoints c LEFT JOIN sessions s ON s.id = c.session_id "
+            f"WHERE c.workspace = {m} ORDER BY c.created_at, c.{order}"
         )
         self.checkpoint_workspaces = "SELECT DISTINCT workspace FROM checkpoints"
         self.delete_checkpoint = f"DELETE FROM checkpoints WHERE session_id = {m} AND step = {m}"

@@ -222,14 +222,14 @@ async def test_retention_after_steps_reads_the_workspaces_rows_ever_more_rarely_
         checkpointer = Checkpointer(store=store, bus=EventBus(store), root=tmp_path / "checkpoints", keep_last=3)
         await store.create_session(Session(id="running", workspace=str(workspace), status="running"))
         reads = 0
-        real_read = store.workspace_checkpoints
+        real_read = store.retained_checkpoints
 
-        async def counted(workspace: str):
+        async def counted(workspace: str, **kwargs: Any):
             nonlocal reads
             reads += 1
-            return await real_read(workspace)
+            return await real_read(workspace, **kwargs)
 
-        store.workspace_checkpoints = counted  # type: ignore[method-assign]
+        store.retained_checkpoints = counted  # type: ignore[method-assign]
         for first in range(0, 300, 50):
             await take(checkpointer, workspace, "running", 50, first=first)
             await checkpointer.aclose()  # the prunes begun meanwhile have finished

@@ -11,7 +11,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from psycopg.errors import UniqueViolation
 
-from backend.domain.checkpoints import Checkpoint, WorkspaceBusy
+from backend.domain.checkpoints import Checkpoint, RetainedCheckpoint, WorkspaceBusy
 from backend.domain.models import AuditEntry, Decider, Event, Session, ToolCallRecord
 from backend.store import NotFound
 
@@ -88,6 +88,25 @@ async def test_retention_reads_a_workspaces_checkpoints_oldest_first_and_deletes
     assert await store.checkpoint_workspaces() == ["/elsewhere", "/w"]
     assert await store.delete_checkpoints(oldest[:2]) == 2
     assert [(c.session_id, c.step) for c in await store.workspace_checkpoints("/w")] == [("a", 2)]
+
+
+async def test_retention_reads_each_checkpoints_commit_age_and_whether_its_session_is_active(store):
+    await store.create_session(Session(id="running", workspace="/w", status="running"))
+    await store.create_session(Session(id="waiting", workspace="/w", status="waiting_approval"))
+    await store.create_session(Session(id="done", workspace="/w", status="completed"))
+    for minutes, (session_id, step) in enumerate([("done", 1), ("running", 1), ("gone", 1), ("waiting", 1), ("done", 2)]):
+        await store.add_checkpoint(checkpoint(session_id, step, minutes=minutes))
+    await store.add_checkpoint(checkpoint("running", 2, workspace="/elsewhere"))
+    rows = await store.retained_checkpoints("/w", before=T0 + timedelta(minutes=2))
+    assert rows == [
+        RetainedCheckpoint("done", 1, f"{1:040x}", old=True, active=False),
+        RetainedCheckpoint("running", 1, f"{1:040x}", old=True, active=True),
+        RetainedCheckpoint("gone", 1, f"{1:040x}", old=False, active=False),  # its session was deleted
+        RetainedCheckpoint("waiting", 1, f"{1:040x}", old=False, active=True),
+        RetainedCheckpoint("done", 2, f"{2:040x}", old=False, active=False),
+    ]
+    assert await store.delete_checkpoints(rows[:1]) == 1
+    assert [(c.session_id, c.step) for c in await store.workspace_checkpoints("/w")][0] == ("running", 1)
 
 
 async def test_deleting_a_session_deletes_its_checkpoints(store):
