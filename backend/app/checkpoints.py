@@ -337,6 +337,7 @@ class CheckpointService:
                     )
                 chosen = with_moves(chosen, since)
             snapshot = await asyncio.to_thread(shadow.snapshot)
+            self._checkpointer.forget_steps(session.id)  # it numbers this one itself
             mark = Checkpoint(
                 session_id=session.id,
                 step=await self._store.next_checkpoint_step(session.id),

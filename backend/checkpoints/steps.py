@@ -37,7 +37,9 @@ from typing import Any, TypeVar
 from pydantic import BaseModel
 
 from backend.checkpoints.shadow import ShadowRepo
+from backend.checkpoints.values import Snapshot
 from backend.domain.checkpoints import Checkpoint
+from backend.domain.errors import NotFound
 from backend.domain.models import Event, utcnow
 from backend.domain.publisher import EventPublisher
 from backend.domain.tools import ToolAnnotations
@@ -47,6 +49,9 @@ from backend.store.ready import then
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
+
+MAX_COUNTED_SESSIONS = 10_000
+"""Sessions whose next checkpoint number is kept in memory; past it, all are asked for again."""
 
 WRITERS = frozenset(
     {
@@ -167,6 +172,10 @@ class Checkpointer:
         after a checkpoint runs only past `keep_last` (the periodic sweep sees the others' too)."""
         self._sweeper: asyncio.Task[None] | None = None
         self._reals: dict[str, tuple[Path, tuple[int, int]]] = {}
+        self._next_steps: dict[str, int] = {}
+        """The number of each session's next checkpoint as this host counted it: a query a step
+        fewer. A number taken meanwhile by another writer is refused by the store's key, and
+        then asked for (`_take`)."""
 
     # the shadow repositories and their lock
 
@@ -266,36 +275,73 @@ class Checkpointer:
         async with self._locked_real(real):
             shadow = await self._shadow_of(real)
             snapshot = shadow.snapshot_if_small() or await _whole(asyncio.to_thread(shadow.snapshot))
-            step = await self.store.next_checkpoint_step(session_id)
-            checkpoint = Checkpoint(
-                session_id=session_id,
-                step=step,
-                tool_call_id=call_id,
-                tool_name=tool_name,
-                kind="step",
-                workspace=str(real),
-                commit=snapshot.commit,
-                created_at=self.clock(),
-                skipped=[f"{s.path}: {s.reason}" for s in snapshot.skipped],
-            )
-            data = {
-                "step": step,
-                "id": call_id,
-                "name": tool_name,
-                "kind": "step",
-                "commit": snapshot.commit,
-                "skipped": checkpoint.skipped,
-            }
-            if start is not None:
-                await start(checkpoint, data)
-            else:
-                await self.bus.publish(
-                    session_id,
-                    "checkpoint.created",
-                    data,
-                    persist=lambda event: then(self.store.add_checkpoint(checkpoint, event=event), _event_of),
-                )
+            step = self._next_steps.pop(session_id, None) or await self.store.next_checkpoint_step(session_id)
+            try:
+                checkpoint = await self._write(session_id, step, real, call_id, tool_name, snapshot, start)
+            except Exception:
+                # The number this host counted to may have been taken meanwhile (a rewind, from
+                # the CLI or another host): then the key refused the whole write, and it is
+                # written once more under the store's own next number.
+                if not await self._taken_by_another(session_id, step, call_id):
+                    raise
+                step = await self.store.next_checkpoint_step(session_id)
+                checkpoint = await self._write(session_id, step, real, call_id, tool_name, snapshot, start)
+            if len(self._next_steps) >= MAX_COUNTED_SESSIONS:
+                self._next_steps.clear()
+            self._next_steps[session_id] = step + 1
             return checkpoint
+
+    async def _write(
+        self,
+        session_id: str,
+        step: int,
+        real: Path,
+        call_id: str,
+        tool_name: str,
+        snapshot: Snapshot,
+        start: StepStart | None,
+    ) -> Checkpoint:
+        checkpoint = Checkpoint(
+            session_id=session_id,
+            step=step,
+            tool_call_id=call_id,
+            tool_name=tool_name,
+            kind="step",
+            workspace=str(real),
+            commit=snapshot.commit,
+            created_at=self.clock(),
+            skipped=[f"{s.path}: {s.reason}" for s in snapshot.skipped],
+        )
+        data = {
+            "step": step,
+            "id": call_id,
+            "name": tool_name,
+            "kind": "step",
+            "commit": snapshot.commit,
+            "skipped": checkpoint.skipped,
+        }
+        if start is not None:
+            await start(checkpoint, data)
+        else:
+            await self.bus.publish(
+                session_id,
+                "checkpoint.created",
+                data,
+                persist=lambda event: then(self.store.add_checkpoint(checkpoint, event=event), _event_of),
+            )
+        return checkpoint
+
+    async def _taken_by_another(self, session_id: str, step: int, call_id: str) -> bool:
+        try:
+            held = await self.store.get_checkpoint(session_id, step)
+        except NotFound:
+            return False
+        return held.tool_call_id != call_id
+
+    def forget_steps(self, session_id: str) -> None:
+        """Another writer numbers a checkpoint of this session (a rewind): its next step asks the
+        store for its number."""
+        self._next_steps.pop(session_id, None)
 
     async def _tell_none(self, session_id: str, call_id: str, tool_name: str, exc: Exception) -> None:
         why = str(exc) or type(exc).__name__

@@ -11,10 +11,12 @@ from typing import Any
 import pytest
 
 from backend.checkpoints.steps import Checkpointer, needs_checkpoint
-from backend.domain.models import Session
+from backend.domain.checkpoints import Checkpoint
+from backend.domain.models import AuditEntry, Session, ToolCallRecord
 from backend.domain.tools import ToolAnnotations
 from backend.engine.events import EventBus
 from backend.mcp.pool import McpPool
+from backend.store.ready import then
 from backend.store.sqlite import SqliteStore
 from backend.testing import Reply, ScriptedToolCall
 from backend.testing.harness import scripted_host
@@ -256,3 +258,51 @@ async def test_a_workspace_named_by_a_link_that_is_repointed_is_checkpointed_whe
         await checkpointer.aclose()
     assert one is not None and two is not None
     assert (one.workspace, two.workspace) == (str(first.resolve()), str(second.resolve()))
+
+
+async def test_a_step_number_another_writer_took_meanwhile_is_not_reused_and_the_step_still_starts(
+    tmp_path: Path,
+) -> None:
+    # The host counts each session's checkpoints itself (a query a step fewer); a rewind from
+    # the CLI numbers one behind its back. The next step's start is refused by the key, and
+    # written once more, whole, under the next free number.
+    workspace = workspace_with(tmp_path, "")
+    async with SqliteStore(tmp_path / "o.db") as store:
+        bus = EventBus(store)
+        checkpointer = Checkpointer(store=store, bus=bus, root=tmp_path / "checkpoints")
+
+        async def step(call_id: str) -> Checkpoint | None:
+            record = ToolCallRecord(id=call_id, session_id="s", name=WRITE, status="running")
+            allow = AuditEntry.of(record, "allow", "policy", "always_allow")
+
+            async def start(checkpoint: Checkpoint | None, taken: dict[str, Any] | None) -> None:
+                assert checkpoint is not None and taken is not None
+                await bus.publish_pair(
+                    "s",
+                    ("tool.started", {"id": call_id}),
+                    ("checkpoint.created", taken),
+                    persist=lambda first, second: then(
+                        store.record_start(allow, record, checkpoint, event=first, second=second),
+                        lambda written: (written.event, written.second),
+                    ),
+                )
+
+            (workspace / "a.txt").write_text(call_id)
+            return await checkpointer.before_step(
+                session_id="s", workspace=workspace, call_id=call_id, tool_name=WRITE, annotations=None, start=start
+            )
+
+        first = await step("c1")
+        rewind = first.model_copy(update={"step": 2, "kind": "rewind", "tool_call_id": None, "tool_name": None})
+        await store.add_checkpoint(rewind)  # as another process would: this host's count is now stale
+        second = await step("c2")
+        await checkpointer.aclose()
+        rows = await store.list_checkpoints("s")
+        events = await store.list_events("s")
+    assert first is not None and second is not None
+    assert [(c.step, c.tool_call_id) for c in rows] == [(1, "c1"), (2, None), (3, "c2")]
+    assert second.step == 3
+    # Each start was written once: one tool.started and one checkpoint.created per step.
+    assert [(e.type, e.data.get("step")) for e in events] == [
+        ("tool.started", None), ("checkpoint.created", 1), ("tool.started", None), ("checkpoint.created", 3)
+    ]
