@@ -58,6 +58,9 @@ pygit2.settings.owner_validation = False
 pygit2.settings.enable_strict_object_creation(False)
 
 _COMMIT = re.compile(r"[0-9a-f]{40}")
+_UNTOLD = object()  # a path the index was told nothing of since it was last brought up to date
+_UNSEEN = object()  # a path stage_small did not lstat
+_EUID = os.geteuid()
 # UPDATE_INDEX: an entry the few-files path added (`_apply_few`) has no stat data, so the
 # first full look hashes it; this keeps what it learnt (libgit2 writes the index then).
 _DIFF_FLAGS = (
@@ -93,6 +96,11 @@ class Stager:
         self._root = str(workspace)  # strings, not Paths: this runs before every step
         self._journal = Journal(git_dir)
         self._trees = Trees(self._repo, self._journal)
+        self._index = self._repo.index  # the repository's one index (`repo.index` makes a new wrapper each time)
+        self._behind: dict[str, tuple[bytes, int] | None] = {}
+        """What the few-files path changed that the index has not taken yet, by path: a blob's
+        raw id and mode, or None (removed). Only a path's last change is kept, so a file written
+        at every step costs the index one entry when it is next read or written (`_index_now`)."""
 
     def stage(self) -> tuple[str, list[Skipped]]:
         """Bring the shadow index up to the workspace and write its tree; returns the tree id and
@@ -100,14 +108,14 @@ class Stager:
         (`_watch.py`); otherwise every file, through the index's stat cache."""
         if self._journal.full:
             self.settle()
-        index = self._repo.index
         changed = self._watch.changed()
         stamp = _stamp(self._index_path)
         if stamp != self._index_stamp:  # another process (a rewind from the CLI) wrote it
-            index.read(force=False)
+            self._behind.clear()  # as what it holds in memory, the index read replaces
+            self._index.read(force=False)
             changed = None
             self._trees.reset(None)  # the look that follows is from its index, not our last tree
-        return self._stage(index, changed, stamp, index_write=True)
+        return self._stage(changed, stamp, index_write=True)
 
     def stage_small(self, max_files: int, max_bytes: int) -> tuple[str, list[Skipped]] | None:
         """`stage()` when the kernel's list holds at most `max_files` files of `max_bytes` in all
@@ -119,33 +127,46 @@ class Stager:
         changed = self._watch.peek()
         if changed is None or len(changed) > max_files or self._index_due(len(changed)) or self._journal.full:
             return None
+        seen: dict[str, os.stat_result | None] = {}
         total = 0
         for path in changed:
             try:
-                total += os.lstat(os.path.join(self._root, path)).st_size
+                info = os.lstat(os.path.join(self._root, path))
+            except FileNotFoundError:
+                seen[path] = None  # gone: nothing to read
+                continue
             except OSError:
-                continue  # gone: nothing to read
+                continue  # the look decides, as for any path
+            seen[path] = info
+            total += info.st_size
         if total > max_bytes:
             return None
         self._watch.take_peeked()  # events since are the next snapshot's
-        return self._stage(self._repo.index, changed, self._index_stamp, index_write=False)
+        return self._stage(changed, self._index_stamp, index_write=False, seen=seen)
 
     def _stage(
-        self, index: pygit2.Index, changed: set[str] | None, stamp: tuple[int, int, int] | None, *, index_write: bool
+        self,
+        changed: set[str] | None,
+        stamp: tuple[int, int, int] | None,
+        *,
+        index_write: bool,
+        seen: dict[str, os.stat_result | None] | None = None,
     ) -> tuple[str, list[Skipped]]:
+        """`seen`: what stage_small's lstat of each changed path found (None: gone), not asked again."""
         removals: list[str] = []
         additions: list[str] = []
         tree: pygit2.Oid | None = None
         if changed is None:
-            self._skipped = self._look_at_all(index, removals, additions)
+            self._skipped = self._look_at_all(self._index_now(), removals, additions)
             stamp = _stamp(self._index_path)  # the look may have written the stat cache
         else:
-            self._look_at(changed, index, removals, additions)
+            self._look_at(changed, removals, additions, seen or {})
         if len(additions) <= FEW_FILES:  # their bytes are held until the one write
-            tree = self._apply_few(index, removals, additions)
+            tree = self._apply_few(removals, additions)
         if tree is None:
             if self._journal.objects:
                 self.settle()  # the index's own tree may name what only the journal holds
+            index = self._index_now()
             # Removals first: a file that became a folder (or the reverse) frees its name
             # before the new entries take it.
             for path in removals:
@@ -154,20 +175,19 @@ class Stager:
                 index.add(path)
             tree = index.write_tree()
             self._trees.reset(tree)
+            self._unwritten += len(removals) + len(additions)
         if removals or additions:
             self._tracked_folders = None
-        if index_write and self._index_due(len(removals) + len(additions)):
-            index.write()
+        if index_write and self._index_due(0):
+            self._index_now().write()
             self._unwritten, self._written_at = 0, time.monotonic()
             stamp = _stamp(self._index_path)
-        else:
-            self._unwritten += len(removals) + len(additions)
         self._index_stamp = stamp
         return str(tree), sorted(self._skipped.values(), key=lambda s: s.path)
 
-    def _apply_few(self, index: pygit2.Index, removals: list[str], additions: list[str]) -> pygit2.Oid | None:
+    def _apply_few(self, removals: list[str], additions: list[str]) -> pygit2.Oid | None:
         """The kernel's few changes made into blobs and trees of their own (`_trees.py`), their
-        new objects appended to the journal in one write, the index kept in step; None, touching
+        new objects appended to the journal in one write, the index told (`_behind`); None, touching
         nothing, when a file is not one this can store or the trees do not fit (the index adds
         them itself then)."""
         if not self._trees.ready:  # (a full journal was packed before: `stage`, `stage_small`)
@@ -192,11 +212,26 @@ class Stager:
         except BaseException:
             self._trees.reset(None)  # it holds a tree nothing stored
             raise
+        behind = self._behind
         for path in removals:
-            index.remove(path)
+            behind[path] = None
         for path, blob in blobs.items():
-            index.add(pygit2.IndexEntry(path, pygit2.Oid(raw=blob.id), FileMode(blob.mode)))
+            behind[path] = (blob.id, blob.mode)
         return pygit2.Oid(hex=tree)
+
+    def _index_now(self) -> pygit2.Index:
+        """The index with what the few-files path changed put in (before it is read or written)."""
+        if self._behind:
+            index = self._index
+            for path, entry in self._behind.items():
+                if entry is None:
+                    if path in index:  # it may have been added since the last time the index was told
+                        index.remove(path)
+                else:
+                    index.add(pygit2.IndexEntry(path, pygit2.Oid(raw=entry[0]), FileMode(entry[1])))
+            self._unwritten += len(self._behind)
+            self._behind.clear()
+        return self._index
 
     def settle(self) -> None:
         """The journal packed into git's store (see `_journal.py`): for whatever reads objects
@@ -206,7 +241,7 @@ class Stager:
 
     def _index_due(self, changing: int) -> bool:
         return (
-            self._unwritten + changing >= INDEX_WRITE_AFTER_FILES
+            self._unwritten + len(self._behind) + changing >= INDEX_WRITE_AFTER_FILES
             or time.monotonic() - self._written_at > INDEX_WRITE_AFTER_S
         )
 
@@ -215,22 +250,27 @@ class Stager:
         self._watch.close()
         self._journal.close()
 
-    def _look_at(self, paths: set[str], index: pygit2.Index, removals: list[str], additions: list[str]) -> None:
+    def _look_at(
+        self, paths: set[str], removals: list[str], additions: list[str], seen: dict[str, os.stat_result | None]
+    ) -> None:
         """The changed files only (none of them a folder: a folder's change makes the watch
         answer None). Decides each as the full look would."""
+        index, behind = self._index, self._behind
         for path in paths:
             self._skipped.pop(path, None)
-            tracked = path in index
+            told = behind.get(path, _UNTOLD)
+            tracked = path in index if told is _UNTOLD else told is not None
+            info = seen.get(path, _UNSEEN)
             if not tracked:
                 # Gone and never kept (a tool's temporary file, renamed into place): nothing
                 # to do, and no ignore rules to read for it.
-                if not os.path.lexists(os.path.join(self._root, path)):
+                if info is None or (info is _UNSEEN and not os.path.lexists(os.path.join(self._root, path))):
                     continue
                 # As git: ignore rules apply to untracked files only.
                 if self._repo.path_is_ignored(path):
                     self._skipped[path] = Skipped(path=path, reason=_ignored_reason(path))
                     continue
-            left_out = self._sort(path, tracked, removals, additions)
+            left_out = self._sort(path, tracked, removals, additions, info)
             if left_out is not None:
                 self._skipped[path] = left_out
 
@@ -253,9 +293,12 @@ class Stager:
                     skipped.append(left_out)
         return {s.path: s for s in skipped}
 
-    def _sort(self, path: str, tracked: bool, removals: list[str], additions: list[str]) -> Skipped | None:
-        """A file that changed: into the index, out of it, or left out (returned, with why)."""
-        reason = self._left_out(path)
+    def _sort(
+        self, path: str, tracked: bool, removals: list[str], additions: list[str], info: object = _UNSEEN
+    ) -> Skipped | None:
+        """A file that changed: into the index, out of it, or left out (returned, with why).
+        `info`: its lstat if known (None: gone), else `_UNSEEN`."""
+        reason = self._left_out(path, info)
         if reason == "gone":
             if tracked:
                 removals.append(path)
@@ -318,7 +361,7 @@ class Stager:
             return False
         if self._tracked_folders is None:
             tracked: set[str] = set()
-            for entry in self._repo.index:
+            for entry in self._index_now():
                 parent = entry.path.rpartition("/")[0]
                 while parent and parent not in tracked:
                     tracked.add(parent)
@@ -326,14 +369,19 @@ class Stager:
             self._tracked_folders = tracked
         return folder not in self._tracked_folders
 
-    def _left_out(self, path: str) -> str | None:
+    def _left_out(self, path: str, info: object = _UNSEEN) -> str | None:
         full = os.path.join(self._root, path)
-        try:
-            info = os.lstat(full)
-        except FileNotFoundError:
-            return "gone"
+        if not isinstance(info, os.stat_result):
+            if info is None:
+                return "gone"
+            try:
+                info = os.lstat(full)
+            except FileNotFoundError:
+                return "gone"
         if _is_regular(info.st_mode):
-            if not os.access(full, os.R_OK):
+            # Its owner with the read bit can read it (no ACL takes that away): no access() then.
+            owner_reads = info.st_uid == _EUID and info.st_mode & 0o400
+            if not owner_reads and not os.access(full, os.R_OK):
                 return "unreadable"
             if info.st_size > self.max_file_bytes:
                 return _over(self.max_file_bytes)
