@@ -162,7 +162,7 @@ class Stager:
         else:
             self._look_at(changed, removals, additions, seen or {})
         if len(additions) <= FEW_FILES:  # their bytes are held until the one write
-            tree = self._apply_few(removals, additions)
+            tree = self._apply_few(removals, additions, seen or {})
         if tree is None:
             if self._journal.objects:
                 self.settle()  # the index's own tree may name what only the journal holds
@@ -185,7 +185,9 @@ class Stager:
         self._index_stamp = stamp
         return str(tree), sorted(self._skipped.values(), key=lambda s: s.path)
 
-    def _apply_few(self, removals: list[str], additions: list[str]) -> pygit2.Oid | None:
+    def _apply_few(
+        self, removals: list[str], additions: list[str], seen: dict[str, os.stat_result | None]
+    ) -> pygit2.Oid | None:
         """The kernel's few changes made into blobs and trees of their own (`_trees.py`), their
         new objects appended to the journal in one write, the index told (`_behind`); None, touching
         nothing, when a file is not one this can store or the trees do not fit (the index adds
@@ -197,7 +199,9 @@ class Stager:
             root = os.open(self._root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
             try:
                 for path in additions:
-                    blob = read_blob(root, path, self.max_file_bytes)
+                    info = seen.get(path)
+                    kind = info.st_mode & 0o170000 if info is not None else None
+                    blob = read_blob(root, path, self.max_file_bytes, kind)
                     if blob is None:
                         return None
                     blobs[path] = blob

@@ -214,11 +214,13 @@ class Trees:
         return records
 
 
-def read_blob(root_fd: int, path: str, max_bytes: int) -> Blob | None:
+def read_blob(root_fd: int, path: str, max_bytes: int, kind: int | None = None) -> Blob | None:
     """The file at `path` (relative to the open folder `root_fd`) as `Index.add(path)` would
     store it: a symlink as its target, a file's bytes with its executable bit. Never follows a
     link on the way (a folder swapped for a link after it was looked at is not read through).
-    None for what is not a plain file or link, or past `max_bytes`: the index decides those."""
+    None for what is not a plain file or link, or past `max_bytes`: the index decides those.
+    `kind`: its type as an lstat just found it (`st_mode & S_IFMT`), not asked again; what is
+    opened is checked all the same (a link put in its place is refused, a fifo not read)."""
     *folders, name = path.split("/")
     fd = root_fd
     try:
@@ -227,7 +229,8 @@ def read_blob(root_fd: int, path: str, max_bytes: int) -> Blob | None:
             if fd != root_fd:
                 os.close(fd)
             fd = inner
-        kind = os.stat(name, dir_fd=fd, follow_symlinks=False).st_mode & 0o170000
+        if kind is None:
+            kind = os.stat(name, dir_fd=fd, follow_symlinks=False).st_mode & 0o170000
         if kind == LINK:
             target = os.readlink(os.fsencode(name), dir_fd=fd)
             return Blob(object_id(BLOB, target), LINK, target)
@@ -239,7 +242,7 @@ def read_blob(root_fd: int, path: str, max_bytes: int) -> Blob | None:
             info = os.fstat(file)
             if (info.st_mode & 0o170000) != _REGULAR or info.st_size > max_bytes:
                 return None
-            data = _read_all(file, max_bytes)
+            data = _read_all(file, info.st_size, max_bytes)
         finally:
             os.close(file)
     except (OSError, UnicodeError):
@@ -252,17 +255,21 @@ def read_blob(root_fd: int, path: str, max_bytes: int) -> Blob | None:
     return Blob(object_id(BLOB, data), EXECUTABLE if info.st_mode & 0o100 else FILE, data)
 
 
-def _read_all(fd: int, max_bytes: int) -> bytes | None:
-    """The file's bytes to its end; None past `max_bytes` (it grew since it was looked at)."""
-    parts: list[bytes] = []
-    total = 0
+def _read_all(fd: int, size: int, max_bytes: int) -> bytes | None:
+    """The file's bytes to its end, `size` as fstat said (one read, if it did not grow since);
+    None past `max_bytes`."""
+    first = os.read(fd, size + 1)
+    if len(first) <= size:  # a short read of a regular file is its end
+        return first
+    parts: list[bytes] = [first]
+    total = len(first)
     while True:
+        if total > max_bytes:
+            return None
         part = os.read(fd, 1 << 20)
         if not part:
             return b"".join(parts)
         total += len(part)
-        if total > max_bytes:
-            return None
         parts.append(part)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import random
+import stat
 import subprocess
 from pathlib import Path
 
@@ -13,7 +14,7 @@ import pytest
 
 from backend.checkpoints import ShadowRepo
 from backend.checkpoints._journal import BLOB, Journal
-from backend.checkpoints._trees import EXECUTABLE, FILE, LINK, Blob, Trees, read_blob
+from backend.checkpoints._trees import EXECUTABLE, FILE, LINK, Blob, Trees, _read_all, read_blob
 
 
 def bare_repo(tmp_path: Path, workspace: Path) -> pygit2.Repository:
@@ -104,6 +105,19 @@ def test_a_change_the_last_tree_does_not_fit_is_declined_and_forgets_the_builder
     assert Trees(repo, Journal(tmp_path / "git")).apply([], {}) is None  # no last tree known
 
 
+def test_a_file_that_grows_while_it_is_read_is_read_to_its_end_or_refused_past_the_limit(tmp_path: Path) -> None:
+    path = tmp_path / "f"
+    path.write_bytes(b"x" * 10)
+    with open(path, "rb") as file:
+        with path.open("ab") as more:
+            more.write(b"y" * 5)  # it grew after its size was taken
+        assert _read_all(file.fileno(), 10, 100) == b"x" * 10 + b"y" * 5
+    with open(path, "rb") as file:
+        assert _read_all(file.fileno(), 10, 12) is None
+    with open(path, "rb") as file:
+        assert _read_all(file.fileno(), 20, 100) == b"x" * 10 + b"y" * 5  # shrank: its end is where it ends
+
+
 def test_a_blob_is_read_as_the_index_would_and_never_through_a_link(tmp_path: Path) -> None:
     workspace = tmp_path / "ws"
     (workspace / "real").mkdir(parents=True)
@@ -128,6 +142,13 @@ def test_a_blob_is_read_as_the_index_would_and_never_through_a_link(tmp_path: Pa
         assert read_blob(root, "pipe", 1000) is None  # left to the index (never opened here)
         assert read_blob(root, "real/f", 3) is None  # over the limit
         assert read_blob(root, "gone", 1000) is None
+        # What an lstat said a moment ago is not trusted past the open: a file since swapped
+        # for a link is not read through, nor a fifo read.
+        regular = stat.S_IFREG
+        assert read_blob(root, "link", 1000, kind=regular) is None
+        assert read_blob(root, "pipe", 1000, kind=regular) is None
+        assert read_blob(root, "run.sh", 1000, kind=regular) == executable
+        assert read_blob(root, "link", 1000, kind=stat.S_IFLNK) == link
     finally:
         os.close(root)
     index = repo.index
