@@ -140,18 +140,16 @@ class ShadowRepo:
                     pass
         return total
 
-    def prune(self, keep: Sequence[str], *, collect: bool = True) -> None:
-        """Drop every snapshot not in `keep`. A kept id that is not here (already pruned) is
-        ignored; a malformed one is an error. `collect`: also delete the objects only dropped
-        snapshots reached (a walk of the whole repository, so retention after a step leaves it
-        to the periodic sweep); without it, only the list of snapshots changes."""
+    def prune(self, keep: Sequence[str]) -> None:
+        """Drop every snapshot not in `keep`, and the objects only they reached (a walk of the
+        whole repository: the periodic sweep's, not a step's). A kept id that is not here
+        (already pruned) is ignored; a malformed one is an error. Nothing to drop: nothing done."""
         wanted = set()
         for commit in keep:
             if not _COMMIT_ID.fullmatch(commit):
                 raise UnknownCommit(f"{commit!r} is not a commit id")
             wanted.add(commit)
-        # Only collecting reads objects (git's prune and repack walk them); the list alone does not.
-        with self._held(settle=collect):
+        with self._held():
             stager = self._open_stager()
             refs = stager.snapshot_refs()
             logged = stager.logged()
@@ -162,27 +160,24 @@ class ShadowRepo:
             kept_logged = list(dict.fromkeys(commit for commit in logged if _kept(commit, wanted, shortened)))
             # `latest` (written by earlier versions) goes, so it keeps nothing alive.
             dropped = [ref for ref, commit in refs.items() if ref == _LATEST or not _kept(commit, wanted, shortened)]
+            if not dropped and len(kept_logged) == len(set(logged)):
+                return  # every snapshot is kept: no object can have become unreachable
             try:
-                if collect and kept_logged:
+                if kept_logged:
                     # git's prune and repack keep only what refs reach: the logged ones get refs.
                     commands = "".join(f"create {_SNAPSHOTS}{c} {c}\n" for c in kept_logged if f"{_SNAPSHOTS}{c}" not in refs)
                     self._git.run("update-ref", "--stdin", stdin=commands.encode())
-                    kept_logged = []
-                stager.rewrite_log(kept_logged)
+                stager.rewrite_log([])
                 stager.delete_refs(dropped)
-                if collect:
-                    self._git.run("pack-refs", "--all", "--prune")  # one file, not one per snapshot
-                    self._git.run("prune", "--expire=now")
-                    if any((self.git_dir / "objects" / "pack").glob("*.pack")):
-                        self._git.run("repack", "-a", "-d", "-q")
+                self._git.run("pack-refs", "--all", "--prune")  # one file, not one per snapshot
+                self._git.run("prune", "--expire=now")
+                if any((self.git_dir / "objects" / "pack").glob("*.pack")):
+                    self._git.run("repack", "-a", "-d", "-q")
             finally:
                 # Another process keeping the repository open must open it again: its snapshot
                 # log is a replaced file, and objects it knows may be gone.
                 self._lock.bump()
-            if collect:  # so may this one's: open again
-                self._drop_stager()
-            else:  # only the list changed, which the Stager itself rewrote: keep it (and its watch)
-                self._stager_generation = self._lock.generation
+            self._drop_stager()  # so may this one's: open again
 
     def snapshots(self) -> list[str]:
         """The ids of the snapshots kept (in no particular order)."""

@@ -364,9 +364,10 @@ class Checkpointer:
     async def prune(self, workspace: Path | str, *, collect: bool = True) -> int:
         """Apply retention to one workspace: keep its last `keep_last` checkpoints, none older than
         `keep_days`, and every checkpoint of a session still running or waiting (it may rewind to
-        any of them). The rows go first, then the snapshots in the shadow repository, and with
-        `collect` what no kept commit reaches there. Under the workspace's lock, so no checkpoint
-        taken meanwhile is lost. How many were pruned."""
+        any of them). The rows go first; with `collect`, then every snapshot in the shadow
+        repository that no row names (dropped by earlier prunes without `collect` too), and the
+        objects only they reached. Under the workspace's lock, so no checkpoint taken meanwhile
+        is lost. How many rows were pruned."""
         real = real_workspace(workspace)
         async with self.locked(real):
             cutoff = self.clock() - timedelta(days=self.keep_days)
@@ -380,14 +381,13 @@ class Checkpointer:
             # workspace, so its cost must be spread over steps in proportion).
             slack = max(10, self.keep_last // 5, self._counts[real] // 2)
             self._prune_at[real] = max(self.keep_last, self._counts[real]) + slack
-            if not doomed:
-                return 0
-            await self.store.delete_checkpoints(doomed)
-            gone = {(cp.session_id, cp.step) for cp in doomed}
-            kept = [cp.commit for cp in checkpoints if (cp.session_id, cp.step) not in gone]
-            if real.is_dir():
+            if doomed:
+                await self.store.delete_checkpoints(doomed)
+            if collect and real.is_dir():
+                gone = {(cp.session_id, cp.step) for cp in doomed}
+                kept = [cp.commit for cp in checkpoints if (cp.session_id, cp.step) not in gone]
                 shadow = await self.shadow_for(real)
-                await asyncio.to_thread(functools.partial(shadow.prune, kept, collect=collect))
+                await asyncio.to_thread(shadow.prune, kept)
             return len(doomed)
 
     async def prune_all(self) -> int:
@@ -401,11 +401,11 @@ class Checkpointer:
         return pruned
 
     def _prune_soon(self, real: Path) -> None:
-        """After a checkpoint, retention of its workspace in the background (one at a time per
-        workspace), once it holds a fifth more (at least 10) than `keep_last` or than the last
+        """After a checkpoint, retention of its workspace's rows in the background (one at a time
+        per workspace), once it holds a fifth more (at least 10) than `keep_last` or than the last
         prune left: pruning costs a walk of the store's rows, so it is done for many checkpoints
-        at once, not after each. The objects only pruned snapshots reached are deleted by the
-        periodic sweep."""
+        at once, not after each. The shadow repository is left alone: its snapshots no row names,
+        and their objects, go at the periodic sweep (a rewind goes through the rows)."""
         counted = self._counts.get(real)
         if counted is not None:
             self._counts[real] = counted + 1

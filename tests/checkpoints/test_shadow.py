@@ -286,14 +286,17 @@ def test_a_creation_killed_part_way_leaves_a_folder_that_a_later_creation_clears
     assert under_way.exists()  # another process may be making its repository right now
 
 
-def test_a_prune_without_collecting_drops_snapshots_and_a_collecting_one_deletes_their_objects(workspace, shadow):
+def test_a_prune_deletes_the_objects_of_the_snapshots_it_drops_and_does_nothing_when_all_are_kept(workspace, shadow):
     first = shadow.snapshot()
     (workspace / "only-in-the-second.txt").write_text("soon gone\n")
     second = shadow.snapshot()
+    shadow.settle()
+    packs = sorted((shadow.git_dir / "objects" / "pack").glob("*"))
 
-    shadow.prune([first.commit], collect=False)
-    assert shadow.snapshots() == [first.commit]
-    assert shadow_git(shadow, "cat-file", "-e", second.commit).returncode == 0  # left for the sweep
+    shadow.prune([first.commit, second.commit])  # nothing to drop: no git at all
+    assert sorted((shadow.git_dir / "objects" / "pack").glob("*")) == packs  # no repack
+    assert shadow_git(shadow, "for-each-ref").stdout == ""  # no refs made for the logged ones
+    assert set(shadow.snapshots()) == {first.commit, second.commit}
 
     shadow.prune([first.commit])
     assert shadow_git(shadow, "cat-file", "-e", second.commit).returncode != 0
@@ -308,7 +311,7 @@ def test_a_snapshot_after_a_prune_that_dropped_the_last_one_is_kept_even_when_no
     first = shadow.snapshot()
     (workspace / "new.txt").write_text("new\n")
     last = shadow.snapshot()
-    shadow.prune([first.commit], collect=False)  # the retention after a step keeps the Stager open
+    shadow.prune([first.commit])
 
     again = shadow.snapshot()
 

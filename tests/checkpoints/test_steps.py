@@ -202,6 +202,9 @@ async def test_retention_keeps_the_last_n_and_the_recent_ones_but_every_checkpoi
         # Past that: back to keep_last, done's oldest gone; the running session's older ones stay.
         assert [c.step for c in await store.list_checkpoints("done")] == [10, 11, 12]
         assert [c.step for c in await store.list_checkpoints("running")] == [1, 2]
+        # Their snapshots wait for the sweep (a walk of the repository is not a step's cost).
+        assert set(shadow.snapshots()) == {*running, *done}
+        assert await checkpointer.prune(workspace) == 0  # the sweep: no row to drop, snapshots to
         assert set(shadow.snapshots()) == {*running, *done[9:]}
         # Past keep_days: everything of the finished session goes, the running one's stays.
         clock.now += timedelta(days=31)
