@@ -18,6 +18,10 @@ from backend.store.base import NotFound, Written
 from backend.store.sql_seam import SqlSeam
 
 
+DELETE_BATCH = 200
+"""Rows deleted by one statement (two parameters each: well inside either database's limit)."""
+
+
 class SqlCheckpoints(SqlSeam):
     """Add, list, find and delete checkpoints' rows."""
 
@@ -79,8 +83,15 @@ class SqlCheckpoints(SqlSeam):
 
     async def delete_checkpoints(self, checkpoints: Iterable[Checkpoint | RetainedCheckpoint]) -> int:
         """Delete these rows (retention), in one transaction; how many there were."""
-        keys = [(self.sql.delete_checkpoint, (cp.session_id, cp.step)) for cp in checkpoints]
-        return sum(await self._execute_all(keys)) if keys else 0
+        keys = [(cp.session_id, cp.step) for cp in checkpoints]
+        m = self.sql.dialect.mark
+        statements = []
+        for start in range(0, len(keys), DELETE_BATCH):  # a statement per batch, not per row
+            batch = keys[start : start + DELETE_BATCH]
+            values = ", ".join([f"({m}, {m})"] * len(batch))
+            sql = f"DELETE FROM checkpoints WHERE (session_id, step) IN (VALUES {values})"
+            statements.append((sql, tuple(value for key in batch for value in key)))
+        return sum(await self._execute_all(statements)) if statements else 0
 
 
 def _step_of(event: Event) -> int | None:

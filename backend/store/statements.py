@@ -115,7 +115,6 @@ class Statements:
             f"WHERE c.workspace = {m} ORDER BY c.created_at, c.{order}"
         )
         self.checkpoint_workspaces = "SELECT DISTINCT workspace FROM checkpoints"
-        self.delete_checkpoint = f"DELETE FROM checkpoints WHERE session_id = {m} AND step = {m}"
 
         # tool pins (issue 34): the first writer of a (server, tool) pins it; an accept is a
         # compare-and-set on the fingerprint the admin saw replaced

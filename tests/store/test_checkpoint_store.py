@@ -109,6 +109,16 @@ async def test_retention_reads_each_checkpoints_commit_age_and_whether_its_sessi
     assert [(c.session_id, c.step) for c in await store.workspace_checkpoints("/w")][0] == ("running", 1)
 
 
+async def test_retention_deletes_hundreds_of_rows_in_batches_and_exactly_those(store):
+    for step in range(1, 451):
+        await store.add_checkpoint(checkpoint("a", step))
+    await store.add_checkpoint(checkpoint("b", 1))
+    doomed = [cp for cp in await store.workspace_checkpoints("/w") if cp.session_id == "a" and cp.step != 300]
+    assert await store.delete_checkpoints(doomed) == 449  # three statements of up to 200 rows
+    assert [(c.session_id, c.step) for c in await store.workspace_checkpoints("/w")] == [("a", 300), ("b", 1)]
+    assert await store.delete_checkpoints([]) == 0
+
+
 async def test_deleting_a_session_deletes_its_checkpoints(store):
     await store.create_session(Session(id="s", workspace="/w"))
     await store.add_checkpoint(checkpoint("s", 1))
