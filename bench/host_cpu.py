@@ -14,9 +14,11 @@ too (cutime + cstime), so `--checkpoints off` against `on` is what a step's chec
     python bench/host_cpu.py --tool write --pairs 12 [--sessions 200]
 
 `--pairs N` settles what checkpoints cost: N pairs of runs, checkpoints off and on, one model
-server, the order alternating (off-on, on-off, ...) so a drifting machine weighs on both alike.
-It reports each pair's difference, their median and a 95% bootstrap interval of the median
-relative rise. Use it with `--tool write` (a `read_file` step takes no checkpoint).
+server; the two hosts of a pair run side by side, their loads started together, so a machine
+whose speed drifts weighs on both alike (run one after the other, they differed by more than
+the cost measured). It reports each pair's difference, their median and a 95% bootstrap
+interval of the median relative rise. Use it with `--tool write` (a `read_file` step takes no
+checkpoint).
 
 `--profile` records the serve process with py-spy (if installed) during the first run.
 Prints JSON.
@@ -35,6 +37,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -68,7 +71,17 @@ def wait_until(check, what: str, timeout: float = BOUND, every: float = 0.25) ->
         time.sleep(every)
 
 
-def one_run(sessions: int, api_base: str, profile: Path | None, *, tool: str = "read", checkpoints: bool = True) -> dict:
+def one_run(
+    sessions: int,
+    api_base: str,
+    profile: Path | None,
+    *,
+    tool: str = "read",
+    checkpoints: bool = True,
+    together: threading.Barrier | None = None,
+) -> dict:
+    """One host, warmed up, then `sessions` sessions measured. `together`: the load starts when
+    every party's host is warm (hosts run side by side)."""
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         workspace = root / "workspace"
@@ -119,6 +132,8 @@ def one_run(sessions: int, api_base: str, profile: Path | None, *, tool: str = "
 
             warm = client.post("/api/sessions", json={"prompt": "warm up"}).json()["id"]
             wait_until(lambda: finished([warm]), "the warm-up session")
+            if together is not None:
+                together.wait(BOUND)
             if profile is not None and shutil.which("py-spy"):
                 spy = subprocess.Popen(
                     ["py-spy", "record", "--pid", str(serve.pid), "--format", "raw", "--gil", "--output", str(profile), "--nonblocking"],
@@ -199,11 +214,24 @@ def repeat(args: argparse.Namespace, api_base: str) -> dict:
 
 
 def compare_checkpoints(pairs: int, sessions: int, api_base: str, tool: str) -> dict:
-    """Checkpoints off against on in `pairs` pairs of runs, alternating which goes first."""
+    """Checkpoints off against on in `pairs` pairs; the two hosts of a pair run side by side,
+    their loads started together, so a machine whose speed drifts (a shared VM's does, by half
+    within minutes) weighs on both alike: each pair's rise is off and on measured at once."""
     rows = []
     for i in range(pairs):
-        order = (False, True) if i % 2 == 0 else (True, False)
-        ran = {on: one_run(sessions, api_base, None, tool=tool, checkpoints=on)["cpu_ms_per_step"] for on in order}
+        together = threading.Barrier(2)
+        ran: dict[bool, float] = {}
+
+        def run(on: bool) -> None:
+            ran[on] = one_run(sessions, api_base, None, tool=tool, checkpoints=on, together=together)["cpu_ms_per_step"]
+
+        threads = [threading.Thread(target=run, args=(on,)) for on in (False, True)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        if len(ran) != 2:
+            sys.exit(f"pair {i + 1} did not finish (see above)")
         rows.append((ran[False], ran[True]))
         print(f"pair {i + 1}: off {ran[False]:.3f} ms, on {ran[True]:.3f} ms", file=sys.stderr, flush=True)
     off = [a for a, _ in rows]
