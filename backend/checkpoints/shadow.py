@@ -149,7 +149,7 @@ class ShadowRepo:
             if not _COMMIT_ID.fullmatch(commit):
                 raise UnknownCommit(f"{commit!r} is not a commit id")
             wanted.add(commit)
-        with self._held():
+        with self._held(settle=False):  # the refs and the log are read first: objects only if something goes
             stager = self._open_stager()
             refs = stager.snapshot_refs()
             logged = stager.logged()
@@ -162,6 +162,7 @@ class ShadowRepo:
             dropped = [ref for ref, commit in refs.items() if ref == _LATEST or not _kept(commit, wanted, shortened)]
             if not dropped and len(kept_logged) == len(set(logged)):
                 return  # every snapshot is kept: no object can have become unreachable
+            stager.settle()  # git's prune and repack walk objects
             try:
                 if kept_logged:
                     # git's prune and repack keep only what refs reach: the logged ones get refs.

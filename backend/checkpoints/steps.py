@@ -444,7 +444,7 @@ class Checkpointer:
         """The disk checkpoints take, in all and per workspace (for Settings)."""
         workspaces: list[WorkspaceUsage] = []
         for workspace in await self.store.checkpoint_workspaces():
-            count = len(await self.store.workspace_checkpoints(workspace))
+            count = len(await self.store.retained_checkpoints(workspace, before=self.clock()))
             size = 0
             if Path(workspace).is_dir():
                 try:
