@@ -334,14 +334,13 @@ class Stager:
             return []
         return [line for line in text.split("\n") if _COMMIT.fullmatch(line)]
 
-    def rewrite_log(self, snapshots: list[str]) -> None:
-        """The snapshot log replaced, atomically, by `snapshots` (a prune's; other processes open
-        the repository again: see ShadowLock's generation)."""
+    def empty_log(self) -> None:
+        """The snapshot log emptied, atomically (a prune's, once every snapshot kept has a ref;
+        other processes open the repository again: see ShadowLock's generation)."""
         temporary = self.git_dir / f"{SNAPSHOT_LOG}.new"
-        temporary.write_text("".join(f"{snapshot}\n" for snapshot in snapshots))
+        temporary.write_text("")
         os.replace(temporary, self.git_dir / SNAPSHOT_LOG)
-        if self._last is not None and self._last not in snapshots:
-            self._last = None  # no longer kept: a later unchanged snapshot must not name it
+        self._last = None  # the log no longer keeps it: a later unchanged snapshot is logged again
         if self._log is not None:  # it appends to the replaced file: the next snapshot opens the new one
             os.close(self._log)
             self._log = None

@@ -168,7 +168,7 @@ class ShadowRepo:
                     # git's prune and repack keep only what refs reach: the logged ones get refs.
                     commands = "".join(f"create {_SNAPSHOTS}{c} {c}\n" for c in kept_logged if f"{_SNAPSHOTS}{c}" not in refs)
                     self._git.run("update-ref", "--stdin", stdin=commands.encode())
-                stager.rewrite_log([])
+                stager.empty_log()
                 stager.delete_refs(dropped)
                 self._git.run("pack-refs", "--all", "--prune")  # one file, not one per snapshot
                 self._git.run("prune", "--expire=now")
