@@ -159,6 +159,10 @@ export function SessionView({ id }: { id: string }) {
   const titles = useMemo(() => toolTitles(servers), [servers]);
   const deniedCount = Object.values(detail.toolCalls).filter((c) => c.status === "denied").length;
   const refused = useRefusedCalls(session, deniedCount);
+  // The open requests wait for the transcript they belong to: shown before it, a card's buttons
+  // jumped down under a finger when the transcript landed above them (a tap meant for Approve
+  // reached the command's text instead). A transcript that fails to load does not hold them back.
+  const transcriptIn = detail.detail !== null || detail.error !== null;
 
   useEffect(() => {
     endRef.current?.scrollIntoView({ block: "end" });
@@ -166,7 +170,7 @@ export function SessionView({ id }: { id: string }) {
     // (issue 33, item 2: the card landed below the fold while the transcript grew).
     const card = endRef.current?.closest(".session-view")?.querySelector<HTMLElement>(".session-approvals .approval-card");
     if (card) revealDecision(card);
-  }, [detail.messages.length, detail.notes.length, streaming.length, thinking.length, pending.length]);
+  }, [detail.messages.length, detail.notes.length, streaming.length, thinking.length, pending.length, transcriptIn]);
 
   if (!session) {
     return (
@@ -278,6 +282,16 @@ export function SessionView({ id }: { id: string }) {
       )}
 
       <div className="transcript" data-testid="transcript" aria-live="off" hidden={tab !== "conversation"}>
+        {!transcriptIn && (
+          <p className="muted" role="status" data-testid="transcript-loading">
+            Loading the transcript…
+          </p>
+        )}
+        {detail.error && (
+          <p className="error-text" role="alert" data-testid="transcript-error">
+            The transcript could not be loaded: {detail.error}
+          </p>
+        )}
         {placed.before.map((n) => (
           <Note key={n.seq} note={n} />
         ))}
@@ -321,7 +335,7 @@ export function SessionView({ id }: { id: string }) {
         <div ref={endRef} />
       </div>
 
-      {(pending.length > 0 || decided.length > 0) && (
+      {transcriptIn && (pending.length > 0 || decided.length > 0) && (
         <div className="session-approvals">
           <ApprovalQueue pending={pending} decided={decided} showDecided={3} showSession={false} />
         </div>
