@@ -419,7 +419,15 @@ class Checkpointer:
         task.add_done_callback(_log_failure)
 
     async def start(self) -> None:
-        """Prune every workspace now and then every `prune_interval` seconds (what ages past `keep_days`)."""
+        """Make the checkpoints folder, then prune every workspace now and every `prune_interval`
+        seconds after (what ages past `keep_days`)."""
+        if self.enabled:
+            # Made now, not at the first checkpoint: a command's sandbox hides only a folder that
+            # exists when it starts, and one made under a running command would be open to it.
+            try:
+                self.root.mkdir(mode=0o700, parents=True, exist_ok=True)
+            except OSError as exc:
+                log.warning("cannot make the checkpoints folder %s: %s (each step will say so)", self.root, exc)
         if self.enabled and self._sweeper is None:
             self._sweeper = asyncio.create_task(self._sweep(), name="checkpoints-retention")
 

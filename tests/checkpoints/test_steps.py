@@ -143,6 +143,20 @@ async def test_checkpoints_off_take_none(tmp_path: Path, pool: McpPool) -> None:
         assert h.host.gate.checkpoints is None
 
 
+@pytest.mark.parametrize("enabled", [True, False])
+async def test_a_host_with_checkpoints_on_makes_their_folder_private_at_start_so_every_commands_sandbox_hides_it(
+    tmp_path: Path, pool: McpPool, enabled: bool
+) -> None:
+    # A command's sandbox hides only a folder that exists when the command starts.
+    folder = tmp_path / "elsewhere" / "checkpoints"
+    settings = {**ALLOWED, "checkpoints": {"enabled": enabled, "dir": str(folder)}}
+    async with scripted_host(tmp_path, [Reply(text="ok")], pool=pool, workspace=workspace_with(tmp_path, ""), **settings) as h:
+        assert folder.is_dir() is enabled
+        if enabled:
+            assert folder.stat().st_mode & 0o777 == 0o700
+            assert folder in h.host.gate.confinement.hidden
+
+
 async def test_writers_and_unannotated_third_party_tools_get_a_checkpoint_read_only_ones_do_not() -> None:
     read_only, writes, unsaid = ToolAnnotations(readOnlyHint=True), ToolAnnotations(readOnlyHint=False), None
     for name in (WRITE, "mcp__file__edit_file", EXEC, "mcp__memory__memory_save", "mcp__memory__memory_forget"):
