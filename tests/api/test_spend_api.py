@@ -82,7 +82,8 @@ async def test_a_budget_must_be_a_positive_finite_amount_and_a_refused_one_chang
     config.write_text(CONFIG)
     monkeypatch.setenv("OVERSEER_CONFIG", str(config))
     async with serve_api(tmp_path, pool) as api:
-        for bad in (0, -1, "lots", 1e12):
+        # A number only: not `true` nor "5" (read as 1.0 and 5.0 before, against the schema).
+        for bad in (0, -1, "lots", 1e12, True, "5", "2.5"):
             response = await api.client.put("/api/spend/budgets", json={"per_session_usd": bad})
             assert response.status_code == 422, bad
         # JSON has no infinity; Python's encoder writes one anyway, as a careless client might.

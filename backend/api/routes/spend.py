@@ -17,8 +17,9 @@ MAX_BUDGET_USD = 1_000_000.0
 class BudgetsIn(BaseModel):
     """The budgets in USD; null: no limit."""
 
-    per_session_usd: float | None = Field(None, gt=0, le=MAX_BUDGET_USD, allow_inf_nan=False)
-    daily_usd: float | None = Field(None, gt=0, le=MAX_BUDGET_USD, allow_inf_nan=False)
+    # strict: a JSON number, as the schema says (lax, `true` and "5" passed as 1.0 and 5.0)
+    per_session_usd: float | None = Field(None, gt=0, le=MAX_BUDGET_USD, allow_inf_nan=False, strict=True)
+    daily_usd: float | None = Field(None, gt=0, le=MAX_BUDGET_USD, allow_inf_nan=False, strict=True)
     """Across every session of the host, per UTC day."""
 
 
