@@ -33,7 +33,7 @@ from backend.app.session_edits import SessionEditor
 from backend.app.sessions import SessionService
 from backend.app.spend import SpendReport
 from backend.app.standing import Standing
-from backend.checkpoints.steps import CheckpointUsage
+from backend.checkpoints.usage import CheckpointUsage
 from backend.config import Settings
 from backend.engine.events import EventBus, Subscription
 from backend.modes.registry import ModeRegistry

@@ -43,6 +43,7 @@ from backend.checkpoints._stage import LATEST as _LATEST
 from backend.checkpoints._stage import SNAPSHOT_REFS as _SNAPSHOTS
 from backend.checkpoints._stage import Stager
 from backend.checkpoints._tree_diff import changed_entries, file_changes
+from backend.checkpoints.usage import folder_bytes
 from backend.checkpoints.values import FileChange, Skipped, Snapshot, UnknownCommit
 
 _COMMIT_ID = re.compile(r"[0-9a-f]{7,64}")
@@ -131,14 +132,7 @@ class ShadowRepo:
 
     def disk_bytes(self) -> int:
         """What the shadow repository takes on disk, in bytes (0 before the first snapshot)."""
-        total = 0
-        for folder, _dirs, files in os.walk(self.git_dir):
-            for name in files:
-                try:
-                    total += os.lstat(os.path.join(folder, name)).st_size
-                except FileNotFoundError:
-                    pass
-        return total
+        return folder_bytes(self.git_dir)
 
     def prune(self, keep: Sequence[str]) -> None:
         """Drop every snapshot not in `keep`, and the objects only they reached (a walk of the

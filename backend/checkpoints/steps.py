@@ -34,9 +34,9 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, TypeVar
 
-from pydantic import BaseModel
 
 from backend.checkpoints.shadow import ShadowRepo
+from backend.checkpoints.usage import CheckpointUsage, measure_usage
 from backend.checkpoints.values import Snapshot
 from backend.domain.checkpoints import Checkpoint
 from backend.domain.errors import NotFound
@@ -95,26 +95,6 @@ def needs_checkpoint(tool_name: str, annotations: ToolAnnotations | None) -> boo
 StepStart = Callable[[Checkpoint | None, dict[str, Any] | None], Awaitable[None]]
 """Writes a step's start; given a checkpoint, its row and `checkpoint.created` event too (see
 `Checkpointer.before_step`)."""
-
-
-class WorkspaceUsage(BaseModel):
-    """One workspace's checkpoints and the disk its shadow repository takes."""
-
-    workspace: str
-    checkpoints: int
-    bytes: int
-
-
-class CheckpointUsage(BaseModel):
-    """The disk checkpoints take, for Settings."""
-
-    enabled: bool
-    dir: str
-    bytes: int
-    """Everything under `dir` (shadow repositories of workspaces no checkpoint names any more included)."""
-    keep_last: int
-    keep_days: float
-    workspaces: list[WorkspaceUsage]
 
 
 def real_workspace(workspace: Path | str) -> Path:
@@ -425,7 +405,7 @@ class Checkpointer:
             # Made now, not at the first checkpoint: a command's sandbox hides only a folder that
             # exists when it starts, and one made under a running command would be open to it.
             try:
-                self.root.mkdir(mode=0o700, parents=True, exist_ok=True)
+                private_dir(self.root)
             except OSError as exc:
                 log.warning("cannot make the checkpoints folder %s: %s (each step will say so)", self.root, exc)
         if self.enabled and self._sweeper is None:
@@ -446,38 +426,9 @@ class Checkpointer:
             await asyncio.wait(tasks, timeout=30)
         self._pruning.clear()
 
-    # disk
-
     async def usage(self) -> CheckpointUsage:
         """The disk checkpoints take, in all and per workspace (for Settings)."""
-        workspaces: list[WorkspaceUsage] = []
-        for workspace in await self.store.checkpoint_workspaces():
-            count = len(await self.store.retained_checkpoints(workspace, before=self.clock()))
-            size = 0
-            if Path(workspace).is_dir():
-                try:
-                    size = await asyncio.to_thread((await self.shadow_for(Path(workspace))).disk_bytes)
-                except Exception:
-                    log.exception("measuring the checkpoints of %s failed", workspace)
-            workspaces.append(WorkspaceUsage(workspace=workspace, checkpoints=count, bytes=size))
-        total = await asyncio.to_thread(_folder_bytes, self.root)
-        return CheckpointUsage(
-            enabled=self.enabled,
-            dir=str(self.root),
-            bytes=total,
-            keep_last=self.keep_last,
-            keep_days=self.keep_days,
-            workspaces=workspaces,
-        )
-
-
-def _folder_bytes(root: Path) -> int:
-    total = 0
-    for folder, _, files in os.walk(root):
-        for name in files:
-            with contextlib.suppress(OSError):
-                total += os.lstat(os.path.join(folder, name)).st_size
-    return total
+        return await measure_usage(self)
 
 
 async def _whole(work: Awaitable[T]) -> T:

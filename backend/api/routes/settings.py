@@ -11,7 +11,7 @@ from pydantic import BaseModel, BeforeValidator
 
 from backend.api.deps import MAX_STORED_INT, Admin, Services, Viewer
 from backend.app.audit import ExportFormat
-from backend.checkpoints.steps import CheckpointUsage
+from backend.checkpoints.usage import CheckpointUsage
 from backend.api.schemas import AuditPage, PoliciesBody
 from backend.config import PermissionsConfig
 from backend.domain.errors import Invalid
